@@ -1,0 +1,52 @@
+// Package exitcode is the one table of perfscen's process exit codes and a
+// way for errors to carry theirs up to main.
+package exitcode
+
+import "errors"
+
+const (
+	// OK: every check passed.
+	OK = 0
+	// CheckFailed: a threshold, comparison, validation or baseline check failed.
+	CheckFailed = 1
+	// Invalid: the scenario, input data, baseline file or command line is invalid.
+	Invalid = 2
+	// Environment: the server or environment failed (unreachable, errors,
+	// killed mid-run, unstable measurement, interrupted).
+	Environment = 3
+)
+
+// Error attaches an exit code to an error.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// With wraps err with code; nil stays nil.
+func With(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err}
+}
+
+// Invalidf-style helpers keep call sites short.
+func AsInvalid(err error) error     { return With(Invalid, err) }
+func AsEnvironment(err error) error { return With(Environment, err) }
+
+// Of returns the exit code an error carries: the outermost code found, or
+// Environment for an error without one (an unexpected failure is never a
+// pass and never blamed on the user's input).
+func Of(err error) int {
+	if err == nil {
+		return OK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Environment
+}

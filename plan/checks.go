@@ -1,0 +1,52 @@
+package plan
+
+// Checks are the pass/fail rules of a scenario, evaluated by verdict.
+type Checks struct {
+	Thresholds  []Threshold  `json:"thresholds,omitempty"`
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+	Baseline    *Baseline    `json:"baseline,omitempty"`
+}
+
+// Selector restricts a check to some models and sweep points. Empty fields
+// select everything. At maps a coordinate name (as in Point.Coords) to the
+// accepted values, compared as canonical strings.
+type Selector struct {
+	Models []string            `json:"models,omitempty"`
+	At     map[string][]string `json:"at,omitempty"`
+}
+
+// Threshold is an absolute bound, e.g. "p95 < 30ms". Value is in the
+// metric's canonical unit (see result.Metrics: microseconds for times,
+// inferences/s for throughput, a fraction for rates).
+type Threshold struct {
+	Text     string   `json:"text"` // as written, for reports
+	Metric   string   `json:"metric"`
+	Op       string   `json:"op"` // < <= > >= ==
+	Value    float64  `json:"value"`
+	Selector Selector `json:"selector"`
+}
+
+// Comparison requires candidate/reference of Metric to be at least MinRatio
+// (or at most MaxRatio) at each selected sweep point.
+type Comparison struct {
+	Name      string   `json:"name"`
+	Candidate string   `json:"candidate"` // alias
+	Reference string   `json:"reference"` // alias
+	Metric    string   `json:"metric"`
+	MinRatio  float64  `json:"min_ratio,omitempty"`
+	MaxRatio  float64  `json:"max_ratio,omitempty"`
+	Selector  Selector `json:"selector"` // Models is ignored
+	Alpha     float64  `json:"alpha"`    // default 0.01
+}
+
+// Baseline configures the history gate.
+type Baseline struct {
+	Path string `json:"path"`
+	// Tolerances are signed fractions per metric: -0.05 means "may drop
+	// 5%", +0.10 means "may rise 10%".
+	Tolerances map[string]float64 `json:"tolerances,omitempty"`
+	Metrics    []string           `json:"metrics"`    // gated metrics
+	Confidence float64            `json:"confidence"` // prediction-interval level, default 0.99
+	Keep       int                `json:"keep"`       // history length, default 10
+	MinRuns    int                `json:"min_runs"`   // runs before the PI gate is used, default 5
+}

@@ -1,0 +1,109 @@
+package plan
+
+import "time"
+
+// Plan is everything a run needs, already defaulted and validated.
+type Plan struct {
+	Scenario     string      `json:"scenario"`      // scenario name (defaults to the file's base name)
+	ScenarioPath string      `json:"scenario_path"` // file it was loaded from
+	ScenarioHash string      `json:"scenario_hash"` // sha256 of the file's bytes, hex
+	Server       Server      `json:"server"`
+	Models       []Model     `json:"models"`
+	Measurement  Measurement `json:"measurement"`
+	Points       []Point     `json:"points"` // in execution order
+	Checks       Checks      `json:"checks"`
+}
+
+// Server says where requests go. Header values are already resolved from
+// the environment; Secret lists header names whose values must never be
+// printed or stored.
+type Server struct {
+	URL        string            `json:"url,omitempty"`
+	Protocol   string            `json:"protocol"` // http | grpc (default for points)
+	Embedded   bool              `json:"embedded"`
+	Timeout    time.Duration     `json:"timeout"`
+	Headers    map[string]string `json:"-"`
+	Secret     []string          `json:"-"`
+	TLS        TLS               `json:"tls"`
+	MetricsURL string            `json:"metrics_url,omitempty"`
+	// EmbeddedModels optionally overrides the embedded server's model set
+	// settings (e.g. delay, engine slowdown) by model name; values are
+	// model-config parameters as strings.
+	EmbeddedModels map[string]map[string]string `json:"embedded_models,omitempty"`
+}
+
+// TLS holds client TLS options; all paths are resolved relative to the
+// scenario file.
+type TLS struct {
+	Enabled    bool   `json:"enabled"`
+	CAFile     string `json:"ca_file,omitempty"`
+	CertFile   string `json:"cert_file,omitempty"`
+	KeyFile    string `json:"key_file,omitempty"`
+	ServerName string `json:"server_name,omitempty"`
+	Insecure   bool   `json:"insecure_skip_verify,omitempty"`
+}
+
+// Model is one model under test, addressed in checks by Alias.
+type Model struct {
+	Alias    string `json:"alias"`
+	Name     string `json:"name"`
+	Version  string `json:"version,omitempty"`
+	Input    Input  `json:"input"`
+	Validate bool   `json:"validate"` // compare outputs with validation_data
+	// FloatTolerance is the absolute+relative tolerance for FP outputs.
+	FloatTolerance float64 `json:"float_tolerance,omitempty"`
+	Sequence       bool    `json:"sequence,omitempty"` // send correlation ids / start / end flags
+}
+
+// Input says where input tensors come from.
+type Input struct {
+	Kind         string   `json:"kind"`            // random | zero | json | dir
+	Paths        []string `json:"paths,omitempty"` // json files (several allowed) or one directory
+	StringLength int      `json:"string_length,omitempty"`
+	StringData   string   `json:"string_data,omitempty"`
+}
+
+// Measurement mirrors perf_analyzer's measurement options.
+type Measurement struct {
+	Mode          string        `json:"mode"` // time_windows | count_windows
+	Window        time.Duration `json:"window"`
+	RequestCount  int           `json:"request_count"`
+	StabilityPct  float64       `json:"stability_pct"` // e.g. 10 for 10%
+	MaxTrials     int           `json:"max_trials"`    // windows allowed to reach stability
+	Percentile    int           `json:"percentile"`    // 0: use average latency for stability
+	Warmup        time.Duration `json:"warmup"`
+	Trials        int           `json:"trials"` // windows kept after stabilization
+	AllowUnstable bool          `json:"allow_unstable"`
+}
+
+// Point is one cell of the sweep matrix for one model.
+type Point struct {
+	ID            string             `json:"id"`    // stable key, e.g. "onnx/c=10"
+	Model         string             `json:"model"` // alias
+	Protocol      string             `json:"protocol"`
+	SharedMemory  string             `json:"shared_memory"` // none | system | cuda
+	OutputShmSize int64              `json:"output_shm_size,omitempty"`
+	BatchSize     int                `json:"batch_size"`
+	ShapeSet      string             `json:"shape_set,omitempty"`
+	Shapes        map[string][]int64 `json:"shapes,omitempty"`
+	Load          Load               `json:"load"`
+	// Group joins points that must run interleaved (ABAB… trials): points of
+	// compared models at the same sweep coordinates share a non-zero Group.
+	Group int `json:"group,omitempty"`
+	// Coords are the sweep coordinates, used by check selectors
+	// (concurrency, request_rate, batch_size, shape_set, protocol, shared_memory).
+	Coords map[string]string `json:"coords"`
+}
+
+// Load is how requests are issued at a point.
+type Load struct {
+	Mode             string  `json:"mode"` // concurrency | request_rate | iterations
+	Concurrency      int     `json:"concurrency,omitempty"`
+	Rate             float64 `json:"rate,omitempty"`         // requests per second
+	Distribution     string  `json:"distribution,omitempty"` // constant | poisson
+	Async            bool    `json:"async,omitempty"`
+	Streaming        bool    `json:"streaming,omitempty"`
+	WarmupIterations int     `json:"warmup_iterations,omitempty"`
+	Iterations       int     `json:"iterations,omitempty"`
+	MaxThreads       int     `json:"max_threads,omitempty"` // request_rate worker cap
+}

@@ -1,0 +1,176 @@
+package result
+
+import "time"
+
+// SchemaVersion is the version of the result JSON document. Readers refuse
+// documents with a newer version.
+const SchemaVersion = 1
+
+// Run status values.
+const (
+	StatusComplete    = "complete"    // every point measured
+	StatusPartial     = "partial"     // stopped early (server died, fatal error)
+	StatusInterrupted = "interrupted" // Ctrl-C / SIGTERM
+)
+
+// Point status values.
+const (
+	PointStable   = "stable"
+	PointUnstable = "unstable" // did not stabilize within max trials
+	PointFailed   = "failed"   // could not be measured (server error, aborted)
+	PointPartial  = "partial"  // interrupted mid-measurement
+	PointImported = "imported" // came from a perf_analyzer file; no trials
+)
+
+// Run is one scenario run.
+type Run struct {
+	SchemaVersion int         `json:"schema_version"`
+	Scenario      string      `json:"scenario"`
+	ScenarioPath  string      `json:"scenario_path,omitempty"`
+	ScenarioHash  string      `json:"scenario_hash,omitempty"`
+	Source        string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log"
+	Environment   Environment `json:"environment"`
+	Started       time.Time   `json:"started"`
+	Finished      time.Time   `json:"finished"`
+	Status        string      `json:"status"`
+	// Errors are run-level failures (server unreachable, killed mid-run).
+	Errors []string `json:"errors,omitempty"`
+	Points []Point  `json:"points"`
+}
+
+// Environment identifies where a run happened.
+type Environment struct {
+	PerfscenVersion string     `json:"perfscen_version"`
+	Host            string     `json:"host"`
+	OS              string     `json:"os"`
+	Arch            string     `json:"arch"`
+	CPU             string     `json:"cpu,omitempty"`
+	NumCPU          int        `json:"num_cpu"`
+	GPU             string     `json:"gpu,omitempty"`
+	Server          ServerInfo `json:"server"`
+	// Testbed is a stable id derived from host, CPU, GPU and server version;
+	// baselines are keyed by it so figures from different machines are never
+	// compared silently.
+	Testbed string `json:"testbed"`
+}
+
+// ServerInfo is what the server's metadata endpoint said.
+type ServerInfo struct {
+	URL        string   `json:"url,omitempty"`
+	Name       string   `json:"name,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	Extensions []string `json:"extensions,omitempty"`
+	Embedded   bool     `json:"embedded,omitempty"`
+}
+
+// Point is one model at one sweep point.
+type Point struct {
+	ID           string             `json:"id"`
+	Model        string             `json:"model"` // alias
+	ModelName    string             `json:"model_name"`
+	ModelVersion string             `json:"model_version,omitempty"`
+	Protocol     string             `json:"protocol"`
+	SharedMemory string             `json:"shared_memory"`
+	BatchSize    int                `json:"batch_size"`
+	Mode         string             `json:"mode"` // concurrency | request_rate | iterations
+	Concurrency  int                `json:"concurrency,omitempty"`
+	RequestRate  float64            `json:"request_rate,omitempty"`
+	Shapes       map[string][]int64 `json:"shapes,omitempty"`
+	Coords       map[string]string  `json:"coords,omitempty"`
+	Status       string             `json:"status"`
+	// Summary aggregates the kept trials (merged histogram, summed counts).
+	Summary Metrics `json:"summary"`
+	// Trials are the windows kept after stabilization; statistics use them.
+	Trials []Trial `json:"trials,omitempty"`
+	// Windows are every measured window, stabilization included, for
+	// diagnosis; Trials are a suffix of these.
+	Windows    []Window   `json:"windows,omitempty"`
+	Errors     ErrorInfo  `json:"errors"`
+	Validation Validation `json:"validation"`
+	// LateSends counts request-rate sends that left after their scheduled
+	// time (latency still counts from the schedule).
+	LateSends int64    `json:"late_sends,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// Trial is one kept measurement window.
+type Trial struct {
+	Index     int           `json:"index"`
+	Start     time.Time     `json:"start"`
+	Duration  time.Duration `json:"duration_ns"`
+	Metrics   Metrics       `json:"metrics"`
+	Histogram string        `json:"histogram,omitempty"` // HDR V2 compressed, base64; values in microseconds
+}
+
+// Window is one measurement window's headline figures.
+type Window struct {
+	Index      int           `json:"index"`
+	Duration   time.Duration `json:"duration_ns"`
+	Throughput float64       `json:"throughput"`
+	LatencyUs  float64       `json:"latency_us"` // the stability latency (percentile or average)
+	Requests   int64         `json:"requests"`
+	Errors     int64         `json:"errors"`
+	Kept       bool          `json:"kept"` // counted as a trial
+}
+
+// ErrorInfo keeps the count and the first distinct messages.
+type ErrorInfo struct {
+	Count int64    `json:"count"`
+	First []string `json:"first,omitempty"`
+}
+
+// Validation summarizes output checks at a point.
+type Validation struct {
+	Enabled    bool     `json:"enabled"`
+	Checked    int64    `json:"checked"`
+	Mismatches int64    `json:"mismatches"`
+	First      []string `json:"first,omitempty"`
+	Sampled    bool     `json:"sampled,omitempty"`
+}
+
+// Metrics are the figures of one window, trial or point. Times are in
+// microseconds (perf_analyzer's unit), throughput in inferences per second.
+type Metrics struct {
+	Throughput   float64 `json:"throughput"`
+	Requests     int64   `json:"requests"`
+	Errors       int64   `json:"errors"`
+	ErrorRate    float64 `json:"error_rate"` // errors / (requests + errors)
+	LatencyAvgUs float64 `json:"latency_avg_us"`
+	LatencyStdUs float64 `json:"latency_std_us"`
+	LatencyMinUs float64 `json:"latency_min_us"`
+	P50Us        float64 `json:"p50_us"`
+	P90Us        float64 `json:"p90_us"`
+	P95Us        float64 `json:"p95_us"`
+	P99Us        float64 `json:"p99_us"`
+	LatencyMaxUs float64 `json:"latency_max_us"`
+	// Client-side split, average per request: HTTP send+receive (gRPC
+	// marshal+unmarshal) and the time waiting for the response.
+	ClientSendRecvUs float64      `json:"client_send_recv_us"`
+	ClientWaitUs     float64      `json:"client_wait_us"`
+	Server           *ServerStats `json:"server,omitempty"`
+	GPU              *GPUMetrics  `json:"gpu,omitempty"`
+}
+
+// ServerStats is the server-side breakdown from statistics deltas, averaged
+// per successful request, as perf_analyzer reports it.
+type ServerStats struct {
+	RequestCount    int64   `json:"request_count"`
+	InferenceCount  int64   `json:"inference_count"`
+	ExecutionCount  int64   `json:"execution_count"`
+	AvgRequestUs    float64 `json:"avg_request_us"`
+	QueueUs         float64 `json:"queue_us"`
+	ComputeInputUs  float64 `json:"compute_input_us"`
+	ComputeInferUs  float64 `json:"compute_infer_us"`
+	ComputeOutputUs float64 `json:"compute_output_us"`
+	// Reset is set when counters went backwards (server restarted) during
+	// the window; the figures above are then not trustworthy and zero.
+	Reset bool `json:"reset,omitempty"`
+}
+
+// GPUMetrics are scraped from the server's Prometheus endpoint.
+type GPUMetrics struct {
+	UtilizationAvg float64 `json:"utilization_avg"` // fraction 0..1
+	MemoryUsedMax  float64 `json:"memory_used_max_bytes"`
+	MemoryTotalMax float64 `json:"memory_total_max_bytes"`
+	PowerAvgWatts  float64 `json:"power_avg_watts"`
+}
