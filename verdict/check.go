@@ -1,0 +1,116 @@
+package verdict
+
+import "github.com/perfscen/perfscen/internal/exitcode"
+
+// Kind says which rule produced a check.
+type Kind string
+
+const (
+	KindThreshold  Kind = "threshold"
+	KindComparison Kind = "comparison"
+	KindBaseline   Kind = "baseline"
+	KindValidation Kind = "validation"
+	KindStability  Kind = "stability"
+	KindErrors     Kind = "errors"
+)
+
+// Status is a check's outcome.
+type Status string
+
+const (
+	StatusPass Status = "pass"
+	StatusFail Status = "fail"
+	StatusWarn Status = "warn"
+	StatusSkip Status = "skip"
+)
+
+// Class is the baseline classification of one point × metric.
+type Class string
+
+const (
+	ClassUnchanged Class = "unchanged"
+	ClassImproved  Class = "improved"
+	ClassRegressed Class = "regressed"
+	ClassNew       Class = "new"
+	ClassMissing   Class = "missing"
+	ClassUnstable  Class = "unstable"
+)
+
+// Check is one evaluated rule at one point. Fields that do not apply to a
+// kind stay zero (e.g. P for thresholds).
+type Check struct {
+	Kind   Kind   `json:"kind"`
+	Name   string `json:"name"` // human title, e.g. "p95 < 30ms"
+	Model  string `json:"model,omitempty"`
+	Point  string `json:"point,omitempty"` // point ID
+	Metric string `json:"metric,omitempty"`
+	// Value is what was observed: the metric value (thresholds), the
+	// median ratio (comparisons) or the run median (baselines).
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+	// Bound and Op state the requirement Value was held to.
+	Bound float64 `json:"bound"`
+	Op    string  `json:"op,omitempty"`
+	// Effect is the relative change against the reference or baseline,
+	// e.g. -0.12 for a 12% drop; Lo and Hi bound it (comparisons: the
+	// interval on the ratio) at Confidence.
+	Effect     float64 `json:"effect"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence,omitempty"`
+	P          float64 `json:"p"`
+	N          int     `json:"n,omitempty"`
+	NRef       int     `json:"n_ref,omitempty"`
+	// MDE is the smallest relative change the check could detect.
+	MDE      float64  `json:"mde,omitempty"`
+	Class    Class    `json:"class,omitempty"`
+	Status   Status   `json:"status"`
+	Message  string   `json:"message,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Environment marks a failure caused by the measurement environment
+	// (unstable or failed points) rather than by a regression.
+	Environment bool `json:"environment,omitempty"`
+}
+
+// Verdict is every check of a run plus notices that are not checks (e.g.
+// "no baseline recorded yet").
+type Verdict struct {
+	Checks  []Check  `json:"checks"`
+	Notices []string `json:"notices,omitempty"`
+}
+
+// Failed returns the failing checks in order.
+func (v *Verdict) Failed() []Check {
+	var out []Check
+	for _, c := range v.Checks {
+		if c.Status == StatusFail {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// EnvironmentFailure reports whether every failing check is an environment
+// failure (unstable or failed points), so the CLI can exit 3 instead of 1.
+// A run with at least one genuine regression is a check failure.
+func (v *Verdict) EnvironmentFailure() bool {
+	failed := v.Failed()
+	if len(failed) == 0 {
+		return false
+	}
+	for _, c := range failed {
+		if !c.Environment {
+			return false
+		}
+	}
+	return true
+}
+
+// ExitCode is exitcode.CheckFailed when any check failed, else OK. Callers
+// that distinguish environment failures consult EnvironmentFailure first.
+func (v *Verdict) ExitCode() int {
+	if len(v.Failed()) > 0 {
+		return exitcode.CheckFailed
+	}
+	return exitcode.OK
+}
