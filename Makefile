@@ -1,0 +1,57 @@
+# perfscen — `make help` lists the targets.
+GO        ?= go
+BIN       ?= bin/perfscen
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+PERFSCEN  := $(BIN)
+FUZZTIME  ?= 10s
+# Scenarios that start the embedded server need nothing else installed.
+EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
+
+.PHONY: help build test fmt-check vet demo gate baselines bench bench-peers fuzz soak soundness generate clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+
+build: ## build bin/perfscen
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
+
+test: fmt-check vet ## gofmt check, go vet, go test -race ./...
+	$(GO) test -race -timeout 15m ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '\.pb\.go$$' || true); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+demo: build ## run the quickstart scenario on the embedded reference server
+	$(PERFSCEN) run scenarios/quickstart.yaml
+
+gate: build ## run every embedded-server scenario against baselines/
+	$(PERFSCEN) run $(EMBEDDED_SCENARIOS)
+
+baselines: build ## re-record the baselines of the embedded-server scenarios
+	$(PERFSCEN) baseline update $(EMBEDDED_SCENARIOS)
+
+bench: ## Go benchmarks (server, client, runner, statistics)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+bench-peers: build ## perfscen vs ghz and hey on the reference server (installs pinned peers)
+	bash scripts/bench-peers.sh
+
+fuzz: ## short fuzz pass over every parser ($(FUZZTIME) each)
+	bash scripts/fuzz.sh $(FUZZTIME)
+
+soak: build ## concurrency 256 for a fixed time; RSS, goroutines, lost requests
+	bash scripts/soak.sh
+
+soundness: build ## real A/A and injected-slowdown runs on the delay model
+	bash scripts/soundness.sh
+
+generate: ## regenerate gRPC stubs (needs protoc; installs pinned plugins into bin/)
+	bash scripts/generate.sh
+
+clean:
+	rm -rf bin out
