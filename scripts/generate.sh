@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Regenerates the Go code for kserve/inferencepb from our hand-written .proto
+# files. Plugin versions are pinned so the committed output is reproducible.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+PROTOC_GEN_GO_VERSION=v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+
+command -v protoc >/dev/null || {
+	echo "generate.sh: protoc not found (Debian/Ubuntu: apt-get install protobuf-compiler)" >&2
+	exit 1
+}
+
+mkdir -p bin
+GOBIN="$root/bin" go install "google.golang.org/protobuf/cmd/protoc-gen-go@${PROTOC_GEN_GO_VERSION}"
+GOBIN="$root/bin" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@${PROTOC_GEN_GO_GRPC_VERSION}"
+
+PATH="$root/bin:$PATH" protoc \
+	-I kserve/inferencepb \
+	--go_out=kserve/inferencepb --go_opt=paths=source_relative \
+	--go-grpc_out=kserve/inferencepb --go-grpc_opt=paths=source_relative \
+	kserve/inferencepb/model_config.proto kserve/inferencepb/grpc_service.proto
