@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perfscen/perfscen/result"
+)
+
+// Histogram geometry: microseconds from 1 µs to one hour at 3 significant
+// figures; slower requests are clamped to the top and counted in max.
+const (
+	histLowestUs  = 1
+	histHighestUs = int64(time.Hour / time.Microsecond)
+	histSigFigs   = 3
+)
+
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowestUs, histHighestUs, histSigFigs)
+}
+
+// acc accumulates the successful requests of one window (or the merge of
+// several). Only the aggregator goroutine touches it.
+type acc struct {
+	start, end time.Duration // window bounds, offsets from the epoch
+
+	hist   *hdrhistogram.Histogram
+	n      int64 // successful requests
+	errs   int64
+	sumUs  float64 // exact sums for mean and std; the histogram gives percentiles
+	sumSq  float64
+	minLat time.Duration
+	maxLat time.Duration
+
+	sendRecv time.Duration
+	wait     time.Duration
+}
+
+func newAcc(start time.Duration) *acc {
+	return &acc{start: start, hist: newHist(), minLat: -1}
+}
+
+func (a *acc) add(s *sample) {
+	if s.err != nil {
+		a.errs++
+		return
+	}
+	lat := s.latency()
+	if lat < 0 {
+		lat = 0
+	}
+	us := float64(lat) / float64(time.Microsecond)
+	a.n++
+	a.sumUs += us
+	a.sumSq += us * us
+	if a.minLat < 0 || lat < a.minLat {
+		a.minLat = lat
+	}
+	if lat > a.maxLat {
+		a.maxLat = lat
+	}
+	v := max(int64(lat/time.Microsecond), histLowestUs)
+	if v > histHighestUs {
+		v = histHighestUs
+	}
+	_ = a.hist.RecordValue(v) // in range by construction
+	a.sendRecv += s.sendRecv
+	a.wait += s.wait
+}
+
+// merge folds b into a; bounds widen to cover both.
+func (a *acc) merge(b *acc) {
+	a.hist.Merge(b.hist)
+	a.n += b.n
+	a.errs += b.errs
+	a.sumUs += b.sumUs
+	a.sumSq += b.sumSq
+	if b.minLat >= 0 && (a.minLat < 0 || b.minLat < a.minLat) {
+		a.minLat = b.minLat
+	}
+	a.maxLat = max(a.maxLat, b.maxLat)
+	a.sendRecv += b.sendRecv
+	a.wait += b.wait
+	a.start = min(a.start, b.start)
+	a.end = max(a.end, b.end)
+}
+
+// metrics computes the figures of the accumulated requests over dur.
+func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
+	m := result.Metrics{Requests: a.n, Errors: a.errs}
+	if dur > 0 {
+		m.Throughput = float64(a.n) * float64(max(batch, 1)) / dur.Seconds()
+	}
+	if tot := a.n + a.errs; tot > 0 {
+		m.ErrorRate = float64(a.errs) / float64(tot)
+	}
+	if a.n == 0 {
+		return m
+	}
+	n := float64(a.n)
+	mean := a.sumUs / n
+	m.LatencyAvgUs = mean
+	if v := a.sumSq/n - mean*mean; v > 0 {
+		m.LatencyStdUs = math.Sqrt(v)
+	}
+	m.LatencyMinUs = float64(a.minLat) / float64(time.Microsecond)
+	m.LatencyMaxUs = float64(a.maxLat) / float64(time.Microsecond)
+	m.P50Us = a.quantileUs(50)
+	m.P90Us = a.quantileUs(90)
+	m.P95Us = a.quantileUs(95)
+	m.P99Us = a.quantileUs(99)
+	m.ClientSendRecvUs = float64(a.sendRecv) / n / float64(time.Microsecond)
+	m.ClientWaitUs = float64(a.wait) / n / float64(time.Microsecond)
+	return m
+}
+
+// quantileUs reads a percentile from the histogram, clamped to the exact
+// extremes so rounding to a bucket never reports a value outside them.
+func (a *acc) quantileUs(p float64) float64 {
+	v := float64(a.hist.ValueAtPercentile(p))
+	lo := float64(a.minLat) / float64(time.Microsecond)
+	hi := float64(a.maxLat) / float64(time.Microsecond)
+	return min(max(v, lo), hi)
+}
+
+// stabilityLatencyUs is perf_analyzer's stabilizing latency: the average, or
+// the given percentile when set.
+func (a *acc) stabilityLatencyUs(percentile int) float64 {
+	if a.n == 0 {
+		return 0
+	}
+	if percentile > 0 {
+		return a.quantileUs(float64(percentile))
+	}
+	return a.sumUs / float64(a.n)
+}
+
+// encodeHist returns the histogram in HDR V2 compressed form, base64.
+func (a *acc) encodeHist() (string, error) {
+	b, err := a.hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encoding latency histogram: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,30 @@
+package runner
+
+import "time"
+
+// sample is what a worker reports for one request. Times are offsets from
+// the point's epoch on the monotonic clock. It travels by value through the
+// results channel, so a successful request allocates nothing here.
+type sample struct {
+	sched time.Duration // when it was due (== sent in closed-loop modes)
+	sent  time.Duration
+	done  time.Duration
+
+	sendRecv time.Duration // client split reported by the protocol
+	wait     time.Duration
+
+	err error // nil on success; a per-request failure is data
+
+	checked  bool   // outputs were validated
+	mismatch string // first validation difference, "" when equal
+}
+
+// latency counts from the scheduled time so that open-loop latency includes
+// any time a request spent waiting for a worker.
+func (s *sample) latency() time.Duration { return s.done - s.sched }
+
+// lateThreshold is how far past its schedule a send may leave before it
+// counts as late.
+const lateThreshold = time.Millisecond
+
+func (s *sample) late() bool { return s.sent-s.sched > lateThreshold }
