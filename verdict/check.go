@@ -62,7 +62,11 @@ type Check struct {
 	N          int     `json:"n,omitempty"`
 	NRef       int     `json:"n_ref,omitempty"`
 	// MDE is the smallest relative change the check could detect.
-	MDE      float64  `json:"mde,omitempty"`
+	MDE float64 `json:"mde,omitempty"`
+	// Method names the statistics used: "mann-whitney+bootstrap",
+	// "prediction-interval", "tolerance" or "" for plain comparisons; P is
+	// meaningful only for the first two.
+	Method   string   `json:"method,omitempty"`
 	Class    Class    `json:"class,omitempty"`
 	Status   Status   `json:"status"`
 	Message  string   `json:"message,omitempty"`

@@ -1,0 +1,55 @@
+package baseline
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// String renders the diff as the lines printed before an update is
+// written.
+func (d *Diff) String() string {
+	var b strings.Builder
+	switch {
+	case d.NewFile:
+		fmt.Fprintf(&b, "new baseline for scenario %s\n", d.Scenario)
+	case d.NewTestbed:
+		fmt.Fprintf(&b, "scenario %s: new testbed %s\n", d.Scenario, d.Testbed)
+	}
+	fmt.Fprintf(&b, "testbed %s: history %d → %d run(s)", d.Testbed, d.RunsBefore, d.RunsAfter)
+	if d.Replaced && d.RunsBefore > 0 {
+		b.WriteString(" (history replaced)")
+	}
+	b.WriteString("\n")
+	for _, t := range d.Dropped {
+		fmt.Fprintf(&b, "  - drop run recorded %s\n", t.UTC().Format(time.RFC3339))
+	}
+	if d.ScenarioHashChanged {
+		b.WriteString("  ! the scenario file changed since the last update\n")
+	}
+	for _, id := range d.NewPoints {
+		fmt.Fprintf(&b, "  + point %s\n", id)
+	}
+	for _, id := range d.MissingPoints {
+		fmt.Fprintf(&b, "  ? point %s not in this run (kept in older history)\n", id)
+	}
+	for _, c := range d.Changes {
+		if c.Before == 0 {
+			fmt.Fprintf(&b, "  %s %s: first value %.4g\n", c.Point, c.Metric, c.Run)
+			continue
+		}
+		fmt.Fprintf(&b, "  %s %s: history %.4g, this run %.4g (%+.1f%%)", c.Point, c.Metric, c.Before, c.Run, 100*(c.Run/c.Before-1))
+		if c.MDEAfter > 0 {
+			fmt.Fprintf(&b, ", detectable change %s → %.1f%%", pct(c.MDEBefore), 100*c.MDEAfter)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func pct(f float64) string {
+	if f <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}

@@ -1,0 +1,39 @@
+package verdict
+
+// Options tune the statistics; the zero value means the defaults.
+type Options struct {
+	// MinTrials is the fewest trials per arm a comparison may pass with
+	// (default 10).
+	MinTrials int
+	// Resamples is the bootstrap size for ratio intervals (default 2000).
+	Resamples int
+	// AllowUnstable turns unstable points into warnings instead of
+	// environment failures.
+	AllowUnstable bool
+	// FamilyAlpha caps the chance of any false baseline alarm in one run
+	// (default 0.05); each check also stays within its own level.
+	FamilyAlpha float64
+}
+
+// Default comparison and gate settings.
+const (
+	DefaultMinTrials   = 10
+	DefaultResamples   = 2000
+	DefaultAlpha       = 0.01
+	DefaultFamilyAlpha = 0.05
+	// CIConfidence is the level of the bootstrap ratio interval.
+	CIConfidence = 0.95
+)
+
+func (o Options) withDefaults() Options {
+	if o.MinTrials <= 0 {
+		o.MinTrials = DefaultMinTrials
+	}
+	if o.Resamples < DefaultResamples {
+		o.Resamples = DefaultResamples
+	}
+	if o.FamilyAlpha <= 0 {
+		o.FamilyAlpha = DefaultFamilyAlpha
+	}
+	return o
+}
