@@ -88,7 +88,6 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	return out, nil
 }
 
-
 // requestBody streams the JSON header and the raw inputs without first
 // concatenating them; it returns its pooled buffers when the transport
 // closes it, which may be after Do returns.
@@ -261,7 +260,6 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest, parts *[][
 	}
 	return append(dst, '}'), binary, nil
 }
-
 
 // decodeInferReply parses a 200 reply body, binary extension included.
 func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferResponse, error) {
