@@ -1,0 +1,47 @@
+package importer
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func addFixtures(f *testing.F, pattern string) {
+	paths, err := filepath.Glob(filepath.Join("testdata", pattern))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// Parsers must return points or an error, never panic, on any input.
+func FuzzImportCSV(f *testing.F) {
+	addFixtures(f, "*.csv")
+	f.Add([]byte("Concurrency,Inferences/Second,Avg GPU Utilization\n1,2,a:1;b:x;\n"))
+	f.Add([]byte("Request Rate,Inferences/Second\n1e400,2\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		points, err := ParseCSV("fuzz", bytes.NewReader(b), Options{Model: "m"})
+		if err == nil && len(points) == 0 {
+			t.Fatal("no error and no points")
+		}
+	})
+}
+
+func FuzzImportLog(f *testing.F) {
+	addFixtures(f, "*.log")
+	f.Add([]byte("perf_analyzer -m\nRequest concurrency: 1\n"))
+	f.Add([]byte("Request Rate: 1 inference requests per seconds\n  Server:\n    Avg request latency: 1 usec (a + b)\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		points, err := ParseLog("fuzz", bytes.NewReader(b), Options{Model: "m"})
+		if err == nil && len(points) == 0 {
+			t.Fatal("no error and no points")
+		}
+	})
+}
