@@ -31,14 +31,19 @@ func (d *Diff) String() string {
 		fmt.Fprintf(&b, "  + point %s\n", id)
 	}
 	for _, id := range d.MissingPoints {
-		fmt.Fprintf(&b, "  ? point %s not in this run (kept in older history)\n", id)
+		if d.Replaced {
+			fmt.Fprintf(&b, "  - point %s (not in this run)\n", id)
+		} else {
+			fmt.Fprintf(&b, "  ? point %s not in this run (kept in older history)\n", id)
+		}
 	}
 	for _, c := range d.Changes {
 		if c.Before == 0 {
-			fmt.Fprintf(&b, "  %s %s: first value %.4g\n", c.Point, c.Metric, c.Run)
+			fmt.Fprintf(&b, "  %s %s: first value %s\n", c.Point, c.Metric, FormatValue(c.Metric, c.Run))
 			continue
 		}
-		fmt.Fprintf(&b, "  %s %s: history %.4g, this run %.4g (%+.1f%%)", c.Point, c.Metric, c.Before, c.Run, 100*(c.Run/c.Before-1))
+		fmt.Fprintf(&b, "  %s %s: history %s, this run %s (%+.1f%%)", c.Point, c.Metric,
+			FormatValue(c.Metric, c.Before), FormatValue(c.Metric, c.Run), 100*(c.Run/c.Before-1))
 		if c.MDEAfter > 0 {
 			fmt.Fprintf(&b, ", detectable change %s → %.1f%%", pct(c.MDEBefore), 100*c.MDEAfter)
 		}
