@@ -1,0 +1,77 @@
+package refserver
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Options configures a Server. The zero value serves every built-in model
+// on 127.0.0.1:8000 (HTTP) and 127.0.0.1:8001 (gRPC) without TLS.
+type Options struct {
+	// HTTPAddr and GRPCAddr are listen addresses; "" means the Triton
+	// defaults on loopback, "127.0.0.1:0" picks a free port, and "-"
+	// disables that listener.
+	HTTPAddr, GRPCAddr string
+	// Models names the built-in models to load at start; nil loads all.
+	// The others are listed by the repository index and can be loaded.
+	Models []string
+	// ModelParams overrides model parameters, by model then key (see the
+	// Param* constants), e.g. {"delay": {"delay": "5ms"}}.
+	ModelParams map[string]map[string]string
+	// TLS, when set, serves both protocols over TLS.
+	TLS *TLSOptions
+	// Logger receives lifecycle and error logs; nil discards them.
+	Logger *slog.Logger
+	// Version is reported in server metadata; "" means "dev".
+	Version string
+	// ShutdownGrace bounds how long Close waits for in-flight requests
+	// before cancelling them; 0 means 10s.
+	ShutdownGrace time.Duration
+}
+
+// TLSOptions are PEM files for the server certificate and, optionally, a
+// CA bundle that client certificates must chain to (mutual TLS). Config,
+// when non-nil, is used as is instead of the files.
+type TLSOptions struct {
+	CertFile, KeyFile string
+	ClientCAFile      string
+	Config            *tls.Config
+}
+
+const (
+	defaultHTTPAddr = "127.0.0.1:8000"
+	defaultGRPCAddr = "127.0.0.1:8001"
+	// ServerName is what server metadata reports as "name".
+	ServerName = "perfscen-refserver"
+)
+
+func (t *TLSOptions) config() (*tls.Config, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if t.Config != nil {
+		return t.Config.Clone(), nil
+	}
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading TLS certificate %s and key %s: %w", t.CertFile, t.KeyFile, err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if t.ClientCAFile != "" {
+		pem, err := os.ReadFile(t.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading client CA %s: %w", t.ClientCAFile, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client CA %s: no PEM certificates found", t.ClientCAFile)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}

@@ -1,0 +1,163 @@
+package refserver
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Parameter keys a model accepts (Options.ModelParams, SetModelParameter).
+// Keys marked load-time change the scheduler and apply when the model is
+// (re)loaded; the others apply to the next request.
+const (
+	ParamDelay          = "delay"                 // delay model: service time (duration, default 10ms)
+	ParamJitter         = "jitter"                // delay model: uniform ± jitter on delay (duration)
+	ParamSlowdown       = "slowdown"              // mlp models: compute repeated this many times (float ≥ 1)
+	ParamAddedLatency   = "added_latency"         // any model: extra time per execution (duration)
+	ParamErrorRate      = "error_rate"            // any model: fraction answered with INTERNAL (0..1)
+	ParamDropRate       = "drop_rate"             // any model: fraction dropped without answer (0..1)
+	ParamStallEvery     = "stall_every"           // any model: period of stalls (duration, 0 = off)
+	ParamStallFor       = "stall_for"             // any model: stall length inside each period (duration)
+	ParamHang           = "hang"                  // any model: requests never answer until cancelled (bool)
+	ParamSeed           = "seed"                  // any model: fault-injection RNG seed (uint64)
+	ParamInstanceCount  = "instance_count"        // load-time: parallel model instances (int ≥ 1)
+	ParamDynamicBatch   = "dynamic_batching"      // load-time: merge queued requests (bool)
+	ParamMaxQueueDelay  = "max_queue_delay"       // load-time: dynamic batcher wait (duration)
+	ParamPreferredBatch = "preferred_batch_sizes" // load-time: comma list of sizes
+)
+
+var loadTimeParams = []string{ParamInstanceCount, ParamDynamicBatch, ParamMaxQueueDelay, ParamPreferredBatch}
+
+// modelParams is the parsed, validated form of a model's parameter map.
+type modelParams struct {
+	delay, jitter        time.Duration
+	slowdown             float64
+	addedLatency         time.Duration
+	errorRate, dropRate  float64
+	stallEvery, stallFor time.Duration
+	hang                 bool
+	seed                 uint64
+
+	instanceCount   int
+	dynamicBatching bool
+	maxQueueDelay   time.Duration
+	preferred       []int
+}
+
+func defaultParams() modelParams {
+	return modelParams{delay: 10 * time.Millisecond, slowdown: 1, instanceCount: 1, seed: 1}
+}
+
+// applyParams parses kv over p; keys are applied in sorted order so an error
+// names the same key every time.
+func applyParams(p modelParams, kv map[string]string) (modelParams, error) {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := p.set(k, kv[k]); err != nil {
+			return p, fmt.Errorf("parameter %q: %w", k, err)
+		}
+	}
+	if p.stallEvery > 0 && p.stallFor >= p.stallEvery {
+		return p, fmt.Errorf("parameter %q: %v must be shorter than %s %v", ParamStallFor, p.stallFor, ParamStallEvery, p.stallEvery)
+	}
+	return p, nil
+}
+
+func (p *modelParams) set(key, v string) error {
+	var err error
+	switch key {
+	case ParamDelay:
+		p.delay, err = parseNonNegDuration(v)
+	case ParamJitter:
+		p.jitter, err = parseNonNegDuration(v)
+	case ParamAddedLatency:
+		p.addedLatency, err = parseNonNegDuration(v)
+	case ParamStallEvery:
+		p.stallEvery, err = parseNonNegDuration(v)
+	case ParamStallFor:
+		p.stallFor, err = parseNonNegDuration(v)
+	case ParamMaxQueueDelay:
+		p.maxQueueDelay, err = parseNonNegDuration(v)
+	case ParamSlowdown:
+		p.slowdown, err = strconv.ParseFloat(v, 64)
+		if err == nil && !(p.slowdown >= 1 && p.slowdown <= 1e6) {
+			err = fmt.Errorf("%q is not a factor in [1, 1e6]", v)
+		}
+	case ParamErrorRate:
+		p.errorRate, err = parseFraction(v)
+	case ParamDropRate:
+		p.dropRate, err = parseFraction(v)
+	case ParamHang:
+		p.hang, err = strconv.ParseBool(v)
+	case ParamDynamicBatch:
+		p.dynamicBatching, err = strconv.ParseBool(v)
+	case ParamSeed:
+		p.seed, err = strconv.ParseUint(v, 10, 64)
+	case ParamInstanceCount:
+		p.instanceCount, err = strconv.Atoi(v)
+		if err == nil && (p.instanceCount < 1 || p.instanceCount > 256) {
+			err = fmt.Errorf("%q is not in [1, 256]", v)
+		}
+	case ParamPreferredBatch:
+		p.preferred, err = parseSizes(v)
+	default:
+		return fmt.Errorf("unknown parameter (known: %s)", strings.Join(knownParams(), ", "))
+	}
+	return err
+}
+
+func knownParams() []string {
+	return []string{ParamAddedLatency, ParamDelay, ParamDropRate, ParamDynamicBatch, ParamErrorRate, ParamHang,
+		ParamInstanceCount, ParamJitter, ParamMaxQueueDelay, ParamPreferredBatch, ParamSeed, ParamSlowdown,
+		ParamStallEvery, ParamStallFor}
+}
+
+func isLoadTime(key string) bool { return slices.Contains(loadTimeParams, key) }
+
+func parseNonNegDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", v)
+	}
+	return d, nil
+}
+
+func parseFraction(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, err
+	}
+	if !(f >= 0 && f <= 1) {
+		return 0, fmt.Errorf("%q is not a fraction in [0, 1]", v)
+	}
+	return f, nil
+}
+
+func parseSizes(v string) ([]int, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("batch size %d is below 1", n)
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return slices.Compact(out), nil
+}
