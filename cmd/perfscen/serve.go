@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/refserver"
+)
+
+func init() { register(newServeCmd) }
+
+type serveFlags struct {
+	host               string
+	httpPort, grpcPort int
+	models             []string
+	params             []string
+	tlsCert, tlsKey    string
+	tlsClientCA        string
+}
+
+func newServeCmd(e *env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the built-in Triton-compatible reference server",
+		Long: `serve runs perfscen's reference inference server: KServe v2 over HTTP and
+gRPC with Triton's extensions (binary data, statistics, system shared memory,
+model configuration and repository, sequences) and built-in models:
+` + strings.Join(refserver.BuiltinModels(), ", ") + `.
+
+Model parameters (--model-param model.key=value) tune service time and
+inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(e, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on")
+	fl.IntVar(&f.httpPort, "http-port", 8000, "HTTP port (0 picks a free port, -1 disables HTTP)")
+	fl.IntVar(&f.grpcPort, "grpc-port", 8001, "gRPC port (0 picks a free port, -1 disables gRPC)")
+	fl.StringSliceVar(&f.models, "models", nil, "models to load (default all built-ins)")
+	fl.StringArrayVar(&f.params, "model-param", nil, "model parameter model.key=value (repeatable)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: serve both protocols over TLS")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
+	fl.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA bundle: require client certificates signed by it")
+	return cmd
+}
+
+func (f serveFlags) options() (refserver.Options, error) {
+	opts := refserver.Options{Version: version, Models: f.models}
+	addr := func(port int, flag string) (string, error) {
+		switch {
+		case port == -1:
+			return "-", nil
+		case port < 0 || port > 65535:
+			return "", fmt.Errorf("--%s %d: not a port number", flag, port)
+		}
+		return net.JoinHostPort(f.host, strconv.Itoa(port)), nil
+	}
+	var err error
+	if opts.HTTPAddr, err = addr(f.httpPort, "http-port"); err != nil {
+		return opts, err
+	}
+	if opts.GRPCAddr, err = addr(f.grpcPort, "grpc-port"); err != nil {
+		return opts, err
+	}
+	if opts.ModelParams, err = parseModelParams(f.params); err != nil {
+		return opts, err
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return opts, fmt.Errorf("--tls-cert and --tls-key must be given together")
+	}
+	if f.tlsClientCA != "" && f.tlsCert == "" {
+		return opts, fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	if f.tlsCert != "" {
+		opts.TLS = &refserver.TLSOptions{CertFile: f.tlsCert, KeyFile: f.tlsKey, ClientCAFile: f.tlsClientCA}
+	}
+	return opts, nil
+}
+
+// parseModelParams turns model.key=value flags into the per-model map.
+func parseModelParams(flags []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	for _, p := range flags {
+		lhs, value, ok := strings.Cut(p, "=")
+		model, key, ok2 := strings.Cut(lhs, ".")
+		if !ok || !ok2 || model == "" || key == "" {
+			return nil, fmt.Errorf("--model-param %q: want model.key=value", p)
+		}
+		if out[model] == nil {
+			out[model] = map[string]string{}
+		}
+		out[model][key] = value
+	}
+	return out, nil
+}
+
+func runServe(e *env, f serveFlags) error {
+	opts, err := f.options()
+	if err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	srv, err := refserver.New(opts)
+	if err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	if err := srv.Start(e.ctx); err != nil {
+		srv.Close()
+		return exitcode.AsEnvironment(err)
+	}
+	scheme := "http"
+	if opts.TLS != nil {
+		scheme = "https"
+	}
+	if a := srv.HTTPAddr(); a != "" {
+		fmt.Fprintf(e.stdout, "Started HTTPService at %s://%s\n", scheme, a)
+	}
+	if a := srv.GRPCAddr(); a != "" {
+		fmt.Fprintf(e.stdout, "Started GRPCInferenceService at %s\n", a)
+	}
+	<-e.ctx.Done()
+	fmt.Fprintln(e.stdout, "shutting down")
+	if err := srv.Close(); err != nil {
+		return exitcode.AsEnvironment(fmt.Errorf("closing server: %w", err))
+	}
+	return nil
+}

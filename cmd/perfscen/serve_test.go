@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+)
+
+// syncBuffer lets the test read output while the command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeAnswersHealthAndStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--http-port", "0", "--grpc-port", "0", "--models", "simple,delay",
+			"--model-param", "delay.delay=1ms"}, strings.NewReader(""), &out, &errb)
+	}()
+	re := regexp.MustCompile(`Started HTTPService at http://(\S+)`)
+	var addr string
+	deadline := time.Now().Add(10 * time.Second)
+	for addr == "" && time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if addr == "" {
+		t.Fatalf("no address printed; stdout %q stderr %q", out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "Started GRPCInferenceService at 127.0.0.1:") {
+		t.Errorf("gRPC address missing from %q", out.String())
+	}
+	resp, err := http.Get("http://" + addr + "/v2/health/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("ready: status %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitcode.OK {
+			t.Fatalf("exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+}
+
+func TestServeRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--model-param", "nodot=1"},
+		{"serve", "--model-param", "delay.delay=-1s", "--http-port", "0", "--grpc-port", "0"},
+		{"serve", "--models", "nosuchmodel", "--http-port", "0", "--grpc-port", "0"},
+		{"serve", "--tls-cert", "a.pem"},
+		{"serve", "--http-port", "70000"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &errb)
+		if code != exitcode.Invalid {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitcode.Invalid, errb.String())
+		}
+	}
+}
