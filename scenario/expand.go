@@ -1,0 +1,201 @@
+package scenario
+
+import (
+	"errors"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/perfscen/perfscen/plan"
+)
+
+// Expand turns a loaded scenario into the run plan: the cartesian product
+// of the swept dimensions for every model, in execution order. Order is
+// coordinate-major (protocol, shared memory, shape set, batch size, then
+// the load level innermost, ascending as perf_analyzer sweeps) with models
+// inner, so points that are compared run next to each other.
+func Expand(s *Scenario) (*plan.Plan, error) {
+	if s == nil || s.res == nil {
+		return nil, errors.New("expanding scenario: not loaded with scenario.Load")
+	}
+	r := s.res
+	p := &plan.Plan{
+		Scenario:     r.name,
+		ScenarioPath: s.Path,
+		ScenarioHash: s.Hash,
+		Server:       r.server,
+		Models:       r.models,
+		Measurement:  r.measurement,
+		Checks:       r.checks,
+	}
+	groups := newGrouper(r)
+	for _, proto := range r.protocols() {
+		for _, shm := range orOne(r.sweep.shm, r.shm) {
+			for _, ss := range shapeSetsOrNone(r.sweep.shapeSets) {
+				for _, b := range orOneInt(r.sweep.batch, 0) {
+					for _, lv := range r.loadLevels() {
+						for mi, m := range r.models {
+							pt := r.point(mi, m, proto, shm, ss, b, lv)
+							pt.Group = groups.group(m.Alias, pt.ID)
+							p.Points = append(p.Points, pt)
+						}
+					}
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// loadLevel is one value of the load dimension.
+type loadLevel struct {
+	concurrency int
+	rate        float64
+}
+
+func (r *resolved) loadLevels() []loadLevel {
+	if r.load.Mode == "request_rate" {
+		var out []loadLevel
+		for _, v := range orOneFloat(r.sweep.rate, r.load.Rate) {
+			out = append(out, loadLevel{rate: v})
+		}
+		return out
+	}
+	var out []loadLevel
+	for _, v := range orOneInt(r.sweep.concurrency, r.load.Concurrency) {
+		out = append(out, loadLevel{concurrency: v})
+	}
+	return out
+}
+
+// point builds one cell; batch 0 means "the model's own batch size".
+func (r *resolved) point(mi int, m plan.Model, proto, shm string, ss *ShapeSet, batch int, lv loadLevel) plan.Point {
+	if batch == 0 {
+		batch = r.batch[mi]
+	}
+	load := r.load
+	load.Concurrency, load.Rate = lv.concurrency, lv.rate
+	pt := plan.Point{
+		Model:        m.Alias,
+		Protocol:     proto,
+		SharedMemory: shm,
+		BatchSize:    batch,
+		Load:         load,
+		Coords: map[string]string{
+			CoordBatchSize:    strconv.Itoa(batch),
+			CoordProtocol:     proto,
+			CoordSharedMemory: shm,
+		},
+	}
+	if shm != "none" {
+		pt.OutputShmSize = r.outShm
+	}
+	var id []string
+	if load.Mode == "request_rate" {
+		v := formatNumber(lv.rate)
+		pt.Coords[CoordRequestRate] = v
+		id = append(id, "r="+v)
+	} else {
+		v := strconv.Itoa(lv.concurrency)
+		pt.Coords[CoordConcurrency] = v
+		id = append(id, "c="+v)
+	}
+	if r.sweep.batch != nil {
+		id = append(id, "b="+strconv.Itoa(batch))
+	}
+	if len(r.shapes[mi]) > 0 || ss != nil {
+		pt.Shapes = map[string][]int64{}
+		maps.Copy(pt.Shapes, r.shapes[mi])
+	}
+	if ss != nil {
+		maps.Copy(pt.Shapes, ss.Shapes)
+		pt.ShapeSet = ss.Name
+		pt.Coords[CoordShapeSet] = ss.Name
+		id = append(id, "shape="+ss.Name)
+	}
+	if r.sweep.protocol != nil {
+		id = append(id, "proto="+proto)
+	}
+	if r.sweep.shm != nil {
+		id = append(id, "shm="+shm)
+	}
+	pt.ID = m.Alias + "/" + strings.Join(id, ",")
+	return pt
+}
+
+func orOne(vals []string, def string) []string {
+	if len(vals) == 0 {
+		return []string{def}
+	}
+	return vals
+}
+
+func orOneInt(vals []int, def int) []int {
+	if len(vals) == 0 {
+		return []int{def}
+	}
+	return vals
+}
+
+func orOneFloat(vals []float64, def float64) []float64 {
+	if len(vals) == 0 {
+		return []float64{def}
+	}
+	return vals
+}
+
+func shapeSetsOrNone(sets []ShapeSet) []*ShapeSet {
+	if len(sets) == 0 {
+		return []*ShapeSet{nil}
+	}
+	out := make([]*ShapeSet, len(sets))
+	for i := range sets {
+		out[i] = &sets[i]
+	}
+	return out
+}
+
+// grouper numbers the sets of points that must run interleaved: models
+// joined by comparisons (transitively) at the same sweep coordinates.
+type grouper struct {
+	component map[string]string // alias -> representative
+	ids       map[string]int
+}
+
+func newGrouper(r *resolved) *grouper {
+	g := &grouper{component: map[string]string{}, ids: map[string]int{}}
+	var find func(string) string
+	find = func(a string) string {
+		if p, ok := g.component[a]; ok && p != a {
+			root := find(p)
+			g.component[a] = root
+			return root
+		}
+		return a
+	}
+	for _, c := range r.checks.Comparisons {
+		a, b := find(c.Candidate), find(c.Reference)
+		g.component[a], g.component[b] = a, a
+		if a != b {
+			g.component[b] = a
+		}
+	}
+	for a := range g.component {
+		g.component[a] = find(a)
+	}
+	return g
+}
+
+func (g *grouper) group(alias, id string) int {
+	root, ok := g.component[alias]
+	if !ok {
+		return 0
+	}
+	key := root + "|" + id[strings.IndexByte(id, '/')+1:]
+	if n, ok := g.ids[key]; ok {
+		return n
+	}
+	n := len(g.ids) + 1
+	g.ids[key] = n
+	return n
+}

@@ -1,0 +1,142 @@
+package scenario
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/perfscen/perfscen/plan"
+)
+
+// Load reads, validates and resolves a scenario file. getenv resolves
+// ${VAR} references in server.headers (nil means no variables are set).
+// Every problem in the file is returned at once as *Errors.
+func Load(path string, getenv func(string) string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading scenario: %w", err)
+	}
+	return Parse(path, b, getenv)
+}
+
+// LoadPlan is Load followed by Expand.
+func LoadPlan(path string, getenv func(string) string) (*plan.Plan, error) {
+	s, err := Load(path, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return Expand(s)
+}
+
+// Parse is Load for bytes already read; name is used in messages and to
+// resolve relative paths.
+//
+// The steps: YAML into a node tree → JSON-compatible value → JSON Schema
+// → strict typed decode → semantic checks. Schema and semantic problems
+// are reported together; a semantic problem on a field the schema already
+// rejected is dropped as noise.
+func Parse(name string, data []byte, getenv func(string) string) (*Scenario, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	c := &collector{file: name}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &Errors{List: []Error{syntaxError(name, err)}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Errors{List: []Error{{File: name, Line: 1, Col: 1, Msg: "empty scenario: expected a mapping with version: 1 and models"}}}
+	}
+	c.root = &doc
+	cv := converter{c: c}
+	v, ok := cv.value(&doc, nil, 0)
+	if err := validateSchema(c, v); err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, c.result()
+	}
+	schemaErrs := len(c.errs)
+
+	var s Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			if schemaErrs == 0 {
+				c.errs = append(c.errs, syntaxError(name, err))
+			}
+			return nil, c.result()
+		}
+		if schemaErrs == 0 {
+			for _, msg := range te.Errors {
+				c.errs = append(c.errs, syntaxError(name, errors.New(msg)))
+			}
+		}
+	}
+	s.Path = name
+	sum := sha256.Sum256(data)
+	s.Hash = hex.EncodeToString(sum[:])
+
+	sem := &collector{file: name, root: &doc}
+	s.res = resolve(&s, sem, getenv, filepath.Dir(name))
+	c.errs = append(c.errs, dropShadowed(sem.errs, c.errs[:schemaErrs])...)
+	if len(c.errs) > 0 {
+		return nil, c.result()
+	}
+	return &s, nil
+}
+
+func (c *collector) result() error {
+	if len(c.errs) == 0 {
+		return nil
+	}
+	e := &Errors{List: c.errs}
+	e.sort()
+	return e
+}
+
+// dropShadowed removes semantic errors about fields the schema already
+// rejected (or inside them): they would only repeat the cause.
+func dropShadowed(sem, schema []Error) []Error {
+	var out []Error
+next:
+	for _, e := range sem {
+		for _, s := range schema {
+			if s.Path == "" {
+				continue
+			}
+			if e.Path == s.Path || within(e.Path, s.Path) {
+				continue next
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func within(p, parent string) bool {
+	return parent != "" && (strings.HasPrefix(p, parent+".") || strings.HasPrefix(p, parent+"["))
+}
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// syntaxError locates a yaml.v3 error message ("yaml: line 3: …").
+func syntaxError(file string, err error) Error {
+	msg := err.Error()
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Error{File: file, Line: line, Msg: "invalid YAML: " + m[2]}
+	}
+	return Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}

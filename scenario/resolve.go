@@ -1,0 +1,74 @@
+package scenario
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perfscen/perfscen/plan"
+)
+
+// resolved is the scenario after defaults and unit parsing: everything
+// Expand needs, already checked.
+type resolved struct {
+	name        string
+	server      plan.Server
+	models      []plan.Model
+	batch       []int                // per model
+	shapes      []map[string][]int64 // per model
+	load        plan.Load
+	shm         string
+	outShm      int64
+	measurement plan.Measurement
+	sweep       sweepDims
+	checks      plan.Checks
+}
+
+// sweepDims holds the swept values; nil means "not swept".
+type sweepDims struct {
+	concurrency []int
+	rate        []float64
+	batch       []int
+	shapeSets   []ShapeSet
+	protocol    []string
+	shm         []string
+}
+
+// Defaults, perf_analyzer's where it has one (perf_analyzer.md §2.1).
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultWindow        = 5 * time.Second
+	DefaultRequestCount  = 50
+	DefaultStabilityPct  = 10
+	DefaultMaxTrials     = 10
+	DefaultTrials        = 10
+	DefaultStringLength  = 128
+	DefaultOutputShmSize = 102400
+	DefaultAlpha         = 0.01
+	DefaultConfidence    = 0.99
+	DefaultKeep          = 10
+	DefaultMinRuns       = 5
+)
+
+// resolve applies defaults and checks what the schema cannot express.
+func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) *resolved {
+	r := &resolved{name: s.Name}
+	if r.name == "" {
+		base := filepath.Base(s.Path)
+		r.name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	r.server = resolveServer(s, c, getenv, dir)
+	resolveModels(s, c, r, dir)
+	resolveLoad(s, c, r)
+	resolveSweep(s, c, r)
+	r.measurement = resolveMeasurement(s, c)
+	resolveChecks(s, c, r, dir)
+	return r
+}
+
+func rel(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}

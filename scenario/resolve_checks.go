@@ -1,0 +1,212 @@
+package scenario
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/result"
+)
+
+func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
+	aliases := map[string]bool{}
+	var aliasList []string
+	for _, m := range r.models {
+		aliases[m.Alias] = true
+		aliasList = append(aliasList, m.Alias)
+	}
+	coords := r.coordValues()
+	for i, t := range s.Thresholds {
+		p := path{"thresholds", i}
+		exprPath := p
+		if c.isMapping(p) {
+			exprPath = p.child("check")
+		}
+		th, err := ParseThreshold(t.Check)
+		if err != nil {
+			c.at(exprPath, "%v", err)
+			continue
+		}
+		for j, m := range t.Models {
+			if !aliases[m] {
+				c.at(p.child("models", j), "no model has alias `%s`%s", m, suggestOrList(m, aliasList))
+			}
+		}
+		th.Selector = plan.Selector{Models: t.Models, At: resolveAt(c, p.child("at"), t.At, coords)}
+		r.checks.Thresholds = append(r.checks.Thresholds, th)
+	}
+	names := map[string]bool{}
+	for i, cmp := range s.Comparisons {
+		p := path{"comparisons", i}
+		pc, ok := resolveComparison(c, p, cmp, aliases, aliasList)
+		if !ok {
+			continue
+		}
+		pc.Selector = plan.Selector{At: resolveAt(c, p.child("at"), cmp.At, coords)}
+		if names[pc.Name] {
+			c.at(p, "comparison name `%s` is used twice; set distinct names", pc.Name)
+		}
+		names[pc.Name] = true
+		r.checks.Comparisons = append(r.checks.Comparisons, pc)
+	}
+	if s.Baseline != nil {
+		r.checks.Baseline = resolveBaseline(c, s.Baseline, r.name, dir)
+	}
+}
+
+// isMapping says whether the value at p was written as a mapping.
+func (c *collector) isMapping(p path) bool {
+	n := c.lookup(p, false)
+	return n != nil && n.Kind == yaml.MappingNode
+}
+
+var sentenceRE = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\.(\w+)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][\w-]*)\.(\w+)\s*$`)
+
+func resolveComparison(c *collector, p path, in Comparison, aliases map[string]bool, aliasList []string) (plan.Comparison, bool) {
+	if in.Sentence != "" {
+		m := sentenceRE.FindStringSubmatch(in.Sentence)
+		if m == nil {
+			c.at(p, "%q is not a comparison (form: \"cand.metric >= 1.15 * ref.metric\", or use a mapping with candidate, reference, metric, min_ratio)", in.Sentence)
+			return plan.Comparison{}, false
+		}
+		if m[2] != m[6] {
+			c.at(p, "both sides must use the same metric (%s vs %s)", m[2], m[6])
+			return plan.Comparison{}, false
+		}
+		ratio := 1.0
+		if m[4] != "" {
+			ratio, _ = strconv.ParseFloat(m[4], 64)
+		}
+		in.Candidate, in.Metric, in.Reference = m[1], m[2], m[5]
+		if ratio <= 0 {
+			c.at(p, "the factor must be > 0")
+			return plan.Comparison{}, false
+		}
+		if m[3] == ">=" {
+			in.MinRatio = ratio
+		} else {
+			in.MaxRatio = ratio
+		}
+	}
+	ok := true
+	for _, side := range []struct{ key, alias string }{{"candidate", in.Candidate}, {"reference", in.Reference}} {
+		if !aliases[side.alias] {
+			c.at(fieldOr(p, side.key, in.Sentence), "no model has alias `%s`%s", side.alias, suggestOrList(side.alias, aliasList))
+			ok = false
+		}
+	}
+	if ok && in.Candidate == in.Reference {
+		c.at(fieldOr(p, "reference", in.Sentence), "a comparison needs two different models (both are `%s`)", in.Candidate)
+		ok = false
+	}
+	metric, err := CanonicalMetric(in.Metric)
+	if err != nil {
+		c.at(fieldOr(p, "metric", in.Sentence), "%v", err)
+		ok = false
+	}
+	if (in.MinRatio == 0) == (in.MaxRatio == 0) {
+		c.at(p, "give exactly one of min_ratio (candidate/reference at least) or max_ratio (at most)")
+		ok = false
+	}
+	if !ok {
+		return plan.Comparison{}, false
+	}
+	out := plan.Comparison{
+		Name:      in.Name,
+		Candidate: in.Candidate,
+		Reference: in.Reference,
+		Metric:    metric,
+		MinRatio:  in.MinRatio,
+		MaxRatio:  in.MaxRatio,
+		Alpha:     in.Alpha,
+	}
+	if out.Name == "" {
+		out.Name = fmt.Sprintf("%s-vs-%s-%s", in.Candidate, in.Reference, metric)
+	}
+	if out.Alpha == 0 {
+		out.Alpha = DefaultAlpha
+	}
+	return out, true
+}
+
+func fieldOr(p path, field, sentence string) path {
+	if sentence != "" {
+		return p
+	}
+	return p.child(field)
+}
+
+func suggestOrList(word string, known []string) string {
+	if s := suggest(word, known); s != "" {
+		return s
+	}
+	return "; models: " + strings.Join(known, ", ")
+}
+
+func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baseline {
+	p := path{"baseline"}
+	b := &plan.Baseline{
+		Path:       filepath.Join("baselines", name+".json"),
+		Metrics:    []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99},
+		Confidence: DefaultConfidence,
+		Keep:       DefaultKeep,
+		MinRuns:    DefaultMinRuns,
+	}
+	if in.Path != "" {
+		b.Path = rel(dir, in.Path)
+	}
+	if len(in.Metrics) > 0 {
+		b.Metrics = nil
+		for i, m := range in.Metrics {
+			cm, err := CanonicalMetric(m)
+			if err != nil {
+				c.at(p.child("metrics", i), "%v", err)
+				continue
+			}
+			b.Metrics = append(b.Metrics, cm)
+		}
+	}
+	keys := make([]string, 0, len(in.Tolerances))
+	for k := range in.Tolerances {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cm, err := CanonicalMetric(k)
+		if err != nil {
+			c.atKey(p.child("tolerances", k), "%v", err)
+			continue
+		}
+		v, err := ParsePercent(in.Tolerances[k], true)
+		if err != nil {
+			c.at(p.child("tolerances", k), "%v", err)
+			continue
+		}
+		if b.Tolerances == nil {
+			b.Tolerances = map[string]float64{}
+		}
+		if _, dup := b.Tolerances[cm]; dup {
+			c.atKey(p.child("tolerances", k), "tolerance for %s is given twice (under two names)", cm)
+		}
+		b.Tolerances[cm] = v / 100
+	}
+	if in.Confidence != 0 {
+		b.Confidence = in.Confidence
+	}
+	if in.Keep != 0 {
+		b.Keep = in.Keep
+	}
+	if in.MinRuns != 0 {
+		b.MinRuns = in.MinRuns
+	}
+	if b.MinRuns > b.Keep {
+		c.at(p.child("min_runs"), "min_runs (%d) cannot exceed keep (%d): the gate would never have enough history", b.MinRuns, b.Keep)
+	}
+	return b
+}

@@ -1,0 +1,176 @@
+package scenario
+
+import (
+	"github.com/perfscen/perfscen/plan"
+)
+
+func resolveLoad(s *Scenario, c *collector, r *resolved) {
+	in := s.Load
+	p := path{"load"}
+	mode := in.Mode
+	if mode == "" {
+		mode = "concurrency"
+		if in.RequestRate > 0 || len(s.Sweep.RequestRate) > 0 {
+			mode = "request_rate"
+		}
+	}
+	l := plan.Load{
+		Mode:             mode,
+		Concurrency:      in.Concurrency,
+		Async:            in.Async,
+		Streaming:        in.Streaming,
+		WarmupIterations: in.WarmupIterations,
+		MaxThreads:       in.MaxThreads,
+	}
+	switch mode {
+	case "concurrency", "iterations":
+		if l.Concurrency == 0 {
+			l.Concurrency = 1
+		}
+		if in.RequestRate != 0 {
+			c.atKey(p.child("request_rate"), "applies only with mode: request_rate (mode is %s)", mode)
+		}
+		if len(s.Sweep.RequestRate) > 0 {
+			c.atKey(path{"sweep", "request_rate"}, "needs load.mode: request_rate (mode is %s)", mode)
+		}
+		if in.Distribution != "" {
+			c.atKey(p.child("distribution"), "applies only with mode: request_rate")
+		}
+		if mode == "iterations" && in.Iterations == 0 {
+			c.at(p, "mode iterations needs `iterations` (requests per point)")
+		}
+		if mode == "concurrency" && in.Iterations != 0 {
+			c.atKey(p.child("iterations"), "applies only with mode: iterations")
+		}
+		l.Iterations = in.Iterations
+	case "request_rate":
+		if in.Concurrency != 0 {
+			c.atKey(p.child("concurrency"), "does not apply with mode: request_rate (the rate sets the load)")
+		}
+		if len(s.Sweep.Concurrency) > 0 {
+			c.atKey(path{"sweep", "concurrency"}, "does not apply with load.mode: request_rate")
+		}
+		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 {
+			c.at(p, "mode request_rate needs `request_rate` or sweep.request_rate")
+		}
+		if in.Iterations != 0 {
+			c.atKey(p.child("iterations"), "applies only with mode: iterations")
+		}
+		l.Rate = in.RequestRate
+		l.Distribution = in.Distribution
+		if l.Distribution == "" {
+			l.Distribution = "constant"
+		}
+	}
+	r.load = l
+	r.shm = in.SharedMemory
+	if r.shm == "" {
+		r.shm = "none"
+	}
+	r.outShm = DefaultOutputShmSize
+	if in.OutputSharedMemorySize != "" {
+		n, err := ParseSize(in.OutputSharedMemorySize)
+		if err != nil {
+			c.at(p.child("output_shared_memory_size"), "%v", err)
+		} else {
+			r.outShm = n
+		}
+	}
+}
+
+// maxPointsPerModel bounds the cartesian product so a sweep typo fails at
+// load instead of planning days of measurement.
+const (
+	maxPointsPerModel = 10000
+	maxPoints         = 100000
+)
+
+func resolveSweep(s *Scenario, c *collector, r *resolved) {
+	in := s.Sweep
+	p := path{"sweep"}
+	d := &r.sweep
+	var err error
+	if len(in.Concurrency) > 0 {
+		if d.concurrency, err = parseInts(in.Concurrency); err != nil {
+			c.at(p.child("concurrency"), "%v", err)
+		}
+	}
+	if len(in.RequestRate) > 0 {
+		if d.rate, err = parseNumbers(in.RequestRate); err != nil {
+			c.at(p.child("request_rate"), "%v", err)
+		}
+	}
+	if len(in.BatchSize) > 0 {
+		if d.batch, err = parseInts(in.BatchSize); err != nil {
+			c.at(p.child("batch_size"), "%v", err)
+		}
+	}
+	names := map[string]bool{}
+	for i, ss := range in.Shapes {
+		if names[ss.Name] {
+			c.at(p.child("shapes", i, "name"), "shape set `%s` is defined twice", ss.Name)
+		}
+		names[ss.Name] = true
+	}
+	d.shapeSets = in.Shapes
+	d.protocol = distinct(c, p.child("protocol"), in.Protocol)
+	d.shm = distinct(c, p.child("shared_memory"), in.SharedMemory)
+
+	n := max(1, len(d.concurrency)) * max(1, len(d.rate)) * max(1, len(d.batch)) *
+		max(1, len(d.shapeSets)) * max(1, len(d.protocol)) * max(1, len(d.shm))
+	if n > maxPointsPerModel {
+		c.at(p, "the sweep has %d points per model; at most %d are allowed", n, maxPointsPerModel)
+	} else if total := n * len(s.Models); total > maxPoints {
+		c.at(p, "the plan has %d points (%d per model); at most %d are allowed", total, n, maxPoints)
+	}
+	conflicts := []struct {
+		given bool
+		at    path
+		swept bool
+		what  string
+	}{
+		{s.Load.Concurrency != 0, path{"load", "concurrency"}, len(d.concurrency) > 0, "sweep.concurrency"},
+		{s.Load.RequestRate != 0, path{"load", "request_rate"}, len(d.rate) > 0, "sweep.request_rate"},
+		{s.Load.SharedMemory != "", path{"load", "shared_memory"}, len(d.shm) > 0, "sweep.shared_memory"},
+	}
+	for i, m := range s.Models {
+		conflicts = append(conflicts, struct {
+			given bool
+			at    path
+			swept bool
+			what  string
+		}{m.BatchSize != 0, path{"models", i, "batch_size"}, len(d.batch) > 0, "sweep.batch_size"})
+	}
+	for _, x := range conflicts {
+		if x.given && x.swept {
+			c.atKey(x.at, "is set by %s as well; give it in one place", x.what)
+		}
+	}
+	if s.Load.Streaming {
+		for _, proto := range r.protocols() {
+			if proto != "grpc" {
+				c.at(path{"load", "streaming"}, "streaming needs protocol grpc, but points use %s", proto)
+				break
+			}
+		}
+	}
+}
+
+func distinct(c *collector, p path, l StringList) []string {
+	seen := map[string]bool{}
+	for _, v := range l {
+		if seen[v] {
+			c.at(p, "%s is listed twice", v)
+		}
+		seen[v] = true
+	}
+	return l
+}
+
+// protocols lists the protocols points will use.
+func (r *resolved) protocols() []string {
+	if len(r.sweep.protocol) > 0 {
+		return r.sweep.protocol
+	}
+	return []string{r.server.Protocol}
+}

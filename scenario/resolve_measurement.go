@@ -1,0 +1,64 @@
+package scenario
+
+import (
+	"github.com/perfscen/perfscen/plan"
+)
+
+func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {
+	in := s.Measurement
+	p := path{"measurement"}
+	m := plan.Measurement{
+		Mode:          in.Mode,
+		Window:        DefaultWindow,
+		RequestCount:  DefaultRequestCount,
+		StabilityPct:  DefaultStabilityPct,
+		MaxTrials:     DefaultMaxTrials,
+		Percentile:    in.Percentile,
+		Trials:        DefaultTrials,
+		AllowUnstable: in.AllowUnstable,
+	}
+	if m.Mode == "" {
+		m.Mode = "time_windows"
+	}
+	if in.Window != "" {
+		if m.Mode == "count_windows" {
+			c.atKey(p.child("window"), "applies only with mode: time_windows (count windows end after request_count requests)")
+		}
+		if d, err := ParseDuration(in.Window); err != nil {
+			c.at(p.child("window"), "%v", err)
+		} else if d < 1e6 {
+			c.at(p.child("window"), "%s is too short; a window must be at least 1ms", in.Window)
+		} else {
+			m.Window = d
+		}
+	}
+	if in.RequestCount != 0 {
+		if m.Mode != "count_windows" {
+			c.atKey(p.child("request_count"), "applies only with mode: count_windows")
+		}
+		m.RequestCount = in.RequestCount
+	}
+	if in.Stability != "" {
+		if v, err := ParsePercent(in.Stability, false); err != nil {
+			c.at(p.child("stability"), "%v", err)
+		} else if v <= 0 {
+			c.at(p.child("stability"), "must be above 0%%")
+		} else {
+			m.StabilityPct = v
+		}
+	}
+	if in.MaxTrials != 0 {
+		m.MaxTrials = in.MaxTrials
+	}
+	if in.Trials != 0 {
+		m.Trials = in.Trials
+	}
+	if in.Warmup != "" {
+		if d, err := ParseDuration(in.Warmup); err != nil {
+			c.at(p.child("warmup"), "%v", err)
+		} else {
+			m.Warmup = d
+		}
+	}
+	return m
+}

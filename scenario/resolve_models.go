@@ -1,0 +1,94 @@
+package scenario
+
+import (
+	"os"
+
+	"github.com/perfscen/perfscen/plan"
+)
+
+func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
+	seen := map[string]int{}
+	for i, m := range s.Models {
+		p := path{"models", i}
+		alias := m.Alias
+		aliasPath := p.child("alias")
+		if alias == "" {
+			alias = m.Name
+			aliasPath = p.child("name")
+		}
+		if j, dup := seen[alias]; dup {
+			c.at(aliasPath, "alias `%s` is already used by models[%d]; give each model a distinct alias", alias, j)
+		} else {
+			seen[alias] = i
+		}
+		batch := m.BatchSize
+		if batch == 0 {
+			batch = 1
+		}
+		if m.FloatTolerance != 0 && !m.ValidateOutputs {
+			c.at(p.child("float_tolerance"), "has no effect without validate_outputs: true")
+		}
+		pm := plan.Model{
+			Alias:          alias,
+			Name:           m.Name,
+			Version:        m.Version,
+			Validate:       m.ValidateOutputs,
+			FloatTolerance: m.FloatTolerance,
+			Sequence:       m.Sequence,
+			Input:          resolveInput(m, c, p.child("input_data"), dir),
+		}
+		r.models = append(r.models, pm)
+		r.batch = append(r.batch, batch)
+		r.shapes = append(r.shapes, m.Shapes)
+	}
+}
+
+// resolveInput decides the input source; a path is a JSON input-data file
+// or a directory of raw binaries, told apart by stat.
+func resolveInput(m Model, c *collector, p path, dir string) plan.Input {
+	in := plan.Input{Kind: "random", StringLength: m.StringLength, StringData: m.StringData}
+	if in.StringLength == 0 {
+		in.StringLength = DefaultStringLength
+	}
+	if len(m.InputData) == 0 {
+		return in
+	}
+	if len(m.InputData) == 1 && (m.InputData[0] == "random" || m.InputData[0] == "zero") {
+		in.Kind = m.InputData[0]
+		return in
+	}
+	list := len(m.InputData) > 1
+	for i, f := range m.InputData {
+		ep := p
+		if list {
+			ep = p.child(i)
+		}
+		if f == "random" || f == "zero" {
+			c.at(ep, "%q cannot be mixed with input files", f)
+			continue
+		}
+		full := rel(dir, f)
+		st, err := os.Stat(full)
+		switch {
+		case err != nil:
+			c.at(ep, "input data %s: %v", f, unwrapPathError(err))
+			continue
+		case st.IsDir() && list:
+			c.at(ep, "%s is a directory; a list may hold only JSON input-data files", f)
+			continue
+		case st.IsDir():
+			in.Kind = "dir"
+		default:
+			in.Kind = "json"
+		}
+		in.Paths = append(in.Paths, full)
+	}
+	return in
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,111 @@
+package scenario
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/perfscen/perfscen/plan"
+)
+
+var envRE = regexp.MustCompile(`\$\{([^}]*)\}`)
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func resolveServer(s *Scenario, c *collector, getenv func(string) string, dir string) plan.Server {
+	in := s.Server
+	p := path{"server"}
+	out := plan.Server{
+		URL:            in.URL,
+		Protocol:       in.Protocol,
+		Embedded:       in.Embedded,
+		Timeout:        DefaultTimeout,
+		MetricsURL:     in.MetricsURL,
+		EmbeddedModels: in.EmbeddedModels,
+	}
+	if out.Protocol == "" {
+		out.Protocol = "http"
+	}
+	switch {
+	case in.Embedded && in.URL != "":
+		c.at(p.child("url"), "must be absent with embedded: true (the embedded server picks its own loopback address)")
+	case !in.Embedded && in.URL == "":
+		c.at(p, "missing `url` (or set embedded: true to use the built-in reference server)")
+	}
+	if len(in.EmbeddedModels) > 0 && !in.Embedded {
+		c.atKey(p.child("embedded_models"), "applies only with embedded: true")
+	}
+	if in.Timeout != "" {
+		d, err := ParseDuration(in.Timeout)
+		if err != nil {
+			c.at(p.child("timeout"), "%v", err)
+		} else if d <= 0 {
+			c.at(p.child("timeout"), "must be > 0")
+		} else {
+			out.Timeout = d
+		}
+	}
+	out.Headers, out.Secret = resolveHeaders(in.Headers, c, p.child("headers"), getenv)
+	if in.TLS != nil || strings.HasPrefix(in.URL, "https://") {
+		if in.Embedded {
+			c.atKey(p.child("tls"), "does not apply to the embedded server, which listens in plain text on loopback")
+		}
+		out.TLS.Enabled = true
+	}
+	if t := in.TLS; t != nil {
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			c.at(p.child("tls"), "cert_file and key_file go together (client certificate and its key)")
+		}
+		out.TLS.CAFile = rel(dir, t.CAFile)
+		out.TLS.CertFile = rel(dir, t.CertFile)
+		out.TLS.KeyFile = rel(dir, t.KeyFile)
+		out.TLS.ServerName = t.ServerName
+		out.TLS.Insecure = t.InsecureSkipVerify
+	}
+	return out
+}
+
+// resolveHeaders replaces ${VAR} with the environment; a header that used a
+// variable is secret, so reports and result files never show it.
+func resolveHeaders(in map[string]string, c *collector, p path, getenv func(string) string) (map[string]string, []string) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(in))
+	var secret []string
+	names := make([]string, 0, len(in))
+	for k := range in {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := in[k]
+		if strings.Count(v, "${") != len(envRE.FindAllString(v, -1)) {
+			c.at(p.child(k), "unterminated ${ in header value (write ${NAME})")
+			continue
+		}
+		used, bad := false, false
+		val := envRE.ReplaceAllStringFunc(v, func(m string) string {
+			name := m[2 : len(m)-1]
+			used = true
+			if !envNameRE.MatchString(name) {
+				c.at(p.child(k), "%q is not an environment variable name", name)
+				bad = true
+				return ""
+			}
+			x := getenv(name)
+			if x == "" {
+				c.at(p.child(k), "environment variable %s is not set", name)
+				bad = true
+			}
+			return x
+		})
+		if bad {
+			continue
+		}
+		out[k] = val
+		if used {
+			secret = append(secret, k)
+		}
+	}
+	return out, secret
+}

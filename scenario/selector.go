@@ -1,0 +1,137 @@
+package scenario
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Coordinate names, as used in plan.Point.Coords and check selectors.
+const (
+	CoordConcurrency  = "concurrency"
+	CoordRequestRate  = "request_rate"
+	CoordBatchSize    = "batch_size"
+	CoordShapeSet     = "shape_set"
+	CoordProtocol     = "protocol"
+	CoordSharedMemory = "shared_memory"
+)
+
+func (a At) empty() bool {
+	return len(a.Concurrency)+len(a.RequestRate)+len(a.BatchSize)+len(a.ShapeSet)+len(a.Protocol)+len(a.SharedMemory) == 0
+}
+
+func (a At) fields() []struct {
+	name string
+	vals StringList
+} {
+	return []struct {
+		name string
+		vals StringList
+	}{
+		{CoordConcurrency, a.Concurrency},
+		{CoordRequestRate, a.RequestRate},
+		{CoordBatchSize, a.BatchSize},
+		{CoordShapeSet, a.ShapeSet},
+		{CoordProtocol, a.Protocol},
+		{CoordSharedMemory, a.SharedMemory},
+	}
+}
+
+// coordValues lists, per coordinate, the canonical values points will have.
+func (r *resolved) coordValues() map[string][]string {
+	out := map[string][]string{}
+	d := r.sweep
+	switch r.load.Mode {
+	case "request_rate":
+		if d.rate != nil {
+			for _, v := range d.rate {
+				out[CoordRequestRate] = append(out[CoordRequestRate], formatNumber(v))
+			}
+		} else {
+			out[CoordRequestRate] = []string{formatNumber(r.load.Rate)}
+		}
+	default:
+		out[CoordConcurrency] = intStrings(d.concurrency, []int{r.load.Concurrency})
+	}
+	out[CoordBatchSize] = intStrings(d.batch, r.batch)
+	for _, s := range d.shapeSets {
+		out[CoordShapeSet] = append(out[CoordShapeSet], s.Name)
+	}
+	out[CoordProtocol] = r.protocols()
+	out[CoordSharedMemory] = d.shm
+	if len(d.shm) == 0 {
+		out[CoordSharedMemory] = []string{r.shm}
+	}
+	return out
+}
+
+func intStrings(vals, fallback []int) []string {
+	if len(vals) == 0 {
+		vals = fallback
+	}
+	seen := map[int]bool{}
+	var out []string
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, strconv.Itoa(v))
+		}
+	}
+	return out
+}
+
+// resolveAt canonicalizes a selector and checks that each value exists
+// among the points: a selector that matches nothing would make its check
+// vacuous, which a gate must never be.
+func resolveAt(c *collector, p path, a At, coords map[string][]string) map[string][]string {
+	if a.empty() {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, f := range a.fields() {
+		if len(f.vals) == 0 {
+			continue
+		}
+		have, exists := coords[f.name]
+		if !exists {
+			c.atKey(p.child(f.name), "no point has a %s coordinate in this scenario", f.name)
+			continue
+		}
+		for _, v := range f.vals {
+			cv, ok := canonicalCoord(f.name, v)
+			if !ok {
+				c.at(p.child(f.name), "%q is not a valid %s", v, f.name)
+				continue
+			}
+			if !contains(have, cv) {
+				c.at(p.child(f.name), "%s %s selects no point (values: %s)", f.name, cv, strings.Join(have, ", "))
+				continue
+			}
+			out[f.name] = append(out[f.name], cv)
+		}
+		sort.Strings(out[f.name])
+	}
+	return out
+}
+
+func canonicalCoord(name, v string) (string, bool) {
+	switch name {
+	case CoordConcurrency, CoordBatchSize:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		return strconv.Itoa(n), err == nil && n > 0
+	case CoordRequestRate:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return formatNumber(f), err == nil && f > 0 && !math.IsInf(f, 0)
+	}
+	return v, v != ""
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

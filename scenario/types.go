@@ -1,0 +1,147 @@
+package scenario
+
+// Scenario is a scenario file as written, before defaults. Durations, sizes
+// and percentages stay strings here; Expand resolves them. The yaml tags
+// must match schemas/scenario.schema.json (a test walks both).
+type Scenario struct {
+	Version     int          `yaml:"version"`
+	Name        string       `yaml:"name"`
+	Description string       `yaml:"description"`
+	Server      Server       `yaml:"server"`
+	Models      []Model      `yaml:"models"`
+	Load        LoadSpec     `yaml:"load"`
+	Sweep       Sweep        `yaml:"sweep"`
+	Measurement Measurement  `yaml:"measurement"`
+	Thresholds  []Threshold  `yaml:"thresholds"`
+	Comparisons []Comparison `yaml:"comparisons"`
+	Baseline    *Baseline    `yaml:"baseline"`
+
+	// Path is the file the scenario came from; Hash the sha256 of its bytes.
+	Path string `yaml:"-"`
+	Hash string `yaml:"-"`
+
+	res *resolved // filled by Load's semantic pass, read by Expand
+}
+
+// Server says which server to load.
+type Server struct {
+	URL            string                       `yaml:"url"`
+	Protocol       string                       `yaml:"protocol"`
+	Embedded       bool                         `yaml:"embedded"`
+	EmbeddedModels map[string]map[string]string `yaml:"embedded_models"`
+	Timeout        string                       `yaml:"timeout"`
+	Headers        map[string]string            `yaml:"headers"`
+	TLS            *TLS                         `yaml:"tls"`
+	MetricsURL     string                       `yaml:"metrics_url"`
+}
+
+// TLS are client TLS options; file paths are relative to the scenario file.
+type TLS struct {
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Model is one model under test.
+type Model struct {
+	Name            string             `yaml:"name"`
+	Version         string             `yaml:"version"`
+	Alias           string             `yaml:"alias"`
+	BatchSize       int                `yaml:"batch_size"`
+	Shapes          map[string][]int64 `yaml:"shapes"`
+	InputData       StringList         `yaml:"input_data"`
+	StringLength    int                `yaml:"string_length"`
+	StringData      string             `yaml:"string_data"`
+	ValidateOutputs bool               `yaml:"validate_outputs"`
+	FloatTolerance  float64            `yaml:"float_tolerance"`
+	Sequence        bool               `yaml:"sequence"`
+}
+
+// LoadSpec is how requests are issued; shared memory lives here because it is a
+// property of how tensors travel, for every model alike.
+type LoadSpec struct {
+	Mode                   string  `yaml:"mode"`
+	Concurrency            int     `yaml:"concurrency"`
+	RequestRate            float64 `yaml:"request_rate"`
+	Distribution           string  `yaml:"distribution"`
+	Async                  bool    `yaml:"async"`
+	Streaming              bool    `yaml:"streaming"`
+	WarmupIterations       int     `yaml:"warmup_iterations"`
+	Iterations             int     `yaml:"iterations"`
+	MaxThreads             int     `yaml:"max_threads"`
+	SharedMemory           string  `yaml:"shared_memory"`
+	OutputSharedMemorySize string  `yaml:"output_shared_memory_size"`
+}
+
+// Sweep lists the swept dimensions; the plan is their cartesian product.
+type Sweep struct {
+	Concurrency  StringList `yaml:"concurrency"`
+	RequestRate  StringList `yaml:"request_rate"`
+	BatchSize    StringList `yaml:"batch_size"`
+	Shapes       []ShapeSet `yaml:"shapes"`
+	Protocol     StringList `yaml:"protocol"`
+	SharedMemory StringList `yaml:"shared_memory"`
+}
+
+// ShapeSet is a named set of input shapes, one sweep value.
+type ShapeSet struct {
+	Name   string             `yaml:"name"`
+	Shapes map[string][]int64 `yaml:"shapes"`
+}
+
+// Measurement mirrors perf_analyzer's measurement options.
+type Measurement struct {
+	Mode          string `yaml:"mode"`
+	Window        string `yaml:"window"`
+	RequestCount  int    `yaml:"request_count"`
+	Stability     string `yaml:"stability"`
+	MaxTrials     int    `yaml:"max_trials"`
+	Percentile    int    `yaml:"percentile"`
+	Warmup        string `yaml:"warmup"`
+	Trials        int    `yaml:"trials"`
+	AllowUnstable bool   `yaml:"allow_unstable"`
+}
+
+// At selects sweep coordinates; values are compared canonically.
+type At struct {
+	Concurrency  StringList `yaml:"concurrency"`
+	RequestRate  StringList `yaml:"request_rate"`
+	BatchSize    StringList `yaml:"batch_size"`
+	ShapeSet     StringList `yaml:"shape_set"`
+	Protocol     StringList `yaml:"protocol"`
+	SharedMemory StringList `yaml:"shared_memory"`
+}
+
+// Threshold is written either as a bare expression string or as a mapping.
+type Threshold struct {
+	Check  string   `yaml:"check"`
+	Models []string `yaml:"models"`
+	At     At       `yaml:"at"`
+}
+
+// Comparison is written either as a mapping or as a sentence
+// "trt.throughput >= 1.15 * onnx.throughput" (kept in Sentence).
+type Comparison struct {
+	Name      string  `yaml:"name"`
+	Candidate string  `yaml:"candidate"`
+	Reference string  `yaml:"reference"`
+	Metric    string  `yaml:"metric"`
+	MinRatio  float64 `yaml:"min_ratio"`
+	MaxRatio  float64 `yaml:"max_ratio"`
+	At        At      `yaml:"at"`
+	Alpha     float64 `yaml:"alpha"`
+
+	Sentence string `yaml:"-"`
+}
+
+// Baseline configures the history gate.
+type Baseline struct {
+	Path       string            `yaml:"path"`
+	Tolerances map[string]string `yaml:"tolerances"`
+	Metrics    []string          `yaml:"metrics"`
+	Confidence float64           `yaml:"confidence"`
+	Keep       int               `yaml:"keep"`
+	MinRuns    int               `yaml:"min_runs"`
+}

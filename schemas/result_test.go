@@ -1,0 +1,179 @@
+package schemas_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/schemas"
+)
+
+func fullMetrics(x float64) result.Metrics {
+	return result.Metrics{
+		Throughput: 100 * x, Requests: 1000, Errors: 2, ErrorRate: 0.002,
+		LatencyAvgUs: 900, LatencyStdUs: 50, LatencyMinUs: 400,
+		P50Us: 880, P90Us: 1000, P95Us: 1100, P99Us: 1400, LatencyMaxUs: 3000,
+		ClientSendRecvUs: 20, ClientWaitUs: 850,
+		Server: &result.ServerStats{
+			RequestCount: 998, InferenceCount: 998, ExecutionCount: 500,
+			AvgRequestUs: 700, QueueUs: 50, ComputeInputUs: 10, ComputeInferUs: 600, ComputeOutputUs: 10,
+			Reset: true,
+		},
+		GPU: &result.GPUMetrics{UtilizationAvg: 0.7, MemoryUsedMax: 1e9, MemoryTotalMax: 8e9, PowerAvgWatts: 120},
+	}
+}
+
+// fullRun sets every field, so a field added to result.Run without a
+// schema property fails TestResultSchemaAcceptsFullRun (and
+// TestFullRunIsFull keeps this helper honest).
+func fullRun() *result.Run {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	return &result.Run{
+		SchemaVersion: result.SchemaVersion,
+		Scenario:      "quickstart",
+		ScenarioPath:  "scenarios/quickstart.yaml",
+		ScenarioHash:  strings.Repeat("ab", 32),
+		Source:        "perfscen",
+		Environment: result.Environment{
+			PerfscenVersion: "v0.1.0", Host: "ci-1", OS: "linux", Arch: "amd64",
+			CPU: "Xeon", NumCPU: 2, GPU: "none",
+			Server:  result.ServerInfo{URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true},
+			Testbed: "tb-1",
+		},
+		Started:  t0,
+		Finished: t0.Add(time.Minute),
+		Status:   result.StatusComplete,
+		Errors:   []string{"server restarted"},
+		Points: []result.Point{{
+			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1",
+			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: "concurrency",
+			Concurrency: 1, RequestRate: 10,
+			Shapes: map[string][]int64{"INPUT0": {16}},
+			Coords: map[string]string{"concurrency": "1"},
+			Status: result.PointStable, Summary: fullMetrics(1),
+			Trials:  []result.Trial{{Index: 1, Start: t0, Duration: time.Second, Metrics: fullMetrics(1), Histogram: "SElTVA=="}},
+			Windows: []result.Window{{Index: 1, Duration: time.Second, Throughput: 100, LatencyUs: 900, Requests: 100, Errors: 1, Kept: true}},
+			Errors:  result.ErrorInfo{Count: 2, First: []string{"timeout"}},
+			Validation: result.Validation{Enabled: true, Checked: 10, Mismatches: 1, First: []string{"OUTPUT0[3]: 4 != 5"}, Sampled: true},
+			LateSends:  3,
+			Notes:      []string{"note"},
+		}},
+	}
+}
+
+// nonZero reports paths of zero-valued fields in v.
+func nonZero(v reflect.Value, where string) []string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return []string{where}
+		}
+		return nonZero(v.Elem(), where)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			if v.Interface().(time.Time).IsZero() {
+				return []string{where}
+			}
+			return nil
+		}
+		var out []string
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				out = append(out, nonZero(v.Field(i), where+"."+v.Type().Field(i).Name)...)
+			}
+		}
+		return out
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			return []string{where}
+		}
+		if v.Kind() == reflect.Slice {
+			return nonZero(v.Index(0), where+"[0]")
+		}
+		return nil
+	default:
+		if v.IsZero() {
+			return []string{where}
+		}
+		return nil
+	}
+}
+
+func TestFullRunIsFull(t *testing.T) {
+	if zero := nonZero(reflect.ValueOf(fullRun()), "Run"); len(zero) > 0 {
+		t.Errorf("fullRun leaves fields unset: %v", zero)
+	}
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestResultSchemaAcceptsFullRun(t *testing.T) {
+	sch, err := schemas.ResultSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := result.Encode(fullRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(decodeAny(t, b)); err != nil {
+		t.Fatalf("%#v", err)
+	}
+	// A minimal run (empty optional parts) must validate too.
+	min := &result.Run{Scenario: "x", Source: "perfscen", Status: result.StatusPartial}
+	b, _ = result.Encode(min)
+	if err := sch.Validate(decodeAny(t, b)); err != nil {
+		t.Fatalf("minimal run: %#v", err)
+	}
+}
+
+func TestResultSchemaRejects(t *testing.T) {
+	sch, err := schemas.ResultSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := result.Encode(fullRun())
+	tests := []struct {
+		name   string
+		mutate func(m map[string]any)
+	}{
+		{"unknown top-level field", func(m map[string]any) { m["surprise"] = true }},
+		{"unknown point field", func(m map[string]any) { m["points"].([]any)[0].(map[string]any)["p42_us"] = 1 }},
+		{"unknown metrics field", func(m map[string]any) {
+			m["points"].([]any)[0].(map[string]any)["summary"].(map[string]any)["p42_us"] = 1
+		}},
+		{"newer schema version", func(m map[string]any) { m["schema_version"] = 2 }},
+		{"bad status", func(m map[string]any) { m["status"] = "done" }},
+		{"missing environment", func(m map[string]any) { delete(m, "environment") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := decodeAny(t, b).(map[string]any)
+			tt.mutate(v)
+			if err := sch.Validate(v); err == nil {
+				t.Error("schema accepted an invalid document")
+			}
+		})
+	}
+}
+
+// Every shipped example validates against the scenario schema directly
+// (the loader checks more, see scenario.TestExamples).
+func TestScenarioSchemaCompiles(t *testing.T) {
+	if _, err := schemas.ScenarioSchema(); err != nil {
+		t.Fatal(err)
+	}
+}
