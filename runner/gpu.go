@@ -1,0 +1,207 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perfscen/perfscen/result"
+)
+
+// Triton's GPU gauges (protocol.md §8), labelled by gpu_uuid.
+const (
+	gpuUtil  = "nv_gpu_utilization"
+	gpuUsed  = "nv_gpu_memory_used_bytes"
+	gpuTotal = "nv_gpu_memory_total_bytes"
+	gpuPower = "nv_gpu_power_usage"
+)
+
+// gpuSample is one scrape summed over GPUs: utilization is the mean over
+// GPUs, power and memory are totals over GPUs.
+type gpuSample struct {
+	at                 time.Time
+	util, power        float64
+	used, total        float64
+	uuids              []string
+	hasUtil, hasMemory bool
+}
+
+func gpuFromProm(list []promSample) (gpuSample, bool) {
+	var g gpuSample
+	uuids := map[string]bool{}
+	nUtil := 0
+	for _, s := range list {
+		uuids[s.Labels["gpu_uuid"]] = true
+		switch s.Name {
+		case gpuUtil:
+			g.util += s.Value
+			nUtil++
+		case gpuPower:
+			g.power += s.Value
+		case gpuUsed:
+			g.used += s.Value
+			g.hasMemory = true
+		case gpuTotal:
+			g.total += s.Value
+			g.hasMemory = true
+		}
+	}
+	if nUtil > 0 {
+		g.util /= float64(nUtil)
+		g.hasUtil = true
+	}
+	for u := range uuids {
+		if u != "" {
+			g.uuids = append(g.uuids, u)
+		}
+	}
+	sort.Strings(g.uuids)
+	return g, len(list) > 0
+}
+
+func isGPUMetric(name string) bool {
+	return name == gpuUtil || name == gpuUsed || name == gpuTotal || name == gpuPower
+}
+
+// aggregateGPU folds the scrapes of a window the way perf_analyzer does
+// (measurements_metrics.md): utilization and power averaged, memory used at
+// its maximum, total memory as seen (its maximum, which is constant).
+func aggregateGPU(list []gpuSample) *result.GPUMetrics {
+	if len(list) == 0 {
+		return nil
+	}
+	var m result.GPUMetrics
+	for _, g := range list {
+		m.UtilizationAvg += g.util
+		m.PowerAvgWatts += g.power
+		m.MemoryUsedMax = max(m.MemoryUsedMax, g.used)
+		m.MemoryTotalMax = max(m.MemoryTotalMax, g.total)
+	}
+	m.UtilizationAvg /= float64(len(list))
+	m.PowerAvgWatts /= float64(len(list))
+	return &m
+}
+
+// gpuScraper polls a Prometheus endpoint in the background. Scrapes are
+// rare (about one a second), so a mutex is fine here; nothing on the
+// request path touches it.
+type gpuScraper struct {
+	url      string
+	client   *http.Client
+	interval time.Duration
+
+	mu      sync.Mutex
+	samples []gpuSample
+	lastErr error
+	uuids   []string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startGPUScraper scrapes url every interval until close.
+func startGPUScraper(ctx context.Context, url string, interval time.Duration) *gpuScraper {
+	ctx, cancel := context.WithCancel(ctx)
+	g := &gpuScraper{url: url, client: &http.Client{Timeout: 5 * time.Second},
+		interval: interval, cancel: cancel, done: make(chan struct{})}
+	go g.loop(ctx)
+	return g
+}
+
+func (g *gpuScraper) loop(ctx context.Context) {
+	defer close(g.done)
+	t := time.NewTicker(g.interval)
+	defer t.Stop()
+	for {
+		s, err := g.scrape(ctx)
+		g.mu.Lock()
+		if err != nil {
+			g.lastErr = err
+		} else {
+			g.samples = append(g.samples, s)
+			if len(s.uuids) > 0 {
+				g.uuids = s.uuids
+			}
+		}
+		g.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (g *gpuScraper) scrape(ctx context.Context) (gpuSample, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url, nil)
+	if err != nil {
+		return gpuSample{}, fmt.Errorf("metrics url %s: %w", g.url, err)
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return gpuSample{}, fmt.Errorf("scraping %s: %w", g.url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return gpuSample{}, fmt.Errorf("scraping %s: %s", g.url, resp.Status)
+	}
+	at := time.Now()
+	list, err := parseProm(resp.Body, isGPUMetric)
+	if err != nil {
+		return gpuSample{}, fmt.Errorf("scraping %s: %w", g.url, err)
+	}
+	s, ok := gpuFromProm(list)
+	if !ok {
+		return gpuSample{}, fmt.Errorf("scraping %s: no nv_gpu_* metrics", g.url)
+	}
+	s.at = at
+	return s, nil
+}
+
+// window aggregates the scrapes taken in [from, to]; nil when none.
+func (g *gpuScraper) window(from, to time.Time) *result.GPUMetrics {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var in []gpuSample
+	for _, s := range g.samples {
+		if !s.at.Before(from) && !s.at.After(to) {
+			in = append(in, s)
+		}
+	}
+	return aggregateGPU(in)
+}
+
+// describe names the GPUs seen, for result.Environment.GPU.
+func (g *gpuScraper) describe() string {
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return strings.Join(g.uuids, ",")
+}
+
+// err is the last scrape failure, for a note on the point.
+func (g *gpuScraper) err() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lastErr
+}
+
+func (g *gpuScraper) close() {
+	if g == nil {
+		return
+	}
+	g.cancel()
+	<-g.done
+}

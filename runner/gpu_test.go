@@ -1,0 +1,157 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/perfscen/perfscen/result"
+)
+
+func TestParseProm(t *testing.T) {
+	f, err := os.Open("testdata/triton_metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	list, err := parseProm(f, isGPUMetric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 8 {
+		t.Fatalf("got %d GPU samples, want 8", len(list))
+	}
+	want := promSample{Name: "nv_gpu_power_usage", Labels: map[string]string{"gpu_uuid": "GPU-bbbb"}, Value: 60}
+	if diff := cmp.Diff(want, list[7]); diff != "" {
+		t.Errorf("last sample (-want +got):\n%s", diff)
+	}
+}
+
+func TestParsePromLabelsAndErrors(t *testing.T) {
+	good := `m{a="x\"y",b="1\\2\n", c = "" } 1.5e3` + "\nplain 7\n"
+	list, err := parseProm(strings.NewReader(good), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []promSample{
+		{Name: "m", Labels: map[string]string{"a": `x"y`, "b": "1\\2\n", "c": ""}, Value: 1500},
+		{Name: "plain", Value: 7},
+	}
+	if diff := cmp.Diff(want, list); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{
+		"novalue",
+		`m{a="x"`,
+		`m{a=x} 1`,
+		`m{a} 1`,
+		`m{a="x" b="y"} 1`,
+		"m abc",
+		"m 1 2 3",
+	} {
+		if _, err := parseProm(strings.NewReader(bad), nil); err == nil {
+			t.Errorf("parseProm(%q) succeeded", bad)
+		}
+	}
+}
+
+func FuzzParseProm(f *testing.F) {
+	if b, err := os.ReadFile("testdata/triton_metrics.txt"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add(`m{a="x\"y"} 1`)
+	f.Add("m NaN\nm +Inf 123")
+	f.Fuzz(func(t *testing.T, s string) {
+		list, err := parseProm(strings.NewReader(s), nil)
+		if err != nil {
+			return
+		}
+		for _, smp := range list {
+			if smp.Name == "" {
+				t.Fatalf("empty metric name from %q", s)
+			}
+		}
+	})
+}
+
+func TestAggregateGPU(t *testing.T) {
+	b, err := os.ReadFile("testdata/triton_metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := parseProm(strings.NewReader(string(b)), isGPUMetric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, ok := gpuFromProm(list)
+	if !ok {
+		t.Fatal("no GPU sample")
+	}
+	s2 := s1
+	s2.util, s2.power, s2.used = 0.875, 200, 3e9
+	got := aggregateGPU([]gpuSample{s1, s2})
+	want := &result.GPUMetrics{UtilizationAvg: 0.625, PowerAvgWatts: 190.25, MemoryUsedMax: 5e9, MemoryTotalMax: 32e9}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if aggregateGPU(nil) != nil {
+		t.Error("no scrapes gave metrics")
+	}
+	if strings.Join(s1.uuids, ",") != "GPU-aaaa,GPU-bbbb" {
+		t.Errorf("uuids = %v", s1.uuids)
+	}
+}
+
+func TestGPUScraperAgainstServer(t *testing.T) {
+	body, err := os.ReadFile("testdata/triton_metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	from := time.Now()
+	g := startGPUScraper(context.Background(), srv.URL, 10*time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g.mu.Lock()
+		n := len(g.samples)
+		g.mu.Unlock()
+		if n >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	g.close()
+	m := g.window(from, time.Now())
+	if m == nil || m.UtilizationAvg != 0.375 || m.MemoryTotalMax != 32e9 {
+		t.Errorf("window = %+v", m)
+	}
+	if g.describe() != "GPU-aaaa,GPU-bbbb" {
+		t.Errorf("describe = %q", g.describe())
+	}
+	if g.err() != nil {
+		t.Errorf("scrape error: %v", g.err())
+	}
+}
+
+func TestGPUScraperReportsFailure(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	g := startGPUScraper(context.Background(), srv.URL, time.Hour)
+	deadline := time.Now().Add(5 * time.Second)
+	for g.err() == nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	g.close()
+	if g.err() == nil || !strings.Contains(g.err().Error(), "404") {
+		t.Errorf("err = %v, want a 404", g.err())
+	}
+}
