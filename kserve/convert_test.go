@@ -156,12 +156,12 @@ func TestFloat16Rounding(t *testing.T) {
 	}{
 		{1, 0x3c00},
 		{65504, 0x7bff},
-		{65519, 0x7bff},                  // below the halfway point to 65536
-		{65520, 0x7c00},                  // halfway rounds to even: Inf
-		{1 + 1.0/2048, 0x3c00},           // tie between 1 and 1+2^-10 -> even (1)
-		{1 + 3.0/2048, 0x3c02},           // tie -> even (1+2^-9)
-		{float32(math.Pow(2, -24)), 1},   // smallest subnormal
-		{float32(math.Pow(2, -25)), 0},   // tie with zero -> even (0)
+		{65519, 0x7bff},                // below the halfway point to 65536
+		{65520, 0x7c00},                // halfway rounds to even: Inf
+		{1 + 1.0/2048, 0x3c00},         // tie between 1 and 1+2^-10 -> even (1)
+		{1 + 3.0/2048, 0x3c02},         // tie -> even (1+2^-9)
+		{float32(math.Pow(2, -24)), 1}, // smallest subnormal
+		{float32(math.Pow(2, -25)), 0}, // tie with zero -> even (0)
 		{float32(math.Pow(2, -25)) * 1.5, 1},
 		{-0.0, 0},
 		{float32(math.Inf(-1)), 0xfc00},
