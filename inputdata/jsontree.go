@@ -3,7 +3,6 @@ package inputdata
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // kind is the JSON type of a value in the position-aware tree.
@@ -77,9 +76,12 @@ func (v value) str(src []byte) string {
 	return s
 }
 
+// needsUnquote is false for strings without escapes, whose bytes are taken
+// as they are: BYTES data need not be valid UTF-8, and perf_analyzer sends
+// such bytes unchanged.
 func needsUnquote(raw []byte) bool {
 	for _, b := range raw[1 : len(raw)-1] {
-		if b == '\\' || b >= utf8.RuneSelf {
+		if b == '\\' {
 			return true
 		}
 	}
@@ -297,12 +299,6 @@ func (p *parser) string() error {
 			}
 		case c < 0x20:
 			return p.fail("control character 0x%02x in string", c)
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(p.src[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return p.fail("invalid UTF-8 in string")
-			}
-			p.pos += size
 		default:
 			p.pos++
 		}
