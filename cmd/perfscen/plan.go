@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/scenario"
+)
+
+func init() { register(newPlanCmd) }
+
+func newPlanCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Show the run matrix a scenario expands to, and how long it should take",
+		Long: `plan loads a scenario and prints every point the run would measure, in
+execution order: model alias, point id, protocol, shared memory, batch size,
+load and interleaving group (points with the same group are compared and run
+in alternating trials). It ends with an estimate of the wall time and the
+assumption behind it. Nothing is sent to any server.`,
+		Example: `  perfscen plan scenarios/triton-grpc-shm-sweep.yaml
+  perfscen plan --json scenarios/engine-comparison.yaml | jq '.points | length'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPlan(e, args[0], asJSON) },
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved plan as JSON (secret header values are never included)")
+	return cmd
+}
+
+func runPlan(e *env, file string, asJSON bool) error {
+	p, err := scenario.LoadPlan(file, e.getenv)
+	if err != nil {
+		printScenarioError(e, file, err)
+		return exitSilently(exitcode.Invalid)
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding plan: %w", err)
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	return printPlan(e.stdout, p)
+}
+
+func printPlan(w io.Writer, p *plan.Plan) error {
+	where := p.Server.URL
+	if p.Server.Embedded {
+		where = "embedded reference server"
+	}
+	fmt.Fprintf(w, "scenario %s (%s), server: %s\n\n", p.Scenario, p.ScenarioPath, where)
+	rows := make([][]string, len(p.Points))
+	for i, pt := range p.Points {
+		group := "-"
+		if pt.Group != 0 {
+			group = strconv.Itoa(pt.Group)
+		}
+		rows[i] = []string{pt.Model, pt.ID, pt.Protocol, pt.SharedMemory, strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
+	}
+	if err := renderTable(w, []string{"model", "point", "protocol", "shm", "batch", "load", "group"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s, %s, measurement: %s\n", plural(len(p.Points), "point"), plural(len(p.Models), "model"), measurementText(p.Measurement))
+	fmt.Fprintf(w, "checks: %s\n", checksText(p.Checks))
+	est := scenario.Estimate(p)
+	fmt.Fprintf(w, "estimated wall time: %s at best, %s at worst\n  (%s; excludes server start-up and connection set-up)\n",
+		roundDuration(est.Total), roundDuration(est.Worst), est.Assumption)
+	return nil
+}
+
+func loadText(l plan.Load) string {
+	var s string
+	switch l.Mode {
+	case "request_rate":
+		s = fmt.Sprintf("rate %s/s %s", strconv.FormatFloat(l.Rate, 'f', -1, 64), l.Distribution)
+	case "iterations":
+		s = fmt.Sprintf("%d iterations, concurrency %d", l.Iterations, l.Concurrency)
+	default:
+		s = fmt.Sprintf("concurrency %d", l.Concurrency)
+	}
+	if l.Async {
+		s += ", async"
+	}
+	if l.Streaming {
+		s += ", streaming"
+	}
+	return s
+}
+
+func measurementText(m plan.Measurement) string {
+	var b strings.Builder
+	if m.Mode == "count_windows" {
+		fmt.Fprintf(&b, "count windows of %d requests", m.RequestCount)
+	} else {
+		fmt.Fprintf(&b, "time windows of %s", m.Window)
+	}
+	stab := "average latency"
+	if m.Percentile > 0 {
+		stab = fmt.Sprintf("p%d", m.Percentile)
+	}
+	fmt.Fprintf(&b, ", stable within %s%% (%s) in at most %d windows, then %d trials",
+		strconv.FormatFloat(m.StabilityPct, 'f', -1, 64), stab, m.MaxTrials, m.Trials)
+	if m.Warmup > 0 {
+		fmt.Fprintf(&b, ", warm-up %s", m.Warmup)
+	}
+	return b.String()
+}
+
+func checksText(c plan.Checks) string {
+	var parts []string
+	if n := len(c.Thresholds); n > 0 {
+		parts = append(parts, plural(n, "threshold"))
+	}
+	if n := len(c.Comparisons); n > 0 {
+		parts = append(parts, plural(n, "comparison"))
+	}
+	if c.Baseline != nil {
+		parts = append(parts, "baseline "+c.Baseline.Path)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// renderTable draws a table: box-drawing characters on a terminal, plain
+// ASCII otherwise so CI logs and pipes stay readable.
+func renderTable(w io.Writer, header []string, rows [][]string) error {
+	style := tw.StyleASCII
+	if isTerminal(w) {
+		style = tw.StyleLight
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(style)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(toCells(header)...)
+	for _, r := range rows {
+		if err := t.Append(toCells(r)...); err != nil {
+			return fmt.Errorf("rendering table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("rendering table: %w", err)
+	}
+	return nil
+}
+
+func toCells(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

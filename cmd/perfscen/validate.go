@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/scenario"
+)
+
+func init() { register(newValidateCmd) }
+
+func newValidateCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE|DIR...",
+		Short: "Check scenario files without running them",
+		Long: `validate loads each scenario as run would (schema, units, references,
+environment variables, input-data paths) and prints "ok  FILE" for a valid
+one or every problem of an invalid one, one per line as FILE:LINE:COL: PATH:
+MESSAGE. A directory stands for every *.yaml and *.yml file in it.
+
+Exit status: 0 when every file is valid, 2 otherwise.`,
+		Example: `  perfscen validate scenarios/quickstart.yaml
+  perfscen validate scenarios/
+  TRITON_TOKEN=x perfscen validate ci/*.yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runValidate(e, args) },
+	}
+}
+
+func runValidate(e *env, args []string) error {
+	files, err := scenarioFiles(args)
+	if err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	bad := 0
+	for _, f := range files {
+		if _, err := scenario.LoadPlan(f, e.getenv); err != nil {
+			bad++
+			printScenarioError(e, f, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "ok  %s\n", f)
+	}
+	if bad > 0 {
+		return exitSilently(exitcode.Invalid)
+	}
+	return nil
+}
+
+// printScenarioError writes a load failure to stderr, one problem a line.
+func printScenarioError(e *env, file string, err error) {
+	var errs *scenario.Errors
+	if errors.As(err, &errs) {
+		for _, x := range errs.List {
+			fmt.Fprintln(e.stderr, x.Error())
+		}
+		return
+	}
+	fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
+}
+
+// scenarioFiles expands directories into their *.yaml and *.yml files.
+func scenarioFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %w", err)
+		}
+		if !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		var found []string
+		for _, pat := range []string{"*.yaml", "*.yml"} {
+			m, err := filepath.Glob(filepath.Join(a, pat))
+			if err != nil {
+				return nil, fmt.Errorf("listing %s: %w", a, err)
+			}
+			found = append(found, m...)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no *.yaml or *.yml scenario files in this directory", a)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+)
+
+// runCLI runs perfscen from the repository root, so paths in the output
+// read as a user would type them.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(wd, "..", "..")
+	for i, a := range args {
+		if strings.HasPrefix(a, "@") { // @path: relative to the repository root
+			args[i] = filepath.Join(root, a[1:])
+		}
+	}
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	r := strings.NewReplacer(root+string(filepath.Separator), "")
+	return code, r.Replace(out.String()), r.Replace(errb.String())
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     []string // lines that must appear
+		stderr     []string
+		noStdout   bool
+		errorLines int // -1: don't count
+	}{
+		{
+			name:       "examples directory",
+			args:       []string{"validate", "@scenarios"},
+			code:       exitcode.OK,
+			stdout:     []string{"ok  scenarios/quickstart.yaml", "ok  scenarios/engine-comparison.yaml", "ok  scenarios/triton-trt-vs-onnx.yaml", "ok  scenarios/triton-grpc-shm-sweep.yaml"},
+			errorLines: 0,
+		},
+		{
+			name: "one valid, one invalid",
+			args: []string{"validate", "@scenarios/quickstart.yaml", "@scenario/testdata/invalid/three-mistakes.yaml"},
+			code: exitcode.Invalid,
+			stdout: []string{"ok  scenarios/quickstart.yaml"},
+			stderr: []string{
+				"scenario/testdata/invalid/three-mistakes.yaml:7:17: models[0].batch_size: must be >= 1 but found 0",
+				"scenario/testdata/invalid/three-mistakes.yaml:9:3: load.concurency: unknown field `concurency` (did you mean `concurrency`?)",
+				`scenario/testdata/invalid/three-mistakes.yaml:11:11: measurement.window: "5 sec" is not a duration (examples: 500ms, 5s)`,
+			},
+			errorLines: 3,
+		},
+		{
+			name:       "missing file",
+			args:       []string{"validate", "@scenarios/nope.yaml"},
+			code:       exitcode.Invalid,
+			stderr:     []string{"no such file or directory"},
+			noStdout:   true,
+			errorLines: -1,
+		},
+		{
+			name:       "directory without scenarios",
+			args:       []string{"validate", "@scenario/testdata/valid/data"},
+			code:       exitcode.Invalid,
+			stderr:     []string{"no *.yaml or *.yml scenario files"},
+			noStdout:   true,
+			errorLines: -1,
+		},
+		{
+			name:       "no arguments",
+			args:       []string{"validate"},
+			code:       exitcode.Invalid,
+			errorLines: -1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
+			}
+			for _, l := range tt.stdout {
+				if !strings.Contains(out, l+"\n") {
+					t.Errorf("stdout lacks %q:\n%s", l, out)
+				}
+			}
+			for _, l := range tt.stderr {
+				if !strings.Contains(errOut, l) {
+					t.Errorf("stderr lacks %q:\n%s", l, errOut)
+				}
+			}
+			if tt.noStdout && out != "" {
+				t.Errorf("unexpected stdout %q", out)
+			}
+			if tt.errorLines >= 0 {
+				if n := strings.Count(errOut, "\n"); n != tt.errorLines {
+					t.Errorf("%d stderr lines, want %d:\n%s", n, tt.errorLines, errOut)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateHelpHasExamples(t *testing.T) {
+	for _, cmd := range []string{"validate", "plan"} {
+		code, out, _ := runCLI(t, cmd, "--help")
+		if code != exitcode.OK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "perfscen "+cmd+" scenarios/") {
+			t.Errorf("%s --help: exit %d, output:\n%s", cmd, code, out)
+		}
+	}
+}

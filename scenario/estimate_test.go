@@ -1,0 +1,74 @@
+package scenario
+
+import (
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/plan"
+)
+
+func TestEstimate(t *testing.T) {
+	tests := []struct {
+		name        string
+		m           plan.Measurement
+		loads       []plan.Load
+		total, wrst time.Duration
+	}{
+		{
+			name:  "time windows",
+			m:     plan.Measurement{Mode: "time_windows", Window: time.Second, MaxTrials: 6, Trials: 5, Warmup: 2 * time.Second},
+			loads: []plan.Load{{Mode: "concurrency", Concurrency: 1}, {Mode: "concurrency", Concurrency: 2}},
+			total: 2 * (2 + 8) * time.Second, wrst: 2 * (2 + 11) * time.Second,
+		},
+		{
+			name:  "count windows at a request rate: 500 requests at 250/s = 2s windows",
+			m:     plan.Measurement{Mode: "count_windows", RequestCount: 500, MaxTrials: 10, Trials: 10},
+			loads: []plan.Load{{Mode: "request_rate", Rate: 250}},
+			total: 13 * 2 * time.Second, wrst: 20 * 2 * time.Second,
+		},
+		{
+			name:  "count windows last at least 1s",
+			m:     plan.Measurement{Mode: "count_windows", RequestCount: 50, MaxTrials: 10, Trials: 1},
+			loads: []plan.Load{{Mode: "concurrency", Concurrency: 8}},
+			total: 4 * time.Second, wrst: 11 * time.Second,
+		},
+		{
+			name:  "iterations: 1000 requests at concurrency 4 = 2.5s",
+			m:     plan.Measurement{Mode: "time_windows", Window: time.Second, MaxTrials: 10, Trials: 10},
+			loads: []plan.Load{{Mode: "iterations", Concurrency: 4, Iterations: 900, WarmupIterations: 100}},
+			total: 2500 * time.Millisecond, wrst: 2500 * time.Millisecond,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &plan.Plan{Measurement: tt.m}
+			for _, l := range tt.loads {
+				p.Points = append(p.Points, plan.Point{Load: l})
+			}
+			e := Estimate(p)
+			if e.Total != tt.total || e.Worst != tt.wrst {
+				t.Errorf("total, worst = %v, %v; want %v, %v", e.Total, e.Worst, tt.total, tt.wrst)
+			}
+			if len(e.PerPoint) != len(p.Points) || e.Assumption == "" {
+				t.Errorf("estimate incomplete: %+v", e)
+			}
+		})
+	}
+}
+
+// The shipped demos must stay short: quickstart under a minute, the engine
+// comparison under 90 s, at best.
+func TestExampleDurations(t *testing.T) {
+	for file, limit := range map[string]time.Duration{
+		"../scenarios/quickstart.yaml":        60 * time.Second,
+		"../scenarios/engine-comparison.yaml": 90 * time.Second,
+	} {
+		p, err := LoadPlan(file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := Estimate(p); e.Total > limit {
+			t.Errorf("%s: estimated %v, want under %v", file, e.Total, limit)
+		}
+	}
+}
