@@ -49,9 +49,9 @@ func TestValidate(t *testing.T) {
 			errorLines: 0,
 		},
 		{
-			name: "one valid, one invalid",
-			args: []string{"validate", "@scenarios/quickstart.yaml", "@scenario/testdata/invalid/three-mistakes.yaml"},
-			code: exitcode.Invalid,
+			name:   "one valid, one invalid",
+			args:   []string{"validate", "@scenarios/quickstart.yaml", "@scenario/testdata/invalid/three-mistakes.yaml"},
+			code:   exitcode.Invalid,
 			stdout: []string{"ok  scenarios/quickstart.yaml"},
 			stderr: []string{
 				"scenario/testdata/invalid/three-mistakes.yaml:7:17: models[0].batch_size: must be >= 1 but found 0",
