@@ -259,7 +259,6 @@ func TestMalformedReplies(t *testing.T) {
 	}
 }
 
-
 func TestAdminCalls(t *testing.T) {
 	vs, _, _ := variants(t)
 	ctx := context.Background()

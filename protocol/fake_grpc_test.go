@@ -71,7 +71,9 @@ func (f *fakeGRPC) ModelConfig(context.Context, *pb.ModelConfigRequest) (*pb.Mod
 
 func (f *fakeGRPC) ModelStatistics(context.Context, *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
 	s := testStats
-	d := func(x kserve.StatDuration) *pb.StatisticDuration { return &pb.StatisticDuration{Count: x.Count, Ns: x.Ns} }
+	d := func(x kserve.StatDuration) *pb.StatisticDuration {
+		return &pb.StatisticDuration{Count: x.Count, Ns: x.Ns}
+	}
 	return &pb.ModelStatisticsResponse{ModelStats: []*pb.ModelStatistics{{
 		Name: s.Name, Version: s.Version, InferenceCount: s.InferenceCount, ExecutionCount: s.ExecutionCount,
 		InferenceStats: &pb.InferStatistics{Success: d(s.InferenceStats.Success), Queue: d(s.InferenceStats.Queue)},

@@ -87,4 +87,3 @@ func TestHTTPRequestBytes(t *testing.T) {
 		})
 	}
 }
-
