@@ -163,24 +163,26 @@ type grouper struct {
 }
 
 func newGrouper(r *resolved) *grouper {
-	g := &grouper{component: map[string]string{}, ids: map[string]int{}}
+	parent := map[string]string{}
 	var find func(string) string
 	find = func(a string) string {
-		if p, ok := g.component[a]; ok && p != a {
-			root := find(p)
-			g.component[a] = root
-			return root
+		p, ok := parent[a]
+		if !ok {
+			parent[a] = a
+			return a
 		}
-		return a
+		if p == a {
+			return a
+		}
+		root := find(p)
+		parent[a] = root
+		return root
 	}
 	for _, c := range r.checks.Comparisons {
-		a, b := find(c.Candidate), find(c.Reference)
-		g.component[a], g.component[b] = a, a
-		if a != b {
-			g.component[b] = a
-		}
+		parent[find(c.Reference)] = find(c.Candidate)
 	}
-	for a := range g.component {
+	g := &grouper{component: map[string]string{}, ids: map[string]int{}}
+	for a := range parent {
 		g.component[a] = find(a)
 	}
 	return g
