@@ -33,14 +33,18 @@ func startServer(t testing.TB, opts Options) *Server {
 	return s
 }
 
-func grpcClient(t testing.TB, s *Server) inferencepb.GRPCInferenceServiceClient {
+func grpcConn(t testing.TB, s *Server) *grpc.ClientConn {
 	t.Helper()
 	cc, err := grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	return inferencepb.NewGRPCInferenceServiceClient(cc)
+	return cc
+}
+
+func grpcClient(t testing.TB, s *Server) inferencepb.GRPCInferenceServiceClient {
+	return inferencepb.NewGRPCInferenceServiceClient(grpcConn(t, s))
 }
 
 type httpReply struct {

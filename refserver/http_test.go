@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/perfscen/perfscen/kserve"
 )
 
 func simpleJSONBody(t testing.TB) []byte {
@@ -85,5 +83,3 @@ func TestHTTPRoutes(t *testing.T) {
 		}
 	}
 }
-
-var _ = kserve.HeaderContentLength
