@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/importer"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/result"
+)
+
+func init() { register(newImportCmd) }
+
+func newImportCmd(e *env) *cobra.Command {
+	var (
+		out  string
+		opts importer.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Convert perf_analyzer CSV (-f) or console output into a perfscen result file",
+		Long: `import reads perf_analyzer's -f CSV (with or without --verbose-csv) or its
+console output (one or several runs in one log) and writes a perfscen result
+document, so the numbers can be gated, compared with a baseline and reported.
+
+The model name comes from the echoed "perf_analyzer -m NAME" command line in a
+log; a CSV never names its model, so --model is required for CSV input.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			run, err := importer.ImportFiles(files, opts)
+			if err != nil {
+				return exitcode.AsInvalid(err)
+			}
+			run.Environment.PerfscenVersion = version
+			if err := result.WriteFile(out, run); err != nil {
+				return exitcode.AsEnvironment(fmt.Errorf("writing %s: %w", out, err))
+			}
+			fmt.Fprintf(e.stdout, "imported %d point(s) from %d file(s) (%s) into %s\n", len(run.Points), len(files), run.Source, out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "results.json", "result file to write")
+	f.StringVar(&opts.Model, "model", "", "model name when the input does not name it (always needed for CSV)")
+	f.IntVar(&opts.BatchSize, "batch-size", 0, "batch size when the input does not state it (default 1, as perf_analyzer)")
+	f.StringVar(&opts.Protocol, "protocol", "", "protocol when the input does not reveal it: http or grpc (default http)")
+	return cmd
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/result"
+)
+
+func TestImportCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   string
+		stderr   string
+		points   int
+		sourceIs string
+	}{
+		{"log", []string{"import", "../../importer/testdata/multi.log", "-o", out}, exitcode.OK, "imported 2 point(s) from 1 file(s) (perf_analyzer-log)", "", 2, "perf_analyzer-log"},
+		{"csv", []string{"import", "--model", "inception", "../../importer/testdata/default.csv", "-o", out}, exitcode.OK, "imported 4 point(s)", "", 4, "perf_analyzer-csv"},
+		{"csv without model", []string{"import", "../../importer/testdata/default.csv", "-o", out}, exitcode.Invalid, "", "pass --model", 0, ""},
+		{"missing file", []string{"import", filepath.Join(dir, "nope.csv"), "-o", out}, exitcode.Invalid, "", "reading perf_analyzer output", 0, ""},
+		{"no args", []string{"import"}, exitcode.Invalid, "", "requires at least 1 arg", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+			}
+			if tt.points == 0 {
+				return
+			}
+			r, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Points) != tt.points || r.Source != tt.sourceIs || r.Environment.PerfscenVersion != version {
+				t.Errorf("result: %d points, source %q, version %q", len(r.Points), r.Source, r.Environment.PerfscenVersion)
+			}
+		})
+	}
+}
