@@ -122,28 +122,44 @@ func reportAlternatives(c *collector, doc any, ve *jsonschema.ValidationError) {
 		c.at(p, "expected %s, got %s", strings.Join(uniq(types), " or "), jsonTypeOf(valueAt(doc, p)))
 		return
 	}
-	// Several fitting branches (e.g. a range string and …): report the first;
-	// the branches are ordered from most to least likely in the schema.
-	reportSchema(c, doc, fitting[0])
+	// Of the branches whose type fits, the one that got deepest into the
+	// value is the one the author meant (a list of protocols with one bad
+	// item, not "a list is not a protocol"); ties go to schema order.
+	best, bestDepth := fitting[0], leafDepth(fitting[0])
+	for _, b := range fitting[1:] {
+		if d := leafDepth(b); d > bestDepth {
+			best, bestDepth = b, d
+		}
+	}
+	reportSchema(c, doc, best)
+}
+
+// leafDepth is the deepest instance location among e's leaf errors.
+func leafDepth(e *jsonschema.ValidationError) int {
+	if len(e.Causes) == 0 {
+		return strings.Count(e.InstanceLocation, "/")
+	}
+	d := 0
+	for _, c := range e.Causes {
+		d = max(d, leafDepth(c))
+	}
+	return d
 }
 
 // typeMismatch says whether branch b failed only because the value at loc
 // has the wrong JSON type, and which types b accepts.
 func typeMismatch(b *jsonschema.ValidationError, loc string) (string, bool) {
-	for len(b.Causes) == 1 && b.Message == "" || (len(b.Causes) == 1 && lastSeg(b.KeywordLocation) == "$ref") {
+	for len(b.Causes) == 1 { // through $ref wrappers
 		b = b.Causes[0]
 	}
 	if b.InstanceLocation != loc || len(b.Causes) != 0 {
 		return "", false
 	}
-	switch lastSeg(b.KeywordLocation) {
-	case "type":
-		m := typeMsgRE.FindStringSubmatch(b.Message)
-		if m != nil {
-			return m[1], true
-		}
-	case "const", "enum":
+	if lastSeg(b.KeywordLocation) != "type" {
 		return "", false
+	}
+	if m := typeMsgRE.FindStringSubmatch(b.Message); m != nil {
+		return m[1], true
 	}
 	return "", false
 }
