@@ -37,6 +37,8 @@ type acc struct {
 
 	sendRecv time.Duration
 	wait     time.Duration
+
+	unreachable int64 // failures to reach the server (transport errors)
 }
 
 func newAcc(start time.Duration) *acc {
@@ -84,6 +86,7 @@ func (a *acc) merge(b *acc) {
 	a.maxLat = max(a.maxLat, b.maxLat)
 	a.sendRecv += b.sendRecv
 	a.wait += b.wait
+	a.unreachable += b.unreachable
 	a.start = min(a.start, b.start)
 	a.end = max(a.end, b.end)
 }

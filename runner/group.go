@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/perfscen/perfscen/result"
+)
+
+// interleave measures points that share a Group: each stabilizes on its own
+// (those windows are recorded, not kept), then rounds of one kept window per
+// point run in plan order (A B A B …) until each has its trials, so drift
+// over time hits every point of the group alike.
+func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, error) {
+	for _, pr := range prs {
+		rs.progress(Event{Kind: PointStarted, Index: pr.idx, Point: pr.p})
+		if pr.p.Load.Mode == "iterations" {
+			// A fixed count has no windows to alternate; run it whole.
+			if interrupted, err := pr.standalone(ctx); interrupted || err != nil {
+				return interrupted, err
+			}
+			continue
+		}
+		stableAt, err := pr.stabilize(ctx, false)
+		if interrupted, err := pr.outcome(err); interrupted || err != nil {
+			return interrupted, err
+		}
+		if stableAt < 0 {
+			pr.status = result.PointUnstable
+		} else {
+			pr.status = result.PointStable
+		}
+	}
+	keep := keepCount(rs.plan.Measurement.Trials)
+	for round := 0; round < keep; round++ {
+		for _, pr := range prs {
+			if pr.p.Load.Mode == "iterations" {
+				continue
+			}
+			err := pr.segment(ctx, func(m *measured) bool {
+				rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
+				pr.kept = append(pr.kept, len(pr.windows)-1)
+				return false
+			})
+			if interrupted, err := pr.outcome(err); interrupted || err != nil {
+				return interrupted, err
+			}
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,379 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/validate"
+)
+
+// measured is one closed window with the figures gathered around it.
+type measured struct {
+	acc       *acc
+	win       result.Window
+	server    *result.ServerStats
+	gpu       *result.GPUMetrics
+	startWall time.Time
+}
+
+// pointRunner measures one plan point; it lives on the run's goroutine.
+type pointRunner struct {
+	rs    *runState
+	idx   int
+	p     *plan.Point
+	model plan.Model
+	pl    *pointLoad
+	m     plan.Measurement
+
+	statsOff bool
+	windows  []*measured
+	kept     []int // indexes into windows
+	status   string
+
+	errs       tally
+	mismatches tally
+	checked    int64
+	late       int64
+	notes      []string
+}
+
+func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, error) {
+	p := &rs.plan.Points[i]
+	pr := &pointRunner{rs: rs, idx: i, p: p, m: rs.plan.Measurement}
+	found := false
+	for _, m := range rs.plan.Models {
+		if m.Alias == p.Model {
+			pr.model, found = m, true
+		}
+	}
+	if !found {
+		return nil, exitcode.AsInvalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
+	}
+	useShm, err := shmMode(p.SharedMemory)
+	if err != nil {
+		return nil, err
+	}
+	client, err := rs.clientFor(p.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	data, err := rs.deps.Inputs(p)
+	if err != nil {
+		return nil, exitcode.AsInvalid(fmt.Errorf("input data: %w", err))
+	}
+	offs, err := flatOffsets(data)
+	if err != nil {
+		return nil, exitcode.AsInvalid(err)
+	}
+	pl := &pointLoad{client: client, model: pr.model.Name, version: pr.model.Version, data: data,
+		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: rs.plan.Server.Timeout,
+		validateEvery: 1}
+	if p.Load.Streaming {
+		st, ok := client.(protocol.Streamer)
+		if !ok {
+			return nil, exitcode.AsInvalid(fmt.Errorf("streaming needs a gRPC client; protocol %q has no stream", p.Protocol))
+		}
+		pl.streamer = st
+	}
+	if pr.model.Validate && data.HasExpected() {
+		vo := validate.Options{FloatTolerance: pr.model.FloatTolerance, MaxReported: 1}
+		pl.compare = func(expected, got []kserve.Tensor) string {
+			r := validate.Compare(expected, got, vo)
+			if r.OK() {
+				return ""
+			}
+			return r.String()
+		}
+		if pr.m.Mode != "count_windows" && p.Load.Mode != "iterations" {
+			pl.validateEvery = rs.opts.ValidateEvery
+		}
+	}
+	if useShm {
+		meta, err := client.ModelMetadata(ctx, pl.model, pl.version)
+		if err != nil {
+			return nil, exitcode.AsEnvironment(fmt.Errorf("model metadata for shared memory: %w", err))
+		}
+		set, err := newShmSet(ctx, client, fmt.Sprintf("p%d", i), data, meta, p.BatchSize, p.OutputShmSize)
+		if err != nil {
+			return nil, exitcode.AsEnvironment(err)
+		}
+		pl.shm = set
+	}
+	pr.pl = pl
+	return pr, nil
+}
+
+func (pr *pointRunner) cleanup() {
+	if err := pr.pl.shm.close(); err != nil {
+		pr.notes = append(pr.notes, err.Error())
+	}
+}
+
+// spec is how a session of this point drives load.
+func (pr *pointRunner) spec() loadSpec {
+	ld := pr.p.Load
+	o := pr.rs.opts
+	s := loadSpec{workers: max(ld.Concurrency, 1), drain: o.Drain,
+		cut: cutter{warmupEnd: pr.m.Warmup, window: pr.m.Window}}
+	if pr.m.Mode == "count_windows" {
+		s.cut.count = true
+		s.cut.minCount = int64(max(pr.m.RequestCount, 1))
+		s.cut.step = o.MinCountWindow
+		s.cut.maxLen = o.MaxCountWindow
+	}
+	if s.cut.window <= 0 {
+		s.cut.window = 5 * time.Second // perf_analyzer's measurement interval
+	}
+	if ld.Mode == "request_rate" {
+		s.rate = true
+		s.pacer = newPacer(ld.Distribution, ld.Rate, o.Seed+uint64(pr.idx))
+		s.maxWorkers = ld.MaxThreads
+		s.workers = ld.MaxThreads
+		if s.workers <= 0 {
+			s.workers = 4 // perf_analyzer's rate-mode thread default; grows on demand
+		}
+		if pr.model.Sequence {
+			s.maxWorkers = s.workers // one live sequence per worker
+		}
+	}
+	return s
+}
+
+// record turns a closed window into a measured one and reports it.
+func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStats) *measured {
+	batch := max(pr.p.BatchSize, 1)
+	dur := w.end - w.start
+	met := w.metrics(batch, dur)
+	m := &measured{acc: w, server: server, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
+	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
+		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
+	m.gpu = pr.rs.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
+	pr.windows = append(pr.windows, m)
+	return m
+}
+
+func (pr *pointRunner) snapshot(ctx context.Context) (kserve.ModelStats, bool) {
+	if pr.statsOff {
+		return kserve.ModelStats{}, false
+	}
+	list, err := pr.pl.client.ModelStatistics(ctx, pr.pl.model, pr.pl.version)
+	var st kserve.ModelStats
+	ok := err == nil
+	if ok {
+		st, ok = pickStats(list, pr.pl.model, pr.pl.version)
+	}
+	if !ok {
+		if ctx.Err() == nil {
+			pr.statsOff = true
+			msg := "server statistics unavailable"
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			pr.notes = append(pr.notes, msg)
+		}
+		return st, false
+	}
+	return st, true
+}
+
+// absorb folds a finished session's totals into the point.
+func (pr *pointRunner) absorb(st *aggStats) {
+	pr.errs.merge(&st.errors)
+	pr.mismatches.merge(&st.mismatches)
+	pr.checked += st.checked
+	pr.late += st.late
+}
+
+// errInterrupted is returned by segment when ctx was cancelled.
+var errInterrupted = errors.New("interrupted")
+
+// segment runs one session of load, handing each closed window to next until
+// next returns false.
+func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool) (err error) {
+	sess := startSession(ctx, pr.pl, pr.spec())
+	defer func() {
+		st, serr := sess.stop(pr.rs.opts.Drain)
+		pr.absorb(st)
+		if err == nil && serr != nil {
+			err = exitcode.AsEnvironment(serr)
+		}
+	}()
+	if !sleepUntil(ctx, sess.epoch.Add(pr.m.Warmup)) {
+		return errInterrupted
+	}
+	before, haveStats := pr.snapshot(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return errInterrupted
+		case w, ok := <-sess.windows:
+			if !ok {
+				if ctx.Err() != nil {
+					return errInterrupted
+				}
+				return nil // the session ended on its own (a worker failed to start)
+			}
+			var server *result.ServerStats
+			if haveStats {
+				after, ok := pr.snapshot(ctx)
+				if ok {
+					server = serverDelta(before, after)
+					before = after
+				}
+				haveStats = ok
+			}
+			m := pr.record(w, sess.epoch, server)
+			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
+				return exitcode.AsEnvironment(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
+			}
+			if !next(m) {
+				return nil
+			}
+		}
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+func (pr *pointRunner) windowsOf(ms []*measured) []result.Window {
+	out := make([]result.Window, len(ms))
+	for i, m := range ms {
+		out[i] = m.win
+	}
+	return out
+}
+
+// stabilize measures windows until the point is stable (or max_trials
+// windows ran) and, when keepGoing, then until it holds its kept trials.
+// It returns the index of the first kept window, or -1 when unstable.
+func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, error) {
+	maxTrials := pr.m.MaxTrials
+	if maxTrials <= 0 {
+		maxTrials = 10
+	}
+	pct := pr.m.StabilityPct
+	if pct <= 0 {
+		pct = 10
+	}
+	keep := keepCount(pr.m.Trials)
+	first := len(pr.windows)
+	stableAt := -1
+	err := pr.segment(ctx, func(m *measured) bool {
+		mine := pr.windows[first:]
+		justStable := false
+		if stableAt < 0 {
+			stable, latUnstable := isStable(pr.windowsOf(mine), pct, pr.p.Load.Async)
+			if stable {
+				stableAt = len(pr.windows) - stabilityWindow
+				justStable = true
+				if latUnstable {
+					pr.notes = append(pr.notes, "latency is not stabilizing; stabilized on throughput alone (async load)")
+				}
+			}
+		}
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: justStable})
+		if stableAt < 0 {
+			return len(mine) < maxTrials
+		}
+		return keepGoing && len(pr.windows)-stableAt < keep
+	})
+	return stableAt, err
+}
+
+// standalone measures a point on its own.
+func (pr *pointRunner) standalone(ctx context.Context) (bool, error) {
+	if pr.p.Load.Mode == "iterations" {
+		return pr.iterations(ctx)
+	}
+	stableAt, err := pr.stabilize(ctx, true)
+	switch {
+	case stableAt >= 0:
+		pr.status = result.PointStable
+		pr.keep(stableAt, len(pr.windows))
+	default:
+		pr.status = result.PointUnstable
+		pr.keep(max(len(pr.windows)-stabilityWindow, 0), len(pr.windows))
+	}
+	return pr.outcome(err)
+}
+
+func (pr *pointRunner) keep(from, to int) {
+	for i := from; i < to; i++ {
+		pr.kept = append(pr.kept, i)
+	}
+}
+
+// outcome splits a segment error into interrupted or fatal.
+func (pr *pointRunner) outcome(err error) (bool, error) {
+	if errors.Is(err, errInterrupted) {
+		return true, nil
+	}
+	return false, err
+}
+
+// iterations is perf_analyzer's --request-count: drop the warm-up requests,
+// then measure exactly Iterations requests in one window.
+func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
+	ld := pr.p.Load
+	spec := pr.spec()
+	spec.whole = true
+	if ld.WarmupIterations > 0 {
+		spec.budget = int64(ld.WarmupIterations)
+		_, st, err := startSession(ctx, pr.pl, spec).wait()
+		// Warm-up failures still say something about the server.
+		pr.errs.merge(&st.errors)
+		if err != nil {
+			return false, exitcode.AsEnvironment(err)
+		}
+	}
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	before, haveStats := pr.snapshot(ctx)
+	spec.budget = int64(max(ld.Iterations, 1))
+	sess := startSession(ctx, pr.pl, spec)
+	w, st, err := sess.wait()
+	pr.absorb(st)
+	if err != nil {
+		return false, exitcode.AsEnvironment(err)
+	}
+	var server *result.ServerStats
+	if haveStats {
+		if after, ok := pr.snapshot(ctx); ok {
+			server = serverDelta(before, after)
+		}
+	}
+	if w != nil {
+		m := pr.record(w, sess.epoch, server)
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: true})
+		pr.kept = append(pr.kept, len(pr.windows)-1)
+	}
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	pr.status = result.PointStable
+	if w != nil && w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
+		return false, exitcode.AsEnvironment(fmt.Errorf("%w: none of %d requests succeeded", ErrUnreachable, w.errs))
+	}
+	return false, nil
+}

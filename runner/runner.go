@@ -1,0 +1,261 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/perfscen/perfscen/inputdata"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/result"
+)
+
+// Deps are the resources a run needs; the caller builds, checks and closes
+// them. Model names and versions come from plan.Models.
+type Deps struct {
+	// Client talks plan.Server.Protocol; it also serves metadata and
+	// statistics for the run.
+	Client protocol.Client
+	// ClientFor returns the client for a point whose protocol differs from
+	// plan.Server.Protocol ("http", "grpc"). It may be nil when the plan
+	// never sweeps protocol.
+	ClientFor func(protocol string) (protocol.Client, error)
+	// Inputs returns the request data of a point (its model, batch size and
+	// shapes), loaded and checked against the model before the run starts.
+	Inputs func(p *plan.Point) (*inputdata.Data, error)
+}
+
+// Options tune a run; the zero value gives perf_analyzer's behavior.
+type Options struct {
+	// Version is this perfscen's version, recorded in the environment.
+	Version string
+	// Progress, when set, is called from the run's goroutine as points
+	// start, windows close and points finish; it must not block for long.
+	Progress func(Event)
+	// Now is the wall clock for timestamps in the result; durations always
+	// use the monotonic clock. Nil means time.Now.
+	Now func() time.Time
+	// MinCountWindow is the count_windows time granularity: a window lasts a
+	// whole number of these (perf_analyzer: 1 s).
+	MinCountWindow time.Duration
+	// MaxCountWindow closes a count window that never reaches its count.
+	// Default 60 s.
+	MaxCountWindow time.Duration
+	// ValidateEvery checks one response in this many under time windows
+	// (default 10); count windows and iterations check every response.
+	ValidateEvery int
+	// Drain is how long in-flight requests may finish after a stop or an
+	// interrupt (default 500 ms).
+	Drain time.Duration
+	// Seed drives Poisson schedules (default 1).
+	Seed uint64
+	// MetricsInterval is the GPU metrics scrape period (default 1 s).
+	MetricsInterval time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MinCountWindow <= 0 {
+		o.MinCountWindow = time.Second
+	}
+	if o.MaxCountWindow <= 0 {
+		o.MaxCountWindow = time.Minute
+	}
+	if o.ValidateEvery <= 0 {
+		o.ValidateEvery = 10
+	}
+	if o.Drain <= 0 {
+		o.Drain = 500 * time.Millisecond
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.MetricsInterval <= 0 {
+		o.MetricsInterval = time.Second
+	}
+	return o
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	PointStarted EventKind = iota // Point is about to be measured
+	WindowDone                    // Window closed (Stable: the point is now stable)
+	PointDone                     // Result holds the point's figures
+)
+
+// Event is a progress report.
+type Event struct {
+	Kind   EventKind
+	Index  int // point index in the plan
+	Total  int // points in the plan
+	Point  *plan.Point
+	Window *result.Window
+	Stable bool
+	Result *result.Point
+}
+
+// ErrUnreachable marks a run stopped because requests could no longer reach
+// the server.
+var ErrUnreachable = errors.New("server unreachable")
+
+// runState is shared by the points of one run.
+type runState struct {
+	plan    *plan.Plan
+	deps    Deps
+	opts    Options
+	gpu     *gpuScraper
+	seqIDs  atomic.Uint64
+	clients map[string]protocol.Client
+	total   int
+}
+
+func (rs *runState) progress(e Event) {
+	if rs.opts.Progress != nil {
+		e.Total = rs.total
+		rs.opts.Progress(e)
+	}
+}
+
+func (rs *runState) clientFor(proto string) (protocol.Client, error) {
+	if proto == "" || proto == rs.plan.Server.Protocol {
+		return rs.deps.Client, nil
+	}
+	if c, ok := rs.clients[proto]; ok {
+		return c, nil
+	}
+	if rs.deps.ClientFor == nil {
+		return nil, exitcode.AsInvalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, rs.plan.Server.Protocol))
+	}
+	c, err := rs.deps.ClientFor(proto)
+	if err != nil {
+		return nil, fmt.Errorf("protocol %s: %w", proto, err)
+	}
+	rs.clients[proto] = c
+	return c, nil
+}
+
+// Run measures every point of p in order and returns the results. The
+// result is returned even with an error: its Status says whether the run
+// completed, stopped early (partial) or was interrupted, and Points holds
+// what was measured. Per-request failures are data in the result; an error
+// means the run could not go on (it carries an exitcode: 3 for the server
+// or environment, 2 for invalid input such as CUDA shared memory).
+func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Run, error) {
+	opts = opts.withDefaults()
+	run := &result.Run{
+		SchemaVersion: result.SchemaVersion,
+		Scenario:      p.Scenario, ScenarioPath: p.ScenarioPath, ScenarioHash: p.ScenarioHash,
+		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
+	}
+	if deps.Client == nil || deps.Inputs == nil {
+		return finishRun(run, opts, exitcode.AsInvalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
+	}
+	env, err := environment(ctx, p, deps.Client, opts.Version)
+	run.Environment = env
+	if err != nil {
+		return finishRun(run, opts, exitcode.AsEnvironment(err))
+	}
+	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]protocol.Client{}, total: len(p.Points)}
+	if p.Server.MetricsURL != "" {
+		rs.gpu = startGPUScraper(ctx, p.Server.MetricsURL, opts.MetricsInterval)
+		defer rs.gpu.close()
+	}
+
+	results := make([]*result.Point, len(p.Points))
+	var runErr error
+	for i := range p.Points {
+		if results[i] != nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			run.Status = result.StatusInterrupted
+			break
+		}
+		idx := []int{i}
+		if g := p.Points[i].Group; g != 0 {
+			idx = idx[:0]
+			for j := i; j < len(p.Points); j++ {
+				if p.Points[j].Group == g {
+					idx = append(idx, j)
+				}
+			}
+		}
+		pts, interrupted, err := rs.measure(ctx, idx)
+		for k, j := range idx {
+			if pts[k] != nil {
+				results[j] = pts[k]
+			}
+		}
+		if err != nil {
+			runErr = err
+			run.Status = result.StatusPartial
+			break
+		}
+		if interrupted {
+			run.Status = result.StatusInterrupted
+			break
+		}
+	}
+	for _, r := range results {
+		if r != nil {
+			run.Points = append(run.Points, *r)
+		}
+	}
+	if rs.gpu != nil {
+		run.Environment.GPU = rs.gpu.describe()
+		run.Environment.Testbed = testbed(run.Environment)
+	}
+	return finishRun(run, opts, runErr)
+}
+
+func finishRun(run *result.Run, opts Options, err error) (*result.Run, error) {
+	run.Finished = opts.Now()
+	if err != nil {
+		if run.Status == result.StatusComplete {
+			run.Status = result.StatusPartial
+		}
+		run.Errors = append(run.Errors, err.Error())
+	}
+	return run, err
+}
+
+// measure runs one point, or a group of points interleaved.
+func (rs *runState) measure(ctx context.Context, idx []int) ([]*result.Point, bool, error) {
+	prs := make([]*pointRunner, len(idx))
+	out := make([]*result.Point, len(idx))
+	defer func() {
+		for _, pr := range prs {
+			if pr != nil {
+				pr.cleanup()
+			}
+		}
+	}()
+	for k, i := range idx {
+		pr, err := rs.newPointRunner(ctx, i)
+		if err != nil {
+			return out, false, fmt.Errorf("point %s: %w", rs.plan.Points[i].ID, err)
+		}
+		prs[k] = pr
+	}
+	var interrupted bool
+	var err error
+	if len(prs) == 1 {
+		rs.progress(Event{Kind: PointStarted, Index: idx[0], Point: prs[0].p})
+		interrupted, err = prs[0].standalone(ctx)
+	} else {
+		interrupted, err = rs.interleave(ctx, prs)
+	}
+	for k, pr := range prs {
+		out[k] = pr.finish(interrupted, err)
+		rs.progress(Event{Kind: PointDone, Index: idx[k], Point: pr.p, Result: out[k]})
+	}
+	return out, interrupted, err
+}

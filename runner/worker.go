@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/perfscen/perfscen/inputdata"
+	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/protocol"
+)
+
+// defaultSequenceLength is perf_analyzer's --sequence-length, used when a
+// sequence model is fed flat (non-stream) data.
+const defaultSequenceLength = 20
+
+// compareFunc returns "" when got matches expected, else a description of
+// the first difference.
+type compareFunc func(expected, got []kserve.Tensor) string
+
+// pointLoad is what every worker of a point shares; it is read-only once
+// built.
+type pointLoad struct {
+	client   protocol.Client
+	streamer protocol.Streamer // non-nil for streaming points
+	model    string
+	version  string
+	data     *inputdata.Data
+	offsets  []int // flat index of each stream's first step
+	sequence bool
+	seqIDs   *atomic.Uint64 // shared correlation-id source, unique per run
+	timeout  time.Duration
+
+	shm *shmSet // nil without shared memory
+
+	compare       compareFunc // nil: no validation
+	validateEvery int         // validate 1 response in this many (1 = all)
+}
+
+// worker issues one request at a time; it is owned by one goroutine.
+type worker struct {
+	pl     *pointLoad
+	id     int
+	cursor *inputdata.Cursor
+	reqs   []*protocol.InferRequest // prepared lazily, by flat step index
+	params map[string]any           // sequence parameters, reused
+	seqPos int                      // position in a flat-data sequence
+	count  uint64                   // requests issued, for sampling and ids
+	idBuf  []byte
+
+	stream    protocol.Stream
+	streamCtx context.Context
+
+	outputs *workerOutputs // this worker's output shm regions
+}
+
+func (pl *pointLoad) newWorker(ctx context.Context, id, workers int) (*worker, error) {
+	w := &worker{pl: pl, id: id, cursor: pl.data.Cursor(id, workers), streamCtx: ctx,
+		reqs: make([]*protocol.InferRequest, pl.data.Len())}
+	if pl.sequence {
+		w.params = map[string]any{}
+	}
+	if pl.shm != nil {
+		o, err := pl.shm.workerOutputs(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		w.outputs = o
+	}
+	return w, nil
+}
+
+// request returns the prepared request of a cursor step, building it the
+// first time this worker meets the step.
+func (w *worker) request(r inputdata.Request) *protocol.InferRequest {
+	i := w.pl.offsets[r.Stream] + r.Index
+	if req := w.reqs[i]; req != nil {
+		return req
+	}
+	req := &protocol.InferRequest{Model: w.pl.model, Version: w.pl.version, Parameters: w.params}
+	req.Inputs = make([]protocol.Input, len(r.Inputs))
+	for k, t := range r.Inputs {
+		req.Inputs[k] = protocol.Input{Tensor: t}
+		if w.pl.shm != nil {
+			ref := w.pl.shm.inputRef(i, k)
+			req.Inputs[k].Tensor.Raw = nil
+			req.Inputs[k].Shm = &ref
+		}
+	}
+	if w.outputs != nil {
+		req.Outputs = w.outputs.requested
+	}
+	w.reqs[i] = req
+	return req
+}
+
+func (w *worker) setSequence(r inputdata.Request) {
+	start, end := r.Start, r.End
+	if !w.pl.data.Sequences {
+		n := min(len(w.pl.data.Streams[0]), defaultSequenceLength)
+		start, end = w.seqPos == 0, w.seqPos == n-1
+		w.seqPos = (w.seqPos + 1) % n
+	}
+	if start || w.params["sequence_id"] == nil {
+		w.params["sequence_id"] = int64(w.pl.seqIDs.Add(1))
+	}
+	w.params["sequence_start"] = start
+	w.params["sequence_end"] = end
+}
+
+// do sends the next request and fills s; s.sched is set by the caller.
+// clock reads the point's monotonic clock.
+func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) {
+	r := w.cursor.Next()
+	req := w.request(r)
+	if w.pl.sequence {
+		w.setSequence(r)
+	}
+	w.count++
+	s.sent = clock()
+	resp, err := w.call(ctx, req)
+	s.done = clock()
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.sendRecv, s.wait = resp.Timing.SendRecv, resp.Timing.Wait
+	// Validation runs after the completion stamp, outside the timed part.
+	if w.pl.compare != nil && len(r.Expected) > 0 && w.count%uint64(w.pl.validateEvery) == 0 {
+		s.checked = true
+		got := resp.Outputs
+		if w.outputs != nil {
+			got, err = w.outputs.read(resp.Outputs)
+			if err != nil {
+				s.mismatch = err.Error()
+				return
+			}
+		}
+		s.mismatch = w.pl.compare(r.Expected, got)
+	}
+}
+
+func (w *worker) call(ctx context.Context, req *protocol.InferRequest) (*protocol.InferResponse, error) {
+	if w.pl.streamer != nil {
+		return w.callStream(req)
+	}
+	if w.pl.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.pl.timeout)
+		defer cancel()
+	}
+	return w.pl.client.Infer(ctx, req)
+}
+
+// callStream sends on this worker's stream and waits for the response with
+// the same id; responses to earlier requests (whose wait was abandoned) are
+// skipped. A transport failure drops the stream so the next call reopens it.
+func (w *worker) callStream(req *protocol.InferRequest) (*protocol.InferResponse, error) {
+	if w.stream == nil {
+		st, err := w.pl.streamer.InferStream(w.streamCtx)
+		if err != nil {
+			return nil, err
+		}
+		w.stream = st
+	}
+	w.idBuf = strconv.AppendUint(append(w.idBuf[:0], 'w'), uint64(w.id), 10)
+	w.idBuf = strconv.AppendUint(append(w.idBuf, '-'), w.count, 10)
+	req.ID = string(w.idBuf)
+	if err := w.stream.Send(req); err != nil {
+		w.stream = nil
+		return nil, err
+	}
+	for {
+		resp, err := w.stream.Recv()
+		if resp != nil && resp.ID != req.ID {
+			continue
+		}
+		var se *protocol.ServerError
+		if err != nil && !errors.As(err, &se) {
+			w.stream = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}
+}
+
+func (w *worker) close() {
+	if w.stream != nil {
+		_ = w.stream.CloseSend()
+		w.stream = nil
+	}
+}
+
+// flatOffsets indexes the first step of each stream in a flat numbering.
+func flatOffsets(d *inputdata.Data) ([]int, error) {
+	if len(d.Streams) == 0 || len(d.Streams[0]) == 0 {
+		return nil, fmt.Errorf("input data has no requests")
+	}
+	offs := make([]int, len(d.Streams))
+	n := 0
+	for i, s := range d.Streams {
+		if len(s) == 0 {
+			return nil, fmt.Errorf("input data stream %d is empty", i)
+		}
+		offs[i] = n
+		n += len(s)
+	}
+	return offs, nil
+}
