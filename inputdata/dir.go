@@ -18,7 +18,7 @@ func readDir(spec ModelSpec, src Source) (*sampleSet, error) {
 	dir := src.Paths[0]
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading input data directory: %w", err)
+		return nil, &Error{File: dir, Stream: -1, Step: -1, Msg: "cannot read input data directory", Err: err}
 	}
 	present := map[string]bool{}
 	for _, e := range entries {
@@ -71,7 +71,7 @@ func readDir(spec ModelSpec, src Source) (*sampleSet, error) {
 func readBinary(path string, ts TensorSpec, src Source) (sample, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return sample{}, fmt.Errorf("reading input data: %w", err)
+		return sample{}, &Error{File: path, Stream: -1, Step: -1, Tensor: ts.Name, Msg: "cannot read input data", Err: err}
 	}
 	l := loc{file: path, stream: -1, step: -1, tensor: ts.Name}
 	var raw []byte

@@ -18,7 +18,7 @@ type jsonFile struct {
 func readJSONFile(path string) (*jsonFile, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading input data: %w", err)
+		return nil, &Error{File: path, Stream: -1, Step: -1, Msg: "cannot read input data", Err: err}
 	}
 	return parseJSONFile(path, src)
 }

@@ -6,7 +6,8 @@ import (
 
 // Load checks src against spec and builds every request payload up front, so
 // a mismatch surfaces before any load is sent and workers only index slices.
-// Data errors are *Error values.
+// Every fault in the data or the source options is an *Error; a plain error
+// means the ModelSpec itself is unusable (a caller or server-metadata bug).
 func Load(spec ModelSpec, src Source) (*Data, error) {
 	if err := checkSpec(spec); err != nil {
 		return nil, err

@@ -118,18 +118,18 @@ func normalize(spec ModelSpec, src Source) (Source, error) {
 	switch src.Kind {
 	case KindRandom, KindZero:
 		if len(src.Paths) > 0 {
-			return src, fmt.Errorf("input data kind %s takes no paths", src.Kind)
+			return src, &Error{Stream: -1, Step: -1, Msg: fmt.Sprintf("input data kind %s takes no paths", src.Kind)}
 		}
 	case KindJSON:
 		if len(src.Paths) == 0 {
-			return src, fmt.Errorf("input data kind json needs at least one file")
+			return src, &Error{Stream: -1, Step: -1, Msg: "input data kind json needs at least one file"}
 		}
 	case KindDir:
 		if len(src.Paths) != 1 {
-			return src, fmt.Errorf("input data kind dir needs exactly one directory, got %d paths", len(src.Paths))
+			return src, &Error{Stream: -1, Step: -1, Msg: fmt.Sprintf("input data kind dir needs exactly one directory, got %d paths", len(src.Paths))}
 		}
 	default:
-		return src, fmt.Errorf("unknown input data kind %q (valid: random, zero, json, dir)", src.Kind)
+		return src, &Error{Stream: -1, Step: -1, Msg: fmt.Sprintf("unknown input data kind %q (valid: random, zero, json, dir)", src.Kind)}
 	}
 	return src, nil
 }
