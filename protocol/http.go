@@ -181,7 +181,7 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 	return data, nil
 }
 
-// serverError builds the typed error for a non-200 reply.
+// httpServerError builds the typed error for a non-200 reply.
 func httpServerError(op string, r *httpReply) *ServerError {
 	msg := ""
 	var e kserve.Error
@@ -203,7 +203,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// getJSON performs a call whose successful reply is JSON decoded into out
+// call performs a request whose successful reply is JSON decoded into out
 // (out may be nil to ignore the body).
 func (c *httpClient) call(ctx context.Context, op, method, path string, in, out any) error {
 	var body []byte

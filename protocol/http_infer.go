@@ -261,6 +261,27 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest, parts *[][
 	return append(dst, '}'), binary, nil
 }
 
+// replyOutput decodes only the output parameters the client acts on; a
+// generic parameters map costs a JSON decoder per output on the hot path.
+type replyOutput struct {
+	Name       string          `json:"name"`
+	Shape      []int64         `json:"shape"`
+	DataType   kserve.DataType `json:"datatype"`
+	Parameters struct {
+		BinaryDataSize *int64  `json:"binary_data_size"`
+		ShmRegion      *string `json:"shared_memory_region"`
+	} `json:"parameters"`
+	Data json.RawMessage `json:"data"`
+}
+
+type reply struct {
+	ID           string            `json:"id"`
+	ModelName    string            `json:"model_name"`
+	ModelVersion string            `json:"model_version"`
+	Parameters   kserve.Parameters `json:"parameters"`
+	Outputs      []replyOutput     `json:"outputs"`
+}
+
 // decodeInferReply parses a 200 reply body, binary extension included.
 func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferResponse, error) {
 	jsonPart, rest := body, []byte(nil)
@@ -273,11 +294,23 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferR
 			return nil, err
 		}
 	}
-	var r kserve.InferResponse
+	var r reply
 	if err := json.Unmarshal(jsonPart, &r); err != nil {
 		return nil, fmt.Errorf("decoding reply JSON: %w", err)
 	}
-	bins, err := kserve.SliceOutputs(r.Outputs, rest)
+	var sizesBuf [8]int64
+	sizes := sizesBuf[:0]
+	for _, o := range r.Outputs {
+		sz := int64(-1)
+		if p := o.Parameters.BinaryDataSize; p != nil {
+			if *p < 0 {
+				return nil, fmt.Errorf("output %q: binary_data_size %d is negative", o.Name, *p)
+			}
+			sz = *p
+		}
+		sizes = append(sizes, sz)
+	}
+	bins, err := kserve.SliceBinary(sizes, rest)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +318,8 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferR
 	if len(r.Parameters) > 0 {
 		out.Parameters = r.Parameters
 	}
-	for i, o := range r.Outputs {
+	for i := range r.Outputs {
+		o := &r.Outputs[i]
 		t := kserve.Tensor{Name: o.Name, DataType: o.DataType, Shape: o.Shape}
 		switch {
 		case bins[i] != nil:
@@ -298,7 +332,7 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferR
 				return nil, err
 			}
 		default:
-			if _, inShm, _ := o.Parameters.String(kserve.ParamShmRegion); !inShm && !requestedInShm(req, o.Name) {
+			if o.Parameters.ShmRegion == nil && !requestedInShm(req, o.Name) {
 				return nil, fmt.Errorf("output %q carries no data, binary data or shared-memory region", o.Name)
 			}
 		}
