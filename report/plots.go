@@ -18,6 +18,15 @@ import (
 // ms) per model across its sweep points, with the baseline's throughput
 // band behind each model's curve. ok is false when nothing is plottable.
 func latencyPlot(run *result.Run, metric string, bands []Band) (svg []byte, ok bool, err error) {
+	p, ok, err := newLatencyPlot(run, metric, bands)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	b, err := svgOf(p, 8*vg.Inch, 4.5*vg.Inch)
+	return b, err == nil, err
+}
+
+func newLatencyPlot(run *result.Run, metric string, bands []Band) (*plot.Plot, bool, error) {
 	info, found := result.Lookup(metric)
 	if !found || info.Unit != "us" {
 		return nil, false, fmt.Errorf("plot: %q is not a latency metric", metric)
@@ -65,11 +74,7 @@ func latencyPlot(run *result.Run, metric string, bands []Band) (svg []byte, ok b
 		p.Legend.Add(model, line, points)
 		plotted = true
 	}
-	if !plotted {
-		return nil, false, nil
-	}
-	b, err := svgOf(p, 8*vg.Inch, 4.5*vg.Inch)
-	return b, err == nil, err
+	return p, plotted, nil
 }
 
 // addBand draws the baseline's throughput range at each point's latency:
@@ -118,6 +123,16 @@ type xErrs struct {
 
 // breakdownPlot stacks the server-side latency components per sweep point.
 func breakdownPlot(run *result.Run) (svg []byte, ok bool, err error) {
+	p, n, err := newBreakdownPlot(run)
+	if n == 0 || err != nil {
+		return nil, false, err
+	}
+	b, err := svgOf(p, vg.Length(max(6, min(16, float64(n)*0.8)))*vg.Inch, 4.5*vg.Inch)
+	return b, err == nil, err
+}
+
+// newBreakdownPlot returns the plot and how many points it shows.
+func newBreakdownPlot(run *result.Run) (*plot.Plot, int, error) {
 	var names []string
 	var parts [4]plotter.Values
 	for i := range run.Points {
@@ -131,7 +146,7 @@ func breakdownPlot(run *result.Run) (svg []byte, ok bool, err error) {
 		}
 	}
 	if len(names) == 0 {
-		return nil, false, nil
+		return nil, 0, nil
 	}
 	p := plot.New()
 	p.Title.Text = "Server-side latency breakdown"
@@ -142,7 +157,7 @@ func breakdownPlot(run *result.Run) (svg []byte, ok bool, err error) {
 	for j, label := range []string{"queue", "compute input", "compute infer", "compute output"} {
 		bars, err := plotter.NewBarChart(parts[j], width)
 		if err != nil {
-			return nil, false, fmt.Errorf("plot: %w", err)
+			return nil, 0, fmt.Errorf("plot: %w", err)
 		}
 		bars.Color = plotutil.Color(j)
 		bars.LineStyle.Width = 0
@@ -156,8 +171,7 @@ func breakdownPlot(run *result.Run) (svg []byte, ok bool, err error) {
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = 0.6
 	p.X.Tick.Label.XAlign = -1
-	b, err := svgOf(p, vg.Length(max(6, min(16, float64(len(names))*0.8)))*vg.Inch, 4.5*vg.Inch)
-	return b, err == nil, err
+	return p, len(names), nil
 }
 
 func pointsByModel(run *result.Run) ([]string, map[string][]*result.Point) {
