@@ -20,34 +20,49 @@ func rngFor(parts ...string) *rand.Rand {
 	return rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
 }
 
-// medianInPlace sorts xs and returns its median.
-func medianInPlace(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
 // bootstrapRatio returns the conf-level percentile interval of
 // median(a)/median(b), resampling each arm independently.
 func bootstrapRatio(a, b []float64, resamples int, conf float64, rng *rand.Rand) (lo, hi float64) {
-	ra := make([]float64, len(a))
-	rb := make([]float64, len(b))
+	sa := append([]float64(nil), a...)
+	sb := append([]float64(nil), b...)
+	slices.Sort(sa)
+	slices.Sort(sb)
+	ca := make([]int, len(sa))
+	cb := make([]int, len(sb))
 	ratios := make([]float64, resamples)
 	for i := range ratios {
-		for j := range ra {
-			ra[j] = a[rng.IntN(len(a))]
-		}
-		for j := range rb {
-			rb[j] = b[rng.IntN(len(b))]
-		}
-		ratios[i] = medianInPlace(ra) / medianInPlace(rb)
+		ratios[i] = resampledMedian(sa, ca, rng) / resampledMedian(sb, cb, rng)
 	}
 	slices.Sort(ratios)
 	tail := (1 - conf) / 2
 	return quantileSorted(ratios, tail), quantileSorted(ratios, 1-tail)
+}
+
+// resampledMedian draws len(sorted) indexes with replacement and returns
+// the median of the drawn values. Counting draws per rank and walking the
+// ranks avoids sorting every resample.
+func resampledMedian(sorted []float64, counts []int, rng *rand.Rand) float64 {
+	n := len(sorted)
+	clear(counts)
+	for range n {
+		counts[rng.IntN(n)]++
+	}
+	lowPos, highPos := (n-1)/2, n/2 // 0-based ranks of the middle values
+	var low float64
+	seen := 0
+	for r, k := range counts {
+		if k == 0 {
+			continue
+		}
+		if seen <= lowPos && lowPos < seen+k {
+			low = sorted[r]
+		}
+		if seen <= highPos && highPos < seen+k {
+			return (low + sorted[r]) / 2
+		}
+		seen += k
+	}
+	return low
 }
 
 // quantileSorted interpolates linearly between order statistics.
