@@ -67,7 +67,9 @@ func (c *cutter) tick() *acc {
 	if c.count && c.cur.n < c.minCount && c.boundary-c.cur.start < c.maxLen {
 		// perf_analyzer sleeps another second and checks again.
 		c.boundary += c.step
+		start := c.cur.start
 		c.cur.merge(c.next)
+		c.cur.start, c.cur.end = start, 0
 		c.next = newAcc(0)
 		return nil
 	}

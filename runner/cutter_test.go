@@ -41,18 +41,18 @@ func TestCutterTimeWindows(t *testing.T) {
 }
 
 func TestCutterCountWindowsGrowByStep(t *testing.T) {
-	c := newCutter(cutter{count: true, minCount: 3, step: 100 * ms, maxLen: 1000 * ms})
+	c := newCutter(cutter{warmupEnd: 5 * ms, count: true, minCount: 3, step: 100 * ms, maxLen: 1000 * ms})
 	c.add(done(10*ms, ms))
 	c.add(done(20*ms, ms))
 	c.add(done(150*ms, ms)) // beyond the first boundary: held for the next
 	if w := c.tick(); w != nil {
 		t.Fatalf("closed with 2 of 3 requests: %+v", w)
 	}
-	if c.due() != 200*ms {
-		t.Fatalf("due = %v, want 200ms", c.due())
+	if c.due() != 205*ms {
+		t.Fatalf("due = %v, want 205ms", c.due())
 	}
 	w := c.tick()
-	if w == nil || w.n != 3 || w.end != 200*ms {
+	if w == nil || w.n != 3 || w.start != 5*ms || w.end != 205*ms {
 		t.Fatalf("window = %+v", w)
 	}
 }

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/inputdata"
+	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/protocol/shm"
+	"github.com/perfscen/perfscen/refserver"
+)
+
+// checkLeaks fails the test when goroutines started during it outlive it.
+// Register it first so it runs after every other cleanup.
+func checkLeaks(t *testing.T) {
+	t.Helper()
+	base := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(3 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Errorf("%d goroutines leaked:\n%s", n-base, buf)
+		}
+	})
+}
+
+// checkShm fails the test when this process left shared-memory objects.
+func checkShm(t *testing.T) {
+	t.Helper()
+	prefix := strings.TrimPrefix(shm.NewKey(""), "/")
+	t.Cleanup(func() {
+		entries, _ := os.ReadDir(shm.Dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), prefix) {
+				t.Errorf("left behind %s/%s", shm.Dir, e.Name())
+			}
+		}
+	})
+}
+
+func startServer(t *testing.T, opts refserver.Options) *refserver.Server {
+	t.Helper()
+	if opts.HTTPAddr == "" {
+		opts.HTTPAddr = "127.0.0.1:0"
+	}
+	if opts.GRPCAddr == "" {
+		opts.GRPCAddr = "127.0.0.1:0"
+	}
+	if opts.ShutdownGrace == 0 {
+		opts.ShutdownGrace = 200 * time.Millisecond
+	}
+	s, err := refserver.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newClient(t *testing.T, proto, addr string) protocol.Client {
+	t.Helper()
+	c, err := protocol.New(context.Background(), protocol.Options{Protocol: proto, URL: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func int32Tensor(name string, shape []int64, vals []int32) kserve.Tensor {
+	raw := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+	}
+	return kserve.Tensor{Name: name, DataType: kserve.INT32, Shape: shape, Raw: raw}
+}
+
+// simpleData builds steps for the simple model with their expected outputs.
+func simpleData(batch, steps int) *inputdata.Data {
+	d := &inputdata.Data{Streams: [][]inputdata.Step{nil}, BatchSize: batch}
+	for s := 0; s < steps; s++ {
+		n := batch * 16
+		a, b, sum, diff := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+		for i := range a {
+			a[i], b[i] = int32(i+s), int32(s+1)
+			sum[i], diff[i] = a[i]+b[i], a[i]-b[i]
+		}
+		shape := []int64{int64(batch), 16}
+		d.Streams[0] = append(d.Streams[0], inputdata.Step{
+			Inputs:   []kserve.Tensor{int32Tensor("INPUT0", shape, a), int32Tensor("INPUT1", shape, b)},
+			Expected: []kserve.Tensor{int32Tensor("OUTPUT0", shape, sum), int32Tensor("OUTPUT1", shape, diff)},
+			Origin:   "step " + strconv.Itoa(s),
+		})
+	}
+	return d
+}
+
+// fp32Data is one [batch, 4] FP32 request for the delay and identity models.
+func fp32Data(batch int) *inputdata.Data {
+	raw := make([]byte, 4*4*batch)
+	for i := 0; i < 4*batch; i++ {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(i)))
+	}
+	t := kserve.Tensor{Name: "INPUT0", DataType: kserve.FP32, Shape: []int64{int64(batch), 4}, Raw: raw}
+	return &inputdata.Data{Streams: [][]inputdata.Step{{{Inputs: []kserve.Tensor{t}}}}, BatchSize: batch}
+}
+
+// testPlan is a small plan with short windows; points get the model alias
+// "m" unless they set one.
+func testPlan(url, proto string, m plan.Measurement, models []plan.Model, pts ...plan.Point) *plan.Plan {
+	for i := range pts {
+		if pts[i].ID == "" {
+			pts[i].ID = "p" + strconv.Itoa(i)
+		}
+		if pts[i].Model == "" {
+			pts[i].Model = "m"
+		}
+		if pts[i].BatchSize == 0 {
+			pts[i].BatchSize = 1
+		}
+	}
+	return &plan.Plan{Scenario: "test", Server: plan.Server{URL: url, Protocol: proto, Timeout: 10 * time.Second},
+		Models: models, Measurement: m, Points: pts}
+}
+
+// loose is a measurement that stabilizes quickly on a noisy test machine.
+func loose() plan.Measurement {
+	return plan.Measurement{Mode: "time_windows", Window: 100 * time.Millisecond, StabilityPct: 200,
+		MaxTrials: 6, Warmup: 30 * time.Millisecond, Trials: 3}
+}
+
+func inputsOf(d *inputdata.Data) func(*plan.Point) (*inputdata.Data, error) {
+	return func(*plan.Point) (*inputdata.Data, error) { return d, nil }
+}

@@ -1,0 +1,312 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/refserver"
+)
+
+func TestRunConcurrencySimple(t *testing.T) {
+	for _, proto := range []string{"http", "grpc"} {
+		t.Run(proto, func(t *testing.T) {
+			checkLeaks(t)
+			srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+			addr := srv.HTTPAddr()
+			if proto == "grpc" {
+				addr = srv.GRPCAddr()
+			}
+			c := newClient(t, proto, addr)
+			m := loose()
+			p := testPlan(addr, proto, m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
+				plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 2}, BatchSize: 2})
+			var events []EventKind
+			run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))},
+				Options{Version: "test", ValidateEvery: 1, Progress: func(e Event) { events = append(events, e.Kind) }})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if run.Status != result.StatusComplete || len(run.Points) != 1 {
+				t.Fatalf("status %s, %d points", run.Status, len(run.Points))
+			}
+			pt := run.Points[0]
+			if pt.Status != result.PointStable {
+				t.Fatalf("point status %s; windows %+v", pt.Status, pt.Windows)
+			}
+			if len(pt.Trials) != 3 {
+				t.Fatalf("%d trials, want 3", len(pt.Trials))
+			}
+			checkPointConsistency(t, &pt, 2)
+			if pt.Errors.Count != 0 {
+				t.Errorf("errors: %+v", pt.Errors)
+			}
+			if !pt.Validation.Enabled || pt.Validation.Checked == 0 || pt.Validation.Mismatches != 0 {
+				t.Errorf("validation = %+v", pt.Validation)
+			}
+			s := pt.Summary.Server
+			if s == nil || s.Reset || s.RequestCount == 0 || s.InferenceCount < s.RequestCount {
+				t.Errorf("server stats = %+v", s)
+			}
+			if run.Environment.Server.Name != refserver.ServerName || run.Environment.Testbed == "" || run.Environment.PerfscenVersion != "test" {
+				t.Errorf("environment = %+v", run.Environment)
+			}
+			if events[0] != PointStarted || events[len(events)-1] != PointDone {
+				t.Errorf("events = %v", events)
+			}
+		})
+	}
+}
+
+// checkPointConsistency checks what must hold for any measured point.
+func checkPointConsistency(t *testing.T, pt *result.Point, batch int) {
+	t.Helper()
+	var reqs int64
+	var dur time.Duration
+	kept := 0
+	for _, w := range pt.Windows {
+		if w.Kept {
+			kept++
+		}
+	}
+	if kept != len(pt.Trials) {
+		t.Errorf("%d windows marked kept, %d trials", kept, len(pt.Trials))
+	}
+	if n := len(pt.Windows); n < len(pt.Trials) || (n > 0 && !pt.Windows[n-1].Kept && pt.Status == result.PointStable) {
+		t.Errorf("trials are not a suffix of the windows: %+v", pt.Windows)
+	}
+	for _, tr := range pt.Trials {
+		reqs += tr.Metrics.Requests
+		dur += tr.Duration
+		h, err := hdrhistogram.Decode([]byte(tr.Histogram))
+		if err != nil {
+			t.Fatalf("trial %d histogram: %v", tr.Index, err)
+		}
+		if h.TotalCount() != tr.Metrics.Requests {
+			t.Errorf("trial %d: histogram holds %d, metrics say %d", tr.Index, h.TotalCount(), tr.Metrics.Requests)
+		}
+		m := tr.Metrics
+		if m.Requests > 0 && !(m.LatencyMinUs <= m.P50Us && m.P50Us <= m.P90Us && m.P90Us <= m.P99Us && m.P99Us <= m.LatencyMaxUs) {
+			t.Errorf("trial %d percentiles out of order: %+v", tr.Index, m)
+		}
+		if tr.Start.IsZero() {
+			t.Errorf("trial %d has no start time", tr.Index)
+		}
+	}
+	if pt.Summary.Requests != reqs {
+		t.Errorf("summary requests %d, trials sum %d", pt.Summary.Requests, reqs)
+	}
+	if want := float64(reqs) * float64(batch) / dur.Seconds(); dur > 0 && (pt.Summary.Throughput < want*0.999 || pt.Summary.Throughput > want*1.001) {
+		t.Errorf("summary throughput %v, want %v", pt.Summary.Throughput, want)
+	}
+}
+
+func TestRunIterationsExactCount(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
+		plan.Point{Load: plan.Load{Mode: "iterations", Concurrency: 3, WarmupIterations: 5, Iterations: 37}})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4))}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := run.Points[0]
+	if pt.Status != result.PointStable || len(pt.Trials) != 1 || len(pt.Windows) != 1 {
+		t.Fatalf("status %s, %d trials, %d windows", pt.Status, len(pt.Trials), len(pt.Windows))
+	}
+	if pt.Summary.Requests != 37 || pt.Summary.Errors != 0 {
+		t.Errorf("requests %d errors %d, want exactly 37 and 0", pt.Summary.Requests, pt.Summary.Errors)
+	}
+	if s := pt.Summary.Server; s == nil || s.RequestCount != 37 {
+		t.Errorf("server saw %+v, want 37 requests (warm-up excluded)", s)
+	}
+	if pt.Validation.Checked != 37 || pt.Validation.Sampled {
+		t.Errorf("validation = %+v, want all 37 checked", pt.Validation)
+	}
+	checkPointConsistency(t, &pt, 1)
+}
+
+func TestRunRequestRateStallShowsInP99(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"delay"}, ModelParams: map[string]map[string]string{
+		"delay": {"delay": "1ms", "stall_every": "150ms", "stall_for": "40ms"}}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	m := loose()
+	m.Window = 300 * time.Millisecond
+	m.MaxTrials = 3
+	m.StabilityPct = 1000
+	p := testPlan(srv.HTTPAddr(), "http", m, []plan.Model{{Alias: "m", Name: "delay"}},
+		plan.Point{Load: plan.Load{Mode: "request_rate", Rate: 200, Distribution: "constant"}})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := run.Points[0]
+	checkPointConsistency(t, &pt, 1)
+	s := pt.Summary
+	// About a quarter of the arrivals land in a stall and wait up to 40 ms
+	// (from their schedule); the rest take about 1 ms.
+	if s.P99Us < 20000 || s.P50Us > s.P99Us/2 {
+		t.Errorf("p50 %.0f µs, p99 %.0f µs: the stall does not show in p99", s.P50Us, s.P99Us)
+	}
+	// Open loop: the rate holds whatever the latency.
+	if s.Throughput < 120 || s.Throughput > 280 {
+		t.Errorf("throughput %.1f/s at a 200/s schedule", s.Throughput)
+	}
+}
+
+func TestRunCountWindows(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "grpc", srv.GRPCAddr())
+	m := loose()
+	m.Mode, m.RequestCount = "count_windows", 20
+	p := testPlan(srv.GRPCAddr(), "grpc", m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 2))},
+		Options{MinCountWindow: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := run.Points[0]
+	for _, w := range pt.Windows {
+		if w.Requests < 20 {
+			t.Errorf("window %d has %d requests, want ≥ 20", w.Index, w.Requests)
+		}
+		if w.Duration < 50*time.Millisecond || w.Duration%(50*time.Millisecond) != 0 {
+			t.Errorf("window %d lasted %v, want a multiple of 50ms", w.Index, w.Duration)
+		}
+	}
+	if pt.Validation.Sampled || pt.Validation.Checked == 0 {
+		t.Errorf("count windows should validate every response: %+v", pt.Validation)
+	}
+	checkPointConsistency(t, &pt, 1)
+}
+
+func TestRunStreamingAndSequences(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"accumulate"}})
+	c := newClient(t, "grpc", srv.GRPCAddr())
+	// Two streams; the model sums INPUT over a sequence, so correct outputs
+	// prove start/end flags and correlation ids are right.
+	step := func(in, want int32) inputdataStep {
+		return inputdataStep{int32Tensor("INPUT", []int64{1}, []int32{in}), int32Tensor("OUTPUT", []int64{1}, []int32{want})}
+	}
+	d := seqData([][]inputdataStep{
+		{step(1, 1), step(2, 3), step(3, 6)},
+		{step(10, 10), step(20, 30)},
+	})
+	for _, streaming := range []bool{false, true} {
+		p := testPlan(srv.GRPCAddr(), "grpc", loose(), []plan.Model{{Alias: "m", Name: "accumulate", Validate: true, Sequence: true}},
+			plan.Point{Load: plan.Load{Mode: "iterations", Concurrency: 3, Iterations: 60, Streaming: streaming}})
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(d)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := run.Points[0]
+		if pt.Summary.Requests != 60 || pt.Errors.Count != 0 || pt.Validation.Mismatches != 0 || pt.Validation.Checked != 60 {
+			t.Errorf("streaming=%v: requests %d, errors %+v, validation %+v", streaming, pt.Summary.Requests, pt.Errors, pt.Validation)
+		}
+	}
+}
+
+func TestRunUnreachableServer(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	addr := srv.HTTPAddr()
+	c := newClient(t, "http", addr)
+	srv.Close()
+	p := testPlan(addr, "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{})
+	if err == nil || exitcode.Of(err) != exitcode.Environment {
+		t.Fatalf("err = %v (code %d), want an environment error", err, exitcode.Of(err))
+	}
+	if run == nil || run.Status != result.StatusPartial || len(run.Errors) == 0 {
+		t.Errorf("run = %+v", run)
+	}
+}
+
+func TestRunServerDiesMidRun(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	m := loose()
+	m.StabilityPct = 0.0001 // never stable: keeps measuring
+	m.MaxTrials = 50
+	p := testPlan(srv.HTTPAddr(), "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 2}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	windows := 0
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))},
+		Options{Progress: func(e Event) {
+			if e.Kind == WindowDone {
+				if windows++; windows == 2 {
+					srv.Close()
+				}
+			}
+		}})
+	if !errors.Is(err, ErrUnreachable) || exitcode.Of(err) != exitcode.Environment {
+		t.Fatalf("err = %v, want ErrUnreachable with exit code 3", err)
+	}
+	if run.Status != result.StatusPartial || len(run.Points) != 1 || run.Points[0].Status != result.PointFailed {
+		t.Errorf("status %s, points %d", run.Status, len(run.Points))
+	}
+	if run.Points[0].Errors.Count == 0 || len(run.Points[0].Windows) < 2 {
+		t.Errorf("failed point lost its data: %+v", run.Points[0])
+	}
+}
+
+func TestRunInterrupt(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"delay"},
+		ModelParams: map[string]map[string]string{"delay": {"delay": "20ms"}}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	m := loose()
+	m.StabilityPct = 0.0001
+	m.MaxTrials = 100
+	p := testPlan(srv.HTTPAddr(), "http", m, []plan.Model{{Alias: "m", Name: "delay"}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 4}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 4}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cancelled time.Time
+	run, err := Run(ctx, p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{
+		Progress: func(e Event) {
+			if e.Kind == WindowDone && e.Window.Index == 1 {
+				cancelled = time.Now()
+				cancel()
+			}
+		}})
+	took := time.Since(cancelled)
+	if err != nil {
+		t.Fatalf("interrupt is not an error: %v", err)
+	}
+	if run.Status != result.StatusInterrupted || len(run.Points) != 1 || run.Points[0].Status != result.PointPartial {
+		t.Fatalf("status %s, points %+v", run.Status, run.Points)
+	}
+	if len(run.Points[0].Windows) < 2 || run.Points[0].Errors.Count != 0 {
+		t.Errorf("partial point = %+v", run.Points[0])
+	}
+	if took > 5*time.Second {
+		t.Errorf("returned %v after the interrupt", took)
+	}
+}
+
+func TestRunCUDAIsInvalid(t *testing.T) {
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+		plan.Point{SharedMemory: "cuda", Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	_, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{})
+	if !errors.Is(err, errCUDA) || exitcode.Of(err) != exitcode.Invalid {
+		t.Errorf("err = %v, want the CUDA error with exit code 2", err)
+	}
+}
