@@ -10,8 +10,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/result"
 	"github.com/perfscen/perfscen/refserver"
+	"github.com/perfscen/perfscen/result"
 )
 
 func TestRunConcurrencySimple(t *testing.T) {
