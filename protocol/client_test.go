@@ -390,3 +390,32 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		t.Errorf("error should list the protocols: %v", err)
 	}
 }
+
+// TestLargeMessages crosses grpc-go's 4 MiB default receive limit in both
+// directions, which Triton's INT32_MAX limit allows.
+func TestLargeMessages(t *testing.T) {
+	vs, _, _ := variants(t)
+	const n = 1 << 20 // 4 MiB per INT32 tensor; the reply carries two
+	a, b := make([]int32, n), make([]int32, n)
+	for i := range a {
+		a[i], b[i] = int32(i), 1
+	}
+	req := &InferRequest{Model: "simple", Inputs: []Input{
+		{Tensor: kserve.Tensor{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(a)}},
+		{Tensor: kserve.Tensor{Name: "INPUT1", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(b)}},
+	}}
+	for _, v := range []variant{vs[0], vs[3]} {
+		t.Run(v.name, func(t *testing.T) {
+			c := newClient(t, v.opts)
+			resp, err := c.Infer(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := resp.Output("OUTPUT0")
+			got, _ := kserve.DecodeInt32s(out.Raw)
+			if len(got) != n || got[n-1] != n {
+				t.Fatalf("OUTPUT0 has %d elements, last %v", len(got), got[len(got)-1:])
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ func newFakeGRPC(t testing.TB) (*fakeGRPC, string) {
 		t.Fatal(err)
 	}
 	f := &fakeGRPC{regions: map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus{}}
-	s := grpc.NewServer()
+	s := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
 	pb.RegisterGRPCInferenceServiceServer(s, f)
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)
