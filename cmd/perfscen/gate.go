@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/perfscen/perfscen/baseline"
+	"github.com/perfscen/perfscen/execute"
+	"github.com/perfscen/perfscen/internal/atomicfile"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/report"
+	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/scenario"
+	"github.com/perfscen/perfscen/verdict"
+)
+
+// runOne runs one scenario file end to end and returns its exit code; it
+// prints everything it has to say itself.
+func runOne(e *env, file string, f reportFlags, many bool) int {
+	pl, err := scenario.LoadPlan(file, e.getenv)
+	if err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return exitcode.Invalid
+	}
+	run, runErr := measure(e, pl, f.quiet)
+	if run == nil {
+		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
+		return exitcode.Of(runErr)
+	}
+	code := exitcode.OK
+	if runErr != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
+		code = exitcode.Of(runErr)
+	}
+	if p := resultPath(f, pl.Scenario, many); p != "" {
+		// Results are written whatever happened, partial runs included,
+		// so nothing measured is lost.
+		if err := result.WriteFile(p, run); err != nil {
+			fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+			code = worse(code, exitcode.Environment)
+		} else if !f.quiet {
+			fmt.Fprintf(e.stderr, "results written to %s\n", p)
+		}
+	}
+	var base *baseline.File
+	if pl.Checks.Baseline != nil && !f.noBaseline {
+		base, err = loadBaseline(pl)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+			return worse(code, exitcode.Of(err))
+		}
+	}
+	checks := pl.Checks
+	if f.noBaseline {
+		checks.Baseline = nil
+	}
+	v := verdict.Options{AllowUnstable: pl.Measurement.AllowUnstable}.Evaluate(checks, run, base)
+	if err := writeReports(e, f, pl, run, v, base, many); err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+		code = worse(code, exitcode.Of(err))
+	}
+	switch {
+	case v.EnvironmentFailure():
+		code = worse(code, exitcode.Environment)
+	default:
+		code = worse(code, v.ExitCode())
+	}
+	return code
+}
+
+func resultPath(f reportFlags, name string, many bool) string {
+	if f.out != "" {
+		return outputPath(f.out, name, many)
+	}
+	if f.outDir == "" {
+		return ""
+	}
+	return filepath.Join(f.outDir, name+".json")
+}
+
+// loadBaseline reads the scenario's baseline; a missing file is not an
+// error (the run passes with a notice), a bad one is exit 2.
+func loadBaseline(pl *plan.Plan) (*baseline.File, error) {
+	b, err := baseline.Load(pl.Checks.Baseline.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CheckScenario(pl.Scenario); err != nil {
+		return nil, exitcode.AsInvalid(err)
+	}
+	return b, nil
+}
+
+func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verdict.Verdict, base *baseline.File, many bool) error {
+	opts := report.Options{Color: report.ColorFor(e.stdout, e.getenv), Bands: bands(base, run)}
+	if pl.Measurement.Percentile > 0 {
+		opts.Percentile = fmt.Sprintf("p%d", pl.Measurement.Percentile)
+	}
+	if err := report.Render(e.stdout, f.format, run, v, opts); err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	files := []struct{ path, format string }{
+		{f.junit, "junit"}, {f.html, "html"}, {f.csv, "csv"}, {f.markdown, "markdown"},
+	}
+	for _, o := range files {
+		if o.path == "" {
+			continue
+		}
+		var buf bytes.Buffer
+		fo := opts
+		fo.Color = false
+		fo.VerboseCSV = f.csvVerbose
+		if err := report.Render(&buf, o.format, run, v, fo); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(outputPath(o.path, pl.Scenario, many), buf.Bytes(), 0o644); err != nil {
+			return exitcode.AsEnvironment(err)
+		}
+	}
+	if e.getenv("GITHUB_ACTIONS") == "true" {
+		if err := report.GitHub(e.stdout, run, v, opts); err != nil {
+			return err
+		}
+	}
+	return report.StepSummary(e.getenv, run, v)
+}
+
+// bands gives the HTML plot the baseline's throughput range per point.
+func bands(base *baseline.File, run *result.Run) []report.Band {
+	if base == nil {
+		return nil
+	}
+	tb, ok := base.Testbeds[baseline.TestbedID(run)]
+	if !ok || tb == nil {
+		return nil
+	}
+	var out []report.Band
+	for _, id := range tb.PointIDs() {
+		s := tb.Series(id, result.MetricThroughput)
+		if s.K() == 0 {
+			continue
+		}
+		lo, hi := s.Medians[0], s.Medians[0]
+		for _, m := range s.Medians {
+			lo, hi = min(lo, m), max(hi, m)
+		}
+		out = append(out, report.Band{Point: id, Lo: lo, Hi: hi})
+	}
+	return out
+}
+
+// measure runs the plan, with progress on stderr when it is a terminal.
+func measure(e *env, pl *plan.Plan, quiet bool) (*result.Run, error) {
+	return execute.Run(e.ctx, pl, execute.Options{
+		Version:  version,
+		Progress: progressFor(e, quiet),
+	})
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+)
+
+func init() { register(newRunCmd) }
+
+// reportFlags are the file outputs a run can write besides the console.
+type reportFlags struct {
+	outDir     string
+	out        string
+	junit      string
+	html       string
+	csv        string
+	csvVerbose bool
+	markdown   string
+	format     string
+	quiet      bool
+	noBaseline bool
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE|DIR...",
+		Short: "Run scenarios, print the report and gate on thresholds, comparisons and baselines",
+		Long: `Run each scenario (a DIR means every *.yaml in it): start the embedded server
+if asked, measure every sweep point as perf_analyzer does, keep the trials,
+evaluate thresholds, same-run comparisons and the baseline, print the report
+and write the results.
+
+Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
+3 server or environment failure (unreachable, errors, unstable, interrupted).`,
+		Example: `  perfscen run scenarios/quickstart.yaml
+  perfscen run scenarios/ --junit out/junit.xml --html out/report.html
+  perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := expandScenarioArgs(args)
+			if err != nil {
+				return err
+			}
+			worst := exitcode.OK
+			for _, file := range files {
+				code := runOne(e, file, f, len(files) > 1)
+				worst = worse(worst, code)
+			}
+			return exitSilently(worst)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.outDir, "out-dir", "out", "directory for result JSON files (<scenario>.json)")
+	fl.StringVarP(&f.out, "out", "o", "", "write the result JSON here instead of --out-dir")
+	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report")
+	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report with plots")
+	fl.StringVar(&f.csv, "csv", "", "write perf_analyzer's -f CSV")
+	fl.BoolVar(&f.csvVerbose, "verbose-csv", false, "with --csv: perf_analyzer's --verbose-csv columns")
+	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary")
+	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
+	return cmd
+}
+
+// worse orders exit codes by what CI must hear first: invalid input, then
+// environment failure, then a failed check.
+func worse(a, b int) int {
+	rank := map[int]int{exitcode.OK: 0, exitcode.CheckFailed: 1, exitcode.Environment: 2, exitcode.Invalid: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// expandScenarioArgs turns FILE|DIR arguments into scenario files.
+func expandScenarioArgs(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, exitcode.AsInvalid(fmt.Errorf("scenario %s: %w", a, err))
+		}
+		if !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		var found []string
+		for _, pat := range []string{"*.yaml", "*.yml"} {
+			m, _ := filepath.Glob(filepath.Join(a, pat))
+			found = append(found, m...)
+		}
+		if len(found) == 0 {
+			return nil, exitcode.AsInvalid(fmt.Errorf("scenario directory %s holds no *.yaml files", a))
+		}
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// outputPath names a per-scenario output: with several scenarios, the
+// scenario name goes before the extension so files don't overwrite.
+func outputPath(path, scenario string, many bool) string {
+	if path == "" || !many {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + scenario + ext
+}

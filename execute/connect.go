@@ -1,0 +1,104 @@
+package execute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/protocol"
+)
+
+// DefaultConnectTimeout bounds how long a run waits for the server to
+// answer live/ready before it gives up with exit 3.
+const DefaultConnectTimeout = 10 * time.Second
+
+// protocols lists the protocols the plan's points use.
+func protocols(p *plan.Plan) []string {
+	seen := map[string]bool{}
+	for _, pt := range p.Points {
+		seen[pt.Protocol] = true
+	}
+	if len(seen) == 0 {
+		seen[p.Server.Protocol] = true
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// connect opens one client per protocol and waits until the server says it
+// is ready, retrying until the connect timeout: a server that is still
+// starting is not a failure, one that never answers is exit 3.
+func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectTimeout time.Duration) (map[string]protocol.Client, error) {
+	var tlsCfg = p.Server.TLS
+	clients := map[string]protocol.Client{}
+	closeAll := func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}
+	for _, proto := range protocols(p) {
+		opts := protocol.Options{
+			Protocol: proto,
+			URL:      urls[proto],
+			Timeout:  p.Server.Timeout,
+			Headers:  p.Server.Headers,
+		}
+		if tlsCfg.Enabled {
+			cfg, err := protocol.TLSConfig(tlsCfg.CAFile, tlsCfg.CertFile, tlsCfg.KeyFile, tlsCfg.ServerName, tlsCfg.Insecure)
+			if err != nil {
+				closeAll()
+				return nil, exitcode.AsInvalid(fmt.Errorf("server.tls: %w", err))
+			}
+			opts.TLS = cfg
+		}
+		c, err := protocol.New(ctx, opts)
+		if err != nil {
+			closeAll()
+			return nil, exitcode.AsInvalid(fmt.Errorf("server: %w", err))
+		}
+		clients[proto] = c
+		if err := waitReady(ctx, c, proto, urls[proto], connectTimeout); err != nil {
+			closeAll()
+			return nil, err
+		}
+	}
+	return clients, nil
+}
+
+func waitReady(ctx context.Context, c protocol.Client, proto, url string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		cctx, cancel := context.WithTimeout(ctx, min(2*time.Second, time.Until(deadline)))
+		ready, err := c.ServerReady(cctx)
+		cancel()
+		if err == nil && ready {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("server answered not ready")
+		}
+		last = err
+		if ctx.Err() != nil {
+			return exitcode.AsEnvironment(fmt.Errorf("connecting to %s server at %s: %w", proto, url, ctx.Err()))
+		}
+		if time.Now().After(deadline) {
+			return exitcode.AsEnvironment(fmt.Errorf("server at %s (%s) not ready within %s: %w", url, proto, timeout, last))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/refserver"
+)
+
+// embedded starts the built-in reference server on ephemeral loopback ports
+// with the plan's model parameter overrides.
+func embedded(ctx context.Context, p *plan.Plan, version string) (*refserver.Server, error) {
+	srv, err := refserver.New(refserver.Options{
+		HTTPAddr:    "127.0.0.1:0",
+		GRPCAddr:    "127.0.0.1:0",
+		ModelParams: p.Server.EmbeddedModels,
+		Version:     version,
+	})
+	if err != nil {
+		// Bad embedded_models parameters are the scenario's fault.
+		return nil, exitcode.AsInvalid(fmt.Errorf("server.embedded_models: %w", err))
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, exitcode.AsEnvironment(fmt.Errorf("starting the embedded server: %w", err))
+	}
+	return srv, nil
+}
