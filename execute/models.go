@@ -89,4 +89,3 @@ func loadInputs(p *plan.Plan, specs map[string]inputdata.ModelSpec) (map[string]
 	}
 	return out, nil
 }
-
