@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/protocol/shm"
 )
 
 const secret = "Bearer s3cret-token"
@@ -120,19 +121,40 @@ func TestInferSimple(t *testing.T) {
 	fg.mu.Unlock()
 }
 
-func TestInferRequestedOutputsAndShm(t *testing.T) {
+func TestInferWithSharedMemory(t *testing.T) {
 	vs, _, _ := variants(t)
+	ctx := context.Background()
 	for _, v := range vs {
 		t.Run(v.name, func(t *testing.T) {
 			c := newClient(t, v.opts)
+			in, err := shm.Create(shm.NewKey("in_"+v.name), 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { in.Close(); in.Unlink() })
+			out, err := shm.Create(shm.NewKey("out_"+v.name), 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { out.Close(); out.Unlink() })
+			for _, r := range []*shm.Region{in, out} {
+				name := strings.TrimPrefix(r.Key(), "/")
+				if err := c.RegisterSystemSharedMemory(ctx, name, r.Key(), 0, uint64(r.Size())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Cleanup(func() { c.UnregisterSystemSharedMemory(ctx, "") })
+
 			req := simpleRequest("")
-			req.Inputs[1].Shm = &ShmRef{Region: "in", Offset: 64, ByteSize: 64}
+			// INPUT1 (all ones) lives at offset 64 of the input region.
+			copy(in.Bytes()[64:], req.Inputs[1].Raw)
+			req.Inputs[1].Shm = &ShmRef{Region: strings.TrimPrefix(in.Key(), "/"), Offset: 64, ByteSize: 64}
 			req.Inputs[1].Raw = nil
 			req.Outputs = []RequestedOutput{
-				{Name: "OUTPUT1", Shm: &ShmRef{Region: "out", ByteSize: 64}},
+				{Name: "OUTPUT1", Shm: &ShmRef{Region: strings.TrimPrefix(out.Key(), "/"), Offset: 128, ByteSize: 64}},
 				{Name: "OUTPUT0"},
 			}
-			resp, err := c.Infer(context.Background(), req)
+			resp, err := c.Infer(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +164,13 @@ func TestInferRequestedOutputsAndShm(t *testing.T) {
 			if resp.Outputs[0].DataType != kserve.INT32 || len(resp.Outputs[0].Shape) != 2 {
 				t.Errorf("shm output lost its metadata: %+v", resp.Outputs[0])
 			}
-			checkSimpleOutput(t, resp, "OUTPUT0", 0) // the fake reads shm inputs as zeros
+			checkSimpleOutput(t, resp, "OUTPUT0", 1)
+			diff, _ := kserve.DecodeInt32s(out.Bytes()[128:192])
+			for i, x := range diff {
+				if x != int32(i)-1 {
+					t.Fatalf("OUTPUT1 in shm [%d] = %d, want %d", i, x, i-1)
+				}
+			}
 		})
 	}
 }

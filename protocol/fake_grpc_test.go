@@ -129,7 +129,13 @@ func (f *fakeGRPC) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.Mode
 	ri := 0
 	for _, in := range r.GetInputs() {
 		if _, shm := in.GetParameters()[kserve.ParamShmRegion]; shm {
-			raws[in.GetName()] = make([]byte, 64)
+			reg, off, size, err := f.shmRef(in.GetParameters())
+			if err != nil {
+				return nil, err
+			}
+			if raws[in.GetName()], err = readShm(reg.GetKey(), reg.GetOffset(), off, size); err != nil {
+				return nil, status.Error(codes.InvalidArgument, err.Error())
+			}
 			continue
 		}
 		if ri >= len(r.GetRawInputContents()) {
@@ -144,25 +150,34 @@ func (f *fakeGRPC) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.Mode
 	}
 	shape := r.GetInputs()[0].GetShape()
 	names := []string{"OUTPUT0", "OUTPUT1"}
-	shmOut := map[string]bool{}
+	shmOut := map[string]map[string]*pb.InferParameter{}
 	if len(r.GetOutputs()) > 0 {
 		names = names[:0]
 		for _, o := range r.GetOutputs() {
 			names = append(names, o.GetName())
-			_, shmOut[o.GetName()] = o.GetParameters()[kserve.ParamShmRegion]
+			if _, ok := o.GetParameters()[kserve.ParamShmRegion]; ok {
+				shmOut[o.GetName()] = o.GetParameters()
+			}
 		}
 	}
 	resp := &pb.ModelInferResponse{ModelName: "simple", ModelVersion: "1", Id: r.GetId()}
 	for _, n := range names {
 		resp.Outputs = append(resp.Outputs, &pb.ModelInferResponse_InferOutputTensor{Name: n, Datatype: "INT32", Shape: shape})
-		if shmOut[n] {
+		raw := sum
+		if n == "OUTPUT1" {
+			raw = diff
+		}
+		if params, ok := shmOut[n]; ok {
+			reg, off, _, err := f.shmRef(params)
+			if err != nil {
+				return nil, err
+			}
+			if err := writeShm(reg.GetKey(), reg.GetOffset(), off, raw); err != nil {
+				return nil, status.Error(codes.Internal, err.Error())
+			}
 			continue // Triton sends no raw entry for shm outputs
 		}
-		if n == "OUTPUT0" {
-			resp.RawOutputContents = append(resp.RawOutputContents, sum)
-		} else {
-			resp.RawOutputContents = append(resp.RawOutputContents, diff)
-		}
+		resp.RawOutputContents = append(resp.RawOutputContents, raw)
 	}
 	return resp, nil
 }
@@ -190,4 +205,15 @@ func (f *fakeGRPC) ModelStreamInfer(s grpc.BidiStreamingServer[pb.ModelInferRequ
 			return err
 		}
 	}
+}
+
+func (f *fakeGRPC) shmRef(p map[string]*pb.InferParameter) (*pb.SystemSharedMemoryStatusResponse_RegionStatus, uint64, uint64, error) {
+	name := p[kserve.ParamShmRegion].GetStringParam()
+	f.mu.Lock()
+	reg, ok := f.regions[name]
+	f.mu.Unlock()
+	if !ok {
+		return nil, 0, 0, status.Errorf(codes.InvalidArgument, "Unable to find system shared memory region: '%s'", name)
+	}
+	return reg, uint64(p[kserve.ParamShmOffset].GetInt64Param()), uint64(p[kserve.ParamShmByteSize].GetInt64Param()), nil
 }

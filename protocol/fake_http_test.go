@@ -209,7 +209,12 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 			}
 			raws[in.Name] = t.Raw
 		default:
-			raws[in.Name] = make([]byte, 64) // shm input: the fake treats it as zeros
+			raw, err := f.shmInput(in.Parameters)
+			if err != nil {
+				writeJSON(w, 400, kserve.Error{Error: err.Error()})
+				return
+			}
+			raws[in.Name] = raw
 		}
 	}
 	sum, diff, err := addSub(raws["INPUT0"], raws["INPUT1"])
@@ -243,6 +248,10 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 			binary = allBinary
 		}
 		if region, ok, _ := o.params.String(kserve.ParamShmRegion); ok {
+			if err := f.shmOutput(o.params, raw); err != nil {
+				writeJSON(w, 400, kserve.Error{Error: err.Error()})
+				return
+			}
 			out.Parameters = kserve.Parameters{kserve.ParamShmRegion: region}
 		} else if binary {
 			out.Parameters = kserve.Parameters{kserve.ParamBinaryDataSize: len(raw)}
@@ -269,4 +278,36 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(payload)))
 	w.Write(payload)
+}
+
+func (f *fakeHTTP) shmRef(p kserve.Parameters) (kserve.SystemSharedMemoryStatus, uint64, uint64, error) {
+	name, _, _ := p.String(kserve.ParamShmRegion)
+	off, _, _ := p.Int64(kserve.ParamShmOffset)
+	size, _, _ := p.Int64(kserve.ParamShmByteSize)
+	f.mu.Lock()
+	reg, ok := f.regions[name]
+	f.mu.Unlock()
+	if !ok {
+		return reg, 0, 0, fmt.Errorf("Unable to find system shared memory region: '%s'", name)
+	}
+	return reg, uint64(off), uint64(size), nil
+}
+
+func (f *fakeHTTP) shmInput(p kserve.Parameters) ([]byte, error) {
+	reg, off, size, err := f.shmRef(p)
+	if err != nil {
+		return nil, err
+	}
+	return readShm(reg.Key, reg.Offset, off, size)
+}
+
+func (f *fakeHTTP) shmOutput(p kserve.Parameters, data []byte) error {
+	reg, off, size, err := f.shmRef(p)
+	if err != nil {
+		return err
+	}
+	if uint64(len(data)) > size {
+		return fmt.Errorf("output needs %d bytes, region slice has %d", len(data), size)
+	}
+	return writeShm(reg.Key, reg.Offset, off, data)
 }
