@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/result"
+)
+
+// writeScenario writes a scenario into a temp dir and returns its path.
+func writeScenario(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const iterationsScenario = `version: 1
+name: tiny
+server:
+  embedded: true
+  protocol: %s
+  timeout: 5s
+models:
+  - name: simple
+load:
+  mode: iterations
+  warmup_iterations: 5
+  iterations: 40
+thresholds:
+  - errors == 0
+`
+
+func TestRunEmbeddedPasses(t *testing.T) {
+	for _, proto := range []string{"http", "grpc"} {
+		t.Run(proto, func(t *testing.T) {
+			dir := t.TempDir()
+			sc := writeScenario(t, dir, "tiny.yaml", strings.Replace(iterationsScenario, "%s", proto, 1))
+			out := filepath.Join(dir, "res.json")
+			code, stdout, stderr := runCLI(t, "run", sc, "--out", out, "--junit", filepath.Join(dir, "j.xml"), "-q")
+			if code != 0 {
+				t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			run, err := result.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Points) != 1 || run.Points[0].Summary.Requests != 40 {
+				t.Fatalf("want one point with exactly 40 measured requests, got %+v", run.Points)
+			}
+			if !strings.Contains(stdout, "PASS") {
+				t.Errorf("no PASS summary line in:\n%s", stdout)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "j.xml")); err != nil {
+				t.Errorf("junit report not written: %v", err)
+			}
+		})
+	}
+}
+
+// A corrupted input-data file is refused with exit 2, naming the file and
+// position, before any load: no results are written.
+func TestRunCorruptInputDataExits2(t *testing.T) {
+	dir := t.TempDir()
+	data := `{"data": [{"INPUT0": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16], "INPUT1": [1,2,3]}]}`
+	if err := os.WriteFile(filepath.Join(dir, "data.json"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := writeScenario(t, dir, "bad.yaml", `version: 1
+name: bad-data
+server:
+  embedded: true
+models:
+  - name: simple
+    input_data: data.json
+load:
+  mode: iterations
+  iterations: 10
+`)
+	out := filepath.Join(dir, "res.json")
+	code, _, stderr := runCLI(t, "run", sc, "--out", out, "-q")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"data.json:1:", "INPUT1", "16", "found 3"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("results written for a run that never started")
+	}
+}
+
+func TestRunInvalidScenarioExits2(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeScenario(t, dir, "bad.yaml", "version: 1\nmodels: []\nbogus: 1\n")
+	code, _, stderr := runCLI(t, "run", sc, "-q", "--out-dir", dir)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "bad.yaml:") {
+		t.Errorf("error does not name file:line:\n%s", stderr)
+	}
+}
+
+func TestWorseOrdersExitCodes(t *testing.T) {
+	cases := []struct{ a, b, want int }{
+		{0, 1, 1}, {1, 3, 3}, {3, 1, 3}, {3, 2, 2}, {2, 0, 2}, {0, 0, 0},
+	}
+	for _, c := range cases {
+		if got := worse(c.a, c.b); got != c.want {
+			t.Errorf("worse(%d,%d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
