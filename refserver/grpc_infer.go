@@ -54,7 +54,7 @@ func (g *grpcService) infer(ctx context.Context, r *inferencepb.ModelInferReques
 // without contents or shm takes the next raw_input_contents entry.
 func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 	req := &inferRequest{model: r.GetModelName(), version: r.GetModelVersion(), id: r.GetId()}
-	if _, err := parseRequestParams(kserve.ParamsFromProto(r.GetParameters()), &req.seq); err != nil {
+	if _, err := parseRequestParams(kserve.ParamsFromProto(r.GetParameters()), &req.seq, &req.timeout); err != nil {
 		return nil, err
 	}
 	raws := r.GetRawInputContents()

@@ -92,7 +92,7 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 		return nil, false, errorf(codeInvalidArg, "failed to parse the request JSON buffer: %v", err)
 	}
 	req := &inferRequest{model: model, version: version, id: kr.ID}
-	binaryDefault, err := parseRequestParams(kr.Parameters, &req.seq)
+	binaryDefault, err := parseRequestParams(kr.Parameters, &req.seq, &req.timeout)
 	if err != nil {
 		return nil, false, err
 	}
@@ -212,7 +212,7 @@ func makeShmRef(kind, name, region string, hasRegion bool, size int64, hasSize b
 
 // parseRequestParams reads the reserved request parameters (sequence,
 // schedule policy, binary_data_output) and rejects triton_* keys.
-func parseRequestParams(p kserve.Parameters, seq *sequenceParams) (binaryDefault bool, err error) {
+func parseRequestParams(p kserve.Parameters, seq *sequenceParams, timeout *time.Duration) (binaryDefault bool, err error) {
 	for k := range p {
 		if strings.HasPrefix(k, "triton_") {
 			return false, errorf(codeInvalidArg, "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.")
@@ -236,8 +236,12 @@ func parseRequestParams(p kserve.Parameters, seq *sequenceParams) (binaryDefault
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
 	for _, k := range []string{kserve.ParamPriority, kserve.ParamTimeout} {
-		if v, ok, err := p.Int64(k); err != nil || (ok && v < 0) {
+		v, ok, err := p.Int64(k)
+		if err != nil || (ok && v < 0) {
 			return false, errorf(codeInvalidArg, "parameter '%s' must be a non-negative integer", k)
+		}
+		if k == kserve.ParamTimeout {
+			*timeout = time.Duration(v) * time.Microsecond
 		}
 	}
 	if binaryDefault, _, err = p.Bool(kserve.ParamBinaryDataOutput); err != nil {

@@ -38,6 +38,7 @@ type inferRequest struct {
 	inputs             []inferInput
 	outputs            []outputRequest // nil: all outputs
 	seq                sequenceParams
+	timeout            time.Duration // schedule policy: longest queue wait, 0 = none
 	received           time.Time
 }
 
@@ -128,7 +129,7 @@ func (s *Server) inferOn(ctx context.Context, m *loadedModel, req *inferRequest)
 		bufs[i] = tensorBuf{shape: in.shape, raw: raw}
 	}
 	decode := time.Since(t0)
-	j := &job{ctx: ctx, inputs: bufs, batchSize: batch, seq: req.seq}
+	j := &job{ctx: ctx, inputs: bufs, batchSize: batch, seq: req.seq, timeout: req.timeout}
 	if def.maxBatchSize > 0 {
 		j.key = batchKey(bufs)
 	}

@@ -75,6 +75,11 @@ func (m *loadedModel) execute(batch []*job) {
 			close(j.done)
 			continue
 		}
+		if j.timeout > 0 && now.Sub(j.enqueued) > j.timeout {
+			j.err = errorf(codeUnavailable, "Request timeout expired")
+			close(j.done)
+			continue
+		}
 		live = append(live, j)
 	}
 	if len(live) == 0 {

@@ -13,6 +13,7 @@ type job struct {
 	batchSize int         // first dim when the model batches, else 1
 	key       string      // jobs merge only with equal keys (same non-batch shapes)
 	seq       sequenceParams
+	timeout   time.Duration // reject when queued longer (schedule policy)
 
 	enqueued, dequeued time.Time
 	// Durations of the execution this job was part of; Triton attributes a

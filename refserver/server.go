@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -174,7 +175,7 @@ func (s *Server) Start(ctx context.Context) error {
 			Handler:           s.Handler(),
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return s.base },
-			TLSConfig:         tlsCfg,
+			TLSConfig:         cloneTLS(tlsCfg), // ServeTLS edits its config
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		}
 		go func() {
@@ -195,7 +196,7 @@ func (s *Server) Start(ctx context.Context) error {
 		s.grpcAddr = grpcLn.Addr()
 		gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(1<<31 - 1), grpc.MaxSendMsgSize(1<<31 - 1)}
 		if tlsCfg != nil {
-			gopts = append(gopts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+			gopts = append(gopts, grpc.Creds(credentials.NewTLS(cloneTLS(tlsCfg))))
 		}
 		s.grpcSrv = grpc.NewServer(gopts...)
 		s.health = s.RegisterGRPC(s.grpcSrv)
@@ -309,6 +310,13 @@ func (s *Server) Close() error {
 	s.closeErr = errors.Join(errs...)
 	close(s.done)
 	return s.closeErr
+}
+
+func cloneTLS(c *tls.Config) *tls.Config {
+	if c == nil {
+		return nil
+	}
+	return c.Clone()
 }
 
 func countTrue(bs ...bool) int {
