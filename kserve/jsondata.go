@@ -13,6 +13,8 @@ import (
 // KServe JSON tensor data: []bool, []int64, []uint64, []float32, []float64 or
 // []string (BYTES). NaN and ±Inf are errors because JSON cannot carry them.
 // Triton refuses FP16/BF16 in JSON; callers that mirror it check JSONAllowed.
+// BYTES elements that are not valid UTF-8 come out with U+FFFD replacements,
+// as with any JSON string; send such data in binary form.
 func JSONData(t Tensor) (any, error) {
 	if err := t.Check(); err != nil {
 		return nil, err

@@ -13,6 +13,9 @@ import (
 
 func (c *grpcClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
 	const op = "infer"
+	if req.Model == "" {
+		return nil, fmt.Errorf("grpc infer: empty model name")
+	}
 	start := time.Now()
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()

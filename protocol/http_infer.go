@@ -35,6 +35,9 @@ var timesPool = sync.Pool{New: func() any {
 
 func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
 	const op = "infer"
+	if req.Model == "" {
+		return nil, fmt.Errorf("http infer: empty model name")
+	}
 	times := timesPool.Get().(*httpTimes)
 	defer timesPool.Put(times)
 	times.start = time.Now()
