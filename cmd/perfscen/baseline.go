@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/baseline"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/result"
+)
+
+func init() { register(newBaselineCmd) }
+
+func newBaselineCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "baseline",
+		Short: "Show or update recorded baselines",
+	}
+	cmd.AddCommand(newBaselineShowCmd(e), newBaselineUpdateCmd(e))
+	return cmd
+}
+
+func newBaselineShowCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print a baseline's history, noise and detectable change per metric",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := baseline.Load(args[0])
+			if err != nil {
+				return exitcode.AsInvalid(err)
+			}
+			return showBaseline(e.stdout, f)
+		},
+	}
+}
+
+// baselineUpdateFlags are shared with the scenario-running form of
+// "baseline update" wired by the run command.
+type baselineUpdateFlags struct {
+	from, path string
+	opts       baseline.UpdateOptions
+}
+
+func newBaselineUpdateCmd(e *env) *cobra.Command {
+	var f baselineUpdateFlags
+	cmd := &cobra.Command{
+		Use:   "update --from results.json",
+		Short: "Add a run to the baseline history (prints the change, then writes atomically)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.from == "" {
+				return exitcode.AsInvalid(errors.New("give the run to record with --from results.json"))
+			}
+			run, err := result.ReadFile(f.from)
+			if err != nil {
+				return exitcode.AsInvalid(err)
+			}
+			return baselineUpdateFrom(e, run, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.from, "from", "", "result file to record")
+	cmd.Flags().StringVar(&f.path, "baseline", "", "baseline file (default baselines/<scenario>.json)")
+	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "drop the testbed's history and keep only this run")
+	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "record a run with failed, unstable or partial points")
+	cmd.Flags().IntVar(&f.opts.Keep, "keep", baseline.DefaultKeep, "history runs to keep per testbed")
+	return cmd
+}
+
+// baselineUpdateFrom records run under the baseline lock, printing the
+// diff before the file is written.
+func baselineUpdateFrom(e *env, run *result.Run, f baselineUpdateFlags) error {
+	path := f.path
+	if path == "" {
+		path = filepath.Join("baselines", run.Scenario+".json")
+	}
+	_, err := baseline.UpdateFile(path, run, f.opts, func(d *baseline.Diff) error {
+		_, err := io.WriteString(e.stdout, d.String())
+		return err
+	})
+	if err != nil {
+		if exitcode.Of(err) == exitcode.Environment {
+			return err
+		}
+		return exitcode.AsInvalid(err)
+	}
+	fmt.Fprintf(e.stdout, "baseline written to %s\n", path)
+	return nil
+}
+
+// showBaseline prints, per testbed, the history and a noise table.
+func showBaseline(w io.Writer, f *baseline.File) error {
+	fmt.Fprintf(w, "scenario %s (format %d)\n", f.Scenario, f.FormatVersion)
+	for _, id := range f.TestbedIDs() {
+		tb := f.Testbeds[id]
+		env := tb.Environment
+		fmt.Fprintf(w, "\ntestbed %s: host %s, gpu %s, server %s %s; %d run(s)\n",
+			id, orNA(env.Host), orNA(env.GPU), orNA(env.Server.Name), env.Server.Version, len(tb.Runs))
+		for i, r := range tb.Runs {
+			fmt.Fprintf(w, "  %2d  recorded %s  started %s  %s  %d point(s)\n", i+1,
+				r.Recorded.UTC().Format(time.RFC3339), r.Started.UTC().Format(time.RFC3339), r.Source, len(r.Points))
+		}
+		t := tablewriter.NewWriter(w)
+		t.Header("point", "metric", "center", "runs", "trials", "trial cv", "job sd", "mde")
+		for _, pid := range tb.PointIDs() {
+			for _, m := range baseline.DiffMetrics {
+				est, ok := tb.Noise[pid][m]
+				if !ok {
+					continue
+				}
+				mde := "n/a"
+				if est.MDE > 0 {
+					mde = fmt.Sprintf("%.1f%%", 100*est.MDE)
+				}
+				if err := t.Append(pid, m, baseline.FormatValue(m, est.Center), est.Runs, est.Trials,
+					fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde); err != nil {
+					return err
+				}
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\nmde: smallest change the history gate detects with 80% probability at 0.99 confidence")
+	return nil
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
