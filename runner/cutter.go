@@ -17,9 +17,8 @@ type cutter struct {
 	cur, next *acc
 	boundary  time.Duration // where cur would end now
 
-	dropped  int64 // warm-up completions
-	late     int64 // late sends among measured samples
-	observed func(*sample)
+	dropped int64 // warm-up completions
+	late    int64 // late sends among measured samples
 }
 
 func newCutter(c cutter) *cutter {
@@ -40,9 +39,6 @@ func (c *cutter) length() time.Duration {
 // window began (a straggler reported after its window was cut) counts in the
 // current window, as perf_analyzer would count it at its next collection.
 func (c *cutter) add(s *sample) {
-	if c.observed != nil {
-		c.observed(s)
-	}
 	if s.done < c.warmupEnd {
 		c.dropped++
 		return

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/refserver"
+	"github.com/perfscen/perfscen/result"
+)
+
+func TestRunInterleavesGroups(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}}
+	p := testPlan(srv.HTTPAddr(), "http", loose(), models,
+		plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
+		plan.Point{Model: "solo", Load: plan.Load{Mode: "iterations", Iterations: 5}},
+		plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	p.Models = append(p.Models, plan.Model{Alias: "solo", Name: "simple"})
+	var seq []int
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+		Progress: func(e Event) {
+			if e.Kind == WindowDone {
+				seq = append(seq, e.Index)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Results stay in plan order.
+	var ids []string
+	for _, pt := range run.Points {
+		ids = append(ids, pt.ID)
+	}
+	if !slices.Equal(ids, []string{"p0", "p1", "p2"}) {
+		t.Fatalf("points %v", ids)
+	}
+	// Group first (a stabilizes, b stabilizes, then a b a b a b), then the
+	// ungrouped point.
+	if n := len(seq); n < 3+3+6+1 || !slices.Equal(seq[n-7:], []int{0, 2, 0, 2, 0, 2, 1}) {
+		t.Fatalf("window order %v", seq)
+	}
+	for _, i := range []int{0, 2} {
+		pt := run.Points[i]
+		if pt.Status != result.PointStable || len(pt.Trials) != 3 {
+			t.Errorf("%s: status %s, %d trials", pt.ID, pt.Status, len(pt.Trials))
+		}
+		for j, w := range pt.Windows {
+			if w.Kept != (j >= len(pt.Windows)-3) {
+				t.Errorf("%s: window %d kept=%v", pt.ID, j, w.Kept)
+			}
+		}
+		checkPointConsistency(t, &pt, 1)
+	}
+}
+
+func TestRunServerRestartMarksReset(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	addr := srv.HTTPAddr()
+	c := newClient(t, "http", addr)
+	m := loose()
+	m.StabilityPct, m.Trials = 1e6, 4
+	p := testPlan(addr, "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+		Progress: func(e Event) {
+			if e.Kind == WindowDone && e.Window.Index == 1 {
+				srv.Close()
+				startServer(t, refserver.Options{Models: []string{"simple"}, HTTPAddr: addr, GRPCAddr: "-"})
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := run.Points[0]
+	if len(pt.Trials) != 4 {
+		t.Fatalf("%d trials", len(pt.Trials))
+	}
+	for i, tr := range pt.Trials {
+		s := tr.Metrics.Server
+		if s == nil {
+			t.Fatalf("trial %d has no server stats", i)
+		}
+		if s.Reset != (i == 2) {
+			t.Errorf("trial %d reset=%v, want %v", i, s.Reset, i == 2)
+		}
+		if s.RequestCount < 0 || s.QueueUs < 0 || s.AvgRequestUs < 0 || s.InferenceCount < 0 {
+			t.Errorf("trial %d negative figures: %+v", i, s)
+		}
+	}
+	if !pt.Summary.Server.Reset {
+		t.Error("summary hides the restart")
+	}
+}
+
+func TestRunScrapesGPUMetrics(t *testing.T) {
+	checkLeaks(t)
+	body, err := os.ReadFile("testdata/triton_metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
+	t.Cleanup(metrics.Close)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	p.Server.MetricsURL = metrics.URL
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))},
+		Options{MetricsInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := run.Points[0].Summary.GPU
+	if g == nil || g.UtilizationAvg != 0.375 || g.MemoryUsedMax != 5e9 || g.PowerAvgWatts != 180.5 {
+		t.Errorf("gpu = %+v", g)
+	}
+	if run.Environment.GPU != "GPU-aaaa,GPU-bbbb" {
+		t.Errorf("environment GPU %q", run.Environment.GPU)
+	}
+}
