@@ -121,3 +121,36 @@ func TestTLSBothProtocols(t *testing.T) {
 		}
 	}
 }
+
+// Unloading under load: requests already queued finish, later ones get a
+// clean error, and nothing hangs or panics.
+func TestUnloadUnderLoad(t *testing.T) {
+	s := startServer(t, Options{Models: []string{"delay"}, ModelParams: map[string]map[string]string{"delay": {"delay": "20ms", "instance_count": "2"}}})
+	var wg sync.WaitGroup
+	codes := make([]int, 12)
+	for i := range codes {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+			codes[i] = do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()).status
+		})
+	}
+	time.Sleep(25 * time.Millisecond)
+	if err := s.UnloadModel("delay"); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	ok, rejected := 0, 0
+	for _, c := range codes {
+		switch c {
+		case 200:
+			ok++
+		case 400, 503:
+			rejected++
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	if ok == 0 || rejected == 0 {
+		t.Errorf("codes %v: want some served before the unload and some rejected after", codes)
+	}
+}
