@@ -53,7 +53,7 @@ func tenant(rng *rand.Rand) float64 {
 
 func replicates() int {
 	if raceEnabled || testing.Short() {
-		return 300
+		return 200
 	}
 	return 2000
 }
