@@ -89,7 +89,12 @@ func waitReady(ctx context.Context, c protocol.Client, proto, url string, timeou
 		if err == nil {
 			err = errors.New("server answered not ready")
 		}
-		last = err
+		// The final attempt often has only milliseconds left and fails
+		// with its own deadline; the attempt before it says why (e.g.
+		// connection refused), so keep that one.
+		if last == nil || !errors.Is(err, context.DeadlineExceeded) {
+			last = err
+		}
 		if ctx.Err() != nil {
 			return exitcode.AsEnvironment(fmt.Errorf("connecting to %s server at %s: %w", proto, url, ctx.Err()))
 		}

@@ -26,7 +26,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitcode.Invalid
 	}
-	run, runErr := measure(e, pl, f.quiet)
+	run, runErr := measure(e, pl, f)
 	if run == nil {
 		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
 		return exitcode.Of(runErr)
@@ -157,9 +157,10 @@ func bands(base *baseline.File, run *result.Run) []report.Band {
 }
 
 // measure runs the plan, with progress on stderr when it is a terminal.
-func measure(e *env, pl *plan.Plan, quiet bool) (*result.Run, error) {
+func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
 	return execute.Run(e.ctx, pl, execute.Options{
-		Version:  version,
-		Progress: progressFor(e, quiet),
+		Version:        version,
+		Progress:       progressFor(e, f.quiet),
+		ConnectTimeout: f.connectTimeout,
 	})
 }

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfscen/perfscen/execute"
 	"github.com/perfscen/perfscen/internal/exitcode"
 )
 
@@ -25,6 +28,8 @@ type reportFlags struct {
 	format     string
 	quiet      bool
 	noBaseline bool
+	// connectTimeout bounds the wait for the server to become ready.
+	connectTimeout time.Duration
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -48,10 +53,18 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 			if err != nil {
 				return err
 			}
+			debug := e.getenv("PERFSCEN_DEBUG_GOROUTINES") != ""
+			start := runtime.NumGoroutine()
+			if debug {
+				fmt.Fprintf(e.stderr, "perfscen: goroutines at start: %d\n", start)
+			}
 			worst := exitcode.OK
 			for _, file := range files {
 				code := runOne(e, file, f, len(files) > 1)
 				worst = worse(worst, code)
+			}
+			if debug {
+				fmt.Fprintf(e.stderr, "perfscen: goroutines at end: %d\n", settledGoroutines(start))
 			}
 			return exitSilently(worst)
 		},
@@ -67,7 +80,18 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
+	fl.DurationVar(&f.connectTimeout, "connect-timeout", execute.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	return cmd
+}
+
+// settledGoroutines gives goroutines that are already on their way out
+// (closed connections, stopped servers) a moment to exit before counting.
+func settledGoroutines(target int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(time.Second); n > target && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n
 }
 
 // worse orders exit codes by what CI must hear first: invalid input, then
