@@ -26,6 +26,16 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitcode.Invalid
 	}
+	// A bad baseline is refused before any load is sent: minutes of
+	// measurement must not end in "invalid input".
+	var base *baseline.File
+	if pl.Checks.Baseline != nil && !f.noBaseline {
+		base, err = loadBaseline(pl)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+			return exitcode.Of(err)
+		}
+	}
 	run, runErr := measure(e, pl, f)
 	if run == nil {
 		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
@@ -44,14 +54,6 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 			code = worse(code, exitcode.Environment)
 		} else if !f.quiet {
 			fmt.Fprintf(e.stderr, "results written to %s\n", p)
-		}
-	}
-	var base *baseline.File
-	if pl.Checks.Baseline != nil && !f.noBaseline {
-		base, err = loadBaseline(pl)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
-			return worse(code, exitcode.Of(err))
 		}
 	}
 	checks := pl.Checks
@@ -93,7 +95,7 @@ func loadBaseline(pl *plan.Plan) (*baseline.File, error) {
 		return nil, err
 	}
 	if err := b.CheckScenario(pl.Scenario); err != nil {
-		return nil, exitcode.AsInvalid(err)
+		return nil, exitcode.AsInvalid(fmt.Errorf("%s: %w", pl.Checks.Baseline.Path, err))
 	}
 	return b, nil
 }
