@@ -11,12 +11,14 @@ import (
 
 // embedded starts the built-in reference server on ephemeral loopback ports
 // with the plan's model parameter overrides.
-func embedded(ctx context.Context, p *plan.Plan, version string) (*refserver.Server, error) {
+func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
 	srv, err := refserver.New(refserver.Options{
 		HTTPAddr:    "127.0.0.1:0",
 		GRPCAddr:    "127.0.0.1:0",
 		ModelParams: p.Server.EmbeddedModels,
-		Version:     version,
+		// A fixed version keeps the testbed id stable across perfscen builds:
+		// the embedded server is the thing under test in its baselines.
+		Version: "embedded",
 	})
 	if err != nil {
 		// Bad embedded_models parameters are the scenario's fault.

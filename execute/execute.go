@@ -28,7 +28,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 	urls := map[string]string{"http": p.Server.URL, "grpc": p.Server.URL}
 	embeddedInfo := false
 	if p.Server.Embedded {
-		srv, err := embedded(ctx, p, opts.Version)
+		srv, err := embedded(ctx, p)
 		if err != nil {
 			return nil, err
 		}

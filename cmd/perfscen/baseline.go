@@ -22,7 +22,7 @@ func newBaselineCmd(e *env) *cobra.Command {
 		Use:   "baseline",
 		Short: "Show or update recorded baselines",
 	}
-	cmd.AddCommand(newBaselineShowCmd(e), newBaselineUpdateCmd(e))
+	cmd.AddCommand(newBaselineShowCmd(e), newBaselineUpdateCmd(e), newBaselineCalibrateCmd(e))
 	return cmd
 }
 
@@ -51,12 +51,25 @@ type baselineUpdateFlags struct {
 func newBaselineUpdateCmd(e *env) *cobra.Command {
 	var f baselineUpdateFlags
 	cmd := &cobra.Command{
-		Use:   "update --from results.json",
+		Use:   "update [SCENARIO|DIR...] | --from results.json",
 		Short: "Add a run to the baseline history (prints the change, then writes atomically)",
-		Args:  cobra.NoArgs,
+		Long: `Record a run in the scenario's baseline history: either run each scenario
+afresh (the baseline path, keep and gated metrics come from its baseline
+section) or take an existing result file with --from. Runs with failed
+checks, unstable or partial points are refused unless --force; the diff is
+printed before the file is written, under a lock, atomically.`,
+		Example: `  perfscen baseline update scenarios/quickstart.yaml
+  perfscen baseline update --from out/quickstart.json
+  perfscen baseline update --replace scenarios/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if f.from != "" {
+					return exitcode.AsInvalid(errors.New("give scenarios or --from, not both"))
+				}
+				return baselineUpdateScenarios(e, args, f, cmd.Flags().Changed("keep"))
+			}
 			if f.from == "" {
-				return exitcode.AsInvalid(errors.New("give the run to record with --from results.json"))
+				return exitcode.AsInvalid(errors.New("give scenarios to run or the run to record with --from results.json"))
 			}
 			run, err := result.ReadFile(f.from)
 			if err != nil {

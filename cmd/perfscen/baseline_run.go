@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/baseline"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/scenario"
+	"github.com/perfscen/perfscen/verdict"
+)
+
+// freshRun loads a scenario and measures it once, with no baseline gate:
+// the run is what a baseline is made of. It refuses runs whose thresholds
+// or comparisons fail unless force is set: a baseline must not enshrine a
+// broken build.
+func freshRun(e *env, file string, force bool) (*plan.Plan, *result.Run, error) {
+	pl, err := scenario.LoadPlan(file, e.getenv)
+	if err != nil {
+		return nil, nil, exitcode.AsInvalid(err)
+	}
+	run, err := measure(e, pl, reportFlags{})
+	if err != nil {
+		return pl, run, err
+	}
+	checks := pl.Checks
+	checks.Baseline = nil
+	v := verdict.Options{AllowUnstable: pl.Measurement.AllowUnstable}.Evaluate(checks, run, nil)
+	if failed := v.Failed(); len(failed) > 0 && !force {
+		names := make([]string, 0, len(failed))
+		for _, c := range failed {
+			names = append(names, c.Name+" @ "+c.Point)
+		}
+		return pl, run, exitcode.With(exitcode.CheckFailed, fmt.Errorf("%s: not recording a failing run (%d failed: %v); use --force to record it anyway", file, len(failed), names))
+	}
+	return pl, run, nil
+}
+
+// baselinePathFor is the scenario's baseline file: its baseline section's
+// path, else baselines/<name>.json.
+func baselinePathFor(pl *plan.Plan) string {
+	if pl.Checks.Baseline != nil && pl.Checks.Baseline.Path != "" {
+		return pl.Checks.Baseline.Path
+	}
+	return filepath.Join("baselines", pl.Scenario+".json")
+}
+
+func baselineUpdateScenarios(e *env, args []string, f baselineUpdateFlags, keepSet bool) error {
+	files, err := expandScenarioArgs(args)
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		pl, run, err := freshRun(e, file, f.opts.Force)
+		if err != nil {
+			return err
+		}
+		ff := f
+		if ff.path == "" {
+			ff.path = baselinePathFor(pl)
+		}
+		if !keepSet && pl.Checks.Baseline != nil && pl.Checks.Baseline.Keep > 0 {
+			ff.opts.Keep = pl.Checks.Baseline.Keep
+		}
+		if err := baselineUpdateFrom(e, run, ff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newBaselineCalibrateCmd(e *env) *cobra.Command {
+	var runs int
+	var record bool
+	var f baselineUpdateFlags
+	cmd := &cobra.Command{
+		Use:   "calibrate --runs K SCENARIO",
+		Short: "Run a scenario K times to measure job-to-job noise and the smallest detectable change",
+		Long: `Run the scenario K independent times (each with its own server start when
+embedded, its own connections and warm-up), then print per point and metric
+the trial CV, the job-to-job SD of run medians and the minimum detectable
+effect (MDE) of the history gate. With --record every run is appended to the
+baseline history, which calibrates the gate at once (K >= min_runs).`,
+		Example: `  perfscen baseline calibrate --runs 5 scenarios/engine-comparison.yaml
+  perfscen baseline calibrate --runs 5 --record scenarios/quickstart.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runs < 2 {
+				return exitcode.AsInvalid(errors.New("--runs must be at least 2 to estimate noise"))
+			}
+			var pl *plan.Plan
+			var all []*result.Run
+			for i := 0; i < runs; i++ {
+				fmt.Fprintf(e.stderr, "calibration run %d of %d\n", i+1, runs)
+				p, run, err := freshRun(e, args[0], f.opts.Force)
+				if err != nil {
+					return err
+				}
+				pl = p
+				all = append(all, run)
+			}
+			printNoise(e.stdout, baseline.Calibrate(all))
+			if !record {
+				return nil
+			}
+			if f.path == "" {
+				f.path = baselinePathFor(pl)
+			}
+			if pl.Checks.Baseline != nil && pl.Checks.Baseline.Keep > 0 && !cmd.Flags().Changed("keep") {
+				f.opts.Keep = pl.Checks.Baseline.Keep
+			}
+			for i, run := range all {
+				ff := f
+				ff.opts.Replace = f.opts.Replace && i == 0
+				if err := baselineUpdateFrom(e, run, ff); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&runs, "runs", 5, "independent runs")
+	cmd.Flags().BoolVar(&record, "record", false, "append every run to the baseline history")
+	cmd.Flags().StringVar(&f.path, "baseline", "", "baseline file (default: the scenario's baseline path)")
+	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "with --record: start a new history")
+	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "use runs with failed checks or unstable points")
+	cmd.Flags().IntVar(&f.opts.Keep, "keep", baseline.DefaultKeep, "history runs to keep per testbed")
+	return cmd
+}
+
+// printNoise renders a calibration: one row per point and metric.
+func printNoise(w io.Writer, n baseline.Noise) {
+	tw := tablewriter.NewWriter(w)
+	tw.Header("point", "metric", "runs", "trials", "center", "trial CV", "job SD", "MDE")
+	points := make([]string, 0, len(n))
+	for p := range n {
+		points = append(points, p)
+	}
+	sort.Strings(points)
+	for _, p := range points {
+		metrics := make([]string, 0, len(n[p]))
+		for m := range n[p] {
+			metrics = append(metrics, m)
+		}
+		sort.Strings(metrics)
+		for _, m := range metrics {
+			est := n[p][m]
+			mde := "n/a"
+			if est.MDE > 0 {
+				mde = fmt.Sprintf("%.1f%%", 100*est.MDE)
+			}
+			_ = tw.Append(p, m, fmt.Sprint(est.Runs), fmt.Sprint(est.Trials), baseline.FormatValue(m, est.Center),
+				fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde)
+		}
+	}
+	_ = tw.Render()
+}
