@@ -25,9 +25,13 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 		return v
 	}
 	if base == nil {
+		target := run.ScenarioPath
+		if target == "" {
+			target = "SCENARIO.yaml"
+		}
 		v.Notices = append(v.Notices, fmt.Sprintf(
-			"no baseline at %s yet; record one with `perfscen baseline update %s` or `perfscen baseline update --from results.json`",
-			checks.Baseline.Path, run.Scenario))
+			"no baseline at %s yet; the run passes without one. Record one with `perfscen baseline update %s` or `perfscen baseline update --from results.json`",
+			checks.Baseline.Path, target))
 		return v
 	}
 	if base.ScenarioHash != "" && run.ScenarioHash != "" && base.ScenarioHash != run.ScenarioHash {
