@@ -49,7 +49,7 @@ func TestRunInterleavesGroups(t *testing.T) {
 	}
 	for _, i := range []int{0, 2} {
 		pt := run.Points[i]
-		if pt.Status != result.PointStable || len(pt.Trials) != 3 {
+		if (pt.Status != result.PointStable && pt.Status != result.PointUnstable) || len(pt.Trials) != 3 {
 			t.Errorf("%s: status %s, %d trials", pt.ID, pt.Status, len(pt.Trials))
 		}
 		for j, w := range pt.Windows {
@@ -61,20 +61,26 @@ func TestRunInterleavesGroups(t *testing.T) {
 	}
 }
 
-func TestRunServerRestartMarksReset(t *testing.T) {
+func TestRunCounterResetIsMarked(t *testing.T) {
 	checkLeaks(t)
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
 	addr := srv.HTTPAddr()
 	c := newClient(t, "http", addr)
 	m := loose()
 	m.StabilityPct, m.Trials = 1e6, 4
+	// The old counters include the warm-up, so they are well ahead of what
+	// the fresh ones can reach in one window: they must go backwards.
+	m.Warmup = 400 * time.Millisecond
 	p := testPlan(addr, "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
 		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
 		Progress: func(e Event) {
 			if e.Kind == WindowDone && e.Window.Index == 1 {
-				srv.Close()
-				startServer(t, refserver.Options{Models: []string{"simple"}, HTTPAddr: addr, GRPCAddr: "-"})
+				// Reloading restarts the model's counters from zero, as a
+				// server restart does, without dropping connections.
+				if err := srv.LoadModel("simple"); err != nil {
+					t.Error(err)
+				}
 			}
 		}})
 	if err != nil {
