@@ -63,4 +63,14 @@
 // the scheduled time, so a late send costs latency instead of hiding it
 // (no coordinated omission), and sends leaving more than 1 ms late are
 // counted in result.Point.LateSends.
+//
+// Streaming points give each worker its own gRPC stream and match responses
+// by request id; plan.Server.Timeout applies per request on unary calls only
+// (a stream is bounded by the drain deadline on stop). Sequence models get a
+// run-unique correlation id per sequence, with start/end flags on its first
+// and last step. Validation compares outputs after the completion stamp, on
+// every response for count windows and iterations and on one in
+// Options.ValidateEvery under time windows. System shared memory uses one
+// region per input holding every step, and per worker one region per output;
+// all are unregistered and unlinked on every exit path.
 package runner
