@@ -18,18 +18,23 @@ import (
 )
 
 // httpTimes collects transport events; the callbacks run on the transport's
-// goroutines, hence atomics. Values are nanoseconds since the call began.
+// goroutines, hence atomics. Times are monotonic nanoseconds since epoch.
 type httpTimes struct {
-	start time.Time
+	start atomic.Int64
 	wrote atomic.Int64
 	first atomic.Int64
 	trace httptrace.ClientTrace
 }
 
+// epoch anchors monotonic readings that fit in an int64.
+var epoch = time.Now()
+
+func monoNow() int64 { return int64(time.Since(epoch)) }
+
 var timesPool = sync.Pool{New: func() any {
 	t := &httpTimes{}
-	t.trace.WroteRequest = func(httptrace.WroteRequestInfo) { t.wrote.Store(int64(time.Since(t.start))) }
-	t.trace.GotFirstResponseByte = func() { t.first.Store(int64(time.Since(t.start))) }
+	t.trace.WroteRequest = func(httptrace.WroteRequestInfo) { t.wrote.Store(monoNow()) }
+	t.trace.GotFirstResponseByte = func() { t.first.Store(monoNow()) }
 	return t
 }}
 
@@ -39,10 +44,12 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 		return nil, fmt.Errorf("http infer: empty model name")
 	}
 	times := timesPool.Get().(*httpTimes)
-	defer timesPool.Put(times)
-	times.start = time.Now()
+	// Only a completed exchange returns times to the pool: after a failed
+	// one the transport's writer may still fire WroteRequest, which must
+	// not land in the next request's figures.
 	times.wrote.Store(0)
 	times.first.Store(0)
+	times.start.Store(monoNow())
 
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -81,13 +88,16 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if err != nil {
 		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
 	}
-	total := time.Since(times.start)
-	wrote, first := time.Duration(times.wrote.Load()), time.Duration(times.first.Load())
-	if first >= wrote && wrote > 0 {
-		out.Timing = Timing{Wait: first - wrote, SendRecv: total - (first - wrote)}
+	start := times.start.Load()
+	total := time.Duration(monoNow() - start)
+	wrote, first := times.wrote.Load(), times.first.Load()
+	if wrote > 0 && first >= wrote {
+		wait := time.Duration(first - wrote)
+		out.Timing = Timing{Wait: wait, SendRecv: total - wait}
 	} else {
 		out.Timing = Timing{SendRecv: total}
 	}
+	timesPool.Put(times)
 	return out, nil
 }
 
@@ -325,8 +335,13 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferR
 		o := &r.Outputs[i]
 		t := kserve.Tensor{Name: o.Name, DataType: o.DataType, Shape: o.Shape}
 		switch {
-		case bins[i] != nil:
+		case bins[i] != nil || sizes[i] == 0:
+			// A zero-byte binary output (an empty tensor) may come without
+			// Inference-Header-Content-Length, as plain JSON; it is still data.
 			t.Raw = bins[i]
+			if t.Raw == nil {
+				t.Raw = []byte{}
+			}
 			if err := t.Check(); err != nil {
 				return nil, fmt.Errorf("output %q: %w", o.Name, err)
 			}
