@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# perfscen against the load generators people already use, on one reference
+# server in one run: ghz (gRPC) and hey (HTTP) send the same bytes as perfscen
+# for a fixed request count; we compare throughput and the client's own CPU
+# time per request. Optional (BENCH_MEMORY=1): perfscen's RSS over 1M requests.
+#
+#   make bench-peers                      # defaults below, a few minutes
+#   BENCH_MEMORY=1 make bench-peers       # adds the 1M-request memory run
+#
+# Settings (environment):
+#   BENCH_REQUESTS=20480        requests per cell (a multiple of every concurrency,
+#                               because hey sends floor(n/c)·c)
+#   BENCH_CONCURRENCY="1 8 64"  concurrency levels
+#   BENCH_REPEAT=3              repetitions of every cell; the table shows medians
+#   BENCH_MEMORY=0              1: also run the memory check
+#   BENCH_MEMORY_REQUESTS=1000000, BENCH_MEMORY_CONCURRENCY=8, BENCH_MEMORY_PROTOCOL=grpc
+#   BENCH_OUT=bench/results-<UTC date>.md
+#
+# Why the bytes match: perfscen's HTTP client always uses Triton's binary
+# tensor extension (a scenario cannot ask for JSON tensors), so the fair hey
+# cell posts exactly perfscen's request body (bench/hey-identity16-binary.bin,
+# captured from perfscen) with its Inference-Header-Content-Length header and
+# without Accept-Encoding (hey -disable-compression; perfscen sends none, and
+# the server would otherwise gzip hey's replies). A hey JSON-tensor cell runs
+# too, for information only. ghz sends the ModelInfer message perfscen sends:
+# the same tensor in raw_input_contents, one connection (perfscen's default).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+: "${BENCH_REQUESTS:=20480}"
+: "${BENCH_CONCURRENCY:=1 8 64}"
+: "${BENCH_REPEAT:=3}"
+: "${BENCH_MEMORY:=0}"
+: "${BENCH_MEMORY_REQUESTS:=1000000}"
+: "${BENCH_MEMORY_CONCURRENCY:=8}"
+: "${BENCH_MEMORY_PROTOCOL:=grpc}"
+: "${BENCH_OUT:=bench/results-$(date -u +%Y-%m-%d).md}"
+PERFSCEN=${PERFSCEN:-bin/perfscen}
+GHZ_VERSION=v0.93.0
+HEY_VERSION=v0.1.5
+GHZ=bin/ghz
+HEY=bin/hey
+
+die() { echo "bench-peers: $*" >&2; exit 2; }
+note() { echo "bench-peers: $*" >&2; }
+
+command -v jq >/dev/null || die "jq is needed to read the tools' JSON reports (apt-get install jq)"
+[ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
+
+# install PKG@VER BIN: a failed install keeps an existing binary (offline
+# machines) or skips that peer.
+install_peer() {
+	local pkg=$1 bin=$2
+	note "installing $pkg into bin/"
+	if GOBIN="$ROOT/bin" go install "$pkg" >/dev/null 2>&1; then
+		return 0
+	fi
+	if [ -x "$bin" ]; then
+		note "go install $pkg failed; using the existing $bin (version unchecked)"
+		return 0
+	fi
+	note "go install $pkg failed; its cells are skipped"
+	return 1
+}
+HAVE_GHZ=0 HAVE_HEY=0
+install_peer "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION" "$GHZ" && HAVE_GHZ=1
+install_peer "github.com/rakyll/hey@$HEY_VERSION" "$HEY" && HAVE_HEY=1
+
+TMP=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+	if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The server picks free loopback ports and prints them.
+"$PERFSCEN" serve --http-port 0 --grpc-port 0 --models identity_fp32 >"$TMP/serve.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do
+	grep -q '^Started GRPCInferenceService' "$TMP/serve.log" && break
+	kill -0 "$SERVER_PID" 2>/dev/null || die "server exited: $(cat "$TMP/serve.log")"
+	sleep 0.1
+done
+HTTP_ADDR=$(sed -n 's|^Started HTTPService at http://||p' "$TMP/serve.log")
+GRPC_ADDR=$(sed -n 's|^Started GRPCInferenceService at ||p' "$TMP/serve.log")
+[ -n "$HTTP_ADDR" ] && [ -n "$GRPC_ADDR" ] || die "server did not report its ports: $(cat "$TMP/serve.log")"
+INFER_URL="http://$HTTP_ADDR/v2/models/identity_fp32/infer"
+note "server pid $SERVER_PID: http $HTTP_ADDR, grpc $GRPC_ADDR"
+
+BIN_BODY=bench/hey-identity16-binary.bin
+JSON_BODY=bench/hey-identity16.json
+GHZ_BODY=bench/ghz-identity16.json
+RAW_LEN=64 # 16 FP32 values
+HDR_LEN=$(($(wc -c <"$BIN_BODY") - RAW_LEN))
+# The three request files must carry the same tensor.
+cmp -s <(tail -c "$RAW_LEN" "$BIN_BODY") <(jq -r '.raw_input_contents[0]' "$GHZ_BODY" | base64 -d) ||
+	die "$BIN_BODY and $GHZ_BODY hold different tensors"
+
+# timed OUT CMD...: runs CMD, leaves "user system" seconds in OUT.
+timed() {
+	local out=$1
+	shift
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f "%U %S" -o "$out.raw" "$@"
+		tail -n 1 "$out.raw" >"$out"
+	else
+		local TIMEFORMAT='%3U %3S'
+		{ time "$@" 2>"$out.stderr"; } 2>"$out"
+	fi
+}
+
+cpu_seconds() { awk '{printf "%.4f", $1 + $2}' "$1"; }
+
+# scenario PROTO C N ADDR FILE: bench/identity16.yaml aimed at this server.
+scenario() {
+	sed -e "s|^  url: .*|  url: $4|" -e "s|^  protocol: .*|  protocol: $1|" \
+		-e "s|^  concurrency: .*|  concurrency: $2|" -e "s|^  iterations: .*|  iterations: $3|" \
+		-e "s|^    input_data: .*|    input_data: $ROOT/bench/identity16.data.json|" \
+		bench/identity16.yaml >"$5"
+}
+
+# Each cell prints: requests errors throughput cpu_seconds.
+cell_perfscen() { # PROTO C N
+	local addr=$GRPC_ADDR
+	[ "$1" = http ] && addr=$HTTP_ADDR
+	scenario "$1" "$2" "$3" "$addr" "$TMP/sc.yaml"
+	timed "$TMP/cpu" "$PERFSCEN" run "$TMP/sc.yaml" --out "$TMP/res.json" --no-baseline --quiet >"$TMP/perfscen.log" 2>&1 ||
+		die "perfscen run failed: $(tail -n 5 "$TMP/perfscen.log")"
+	jq -r '.points[0].summary | "\(.requests) \(.errors) \(.throughput)"' "$TMP/res.json" | tr '\n' ' '
+	cpu_seconds "$TMP/cpu"
+	echo
+}
+
+cell_ghz() { # C N
+	timed "$TMP/cpu" "$GHZ" --insecure --import-paths kserve/inferencepb --proto kserve/inferencepb/grpc_service.proto \
+		--call inference.GRPCInferenceService/ModelInfer -D "$GHZ_BODY" -n "$2" -c "$1" --connections 1 \
+		--format json -o "$TMP/ghz.json" "$GRPC_ADDR" >"$TMP/ghz.log" 2>&1 || die "ghz failed: $(tail -n 5 "$TMP/ghz.log")"
+	jq -r '"\(.statusCodeDistribution.OK // 0) \(.count - (.statusCodeDistribution.OK // 0)) \(.rps)"' "$TMP/ghz.json" | tr '\n' ' '
+	cpu_seconds "$TMP/cpu"
+	echo
+}
+
+cell_hey() { # binary|json C N
+	local args=(-T application/octet-stream -H "Inference-Header-Content-Length: $HDR_LEN" -D "$BIN_BODY")
+	[ "$1" = json ] && args=(-T application/json -D "$JSON_BODY")
+	timed "$TMP/cpu" "$HEY" -n "$3" -c "$2" -m POST -disable-compression "${args[@]}" "$INFER_URL" >"$TMP/hey.log" 2>&1 ||
+		die "hey failed: $(tail -n 5 "$TMP/hey.log")"
+	awk '/Requests\/sec:/ {rps = $2}
+		/^Status code distribution:/ {sec = "status"; next}
+		/^Error distribution:/ {sec = "error"; next}
+		/^ *\[[0-9]+\]/ {k = $1; gsub(/[][]/, "", k); if (sec == "status") {if (k == 200) ok += $2; else bad += $2} else if (sec == "error") bad += k}
+		END {printf "%d %d %s ", ok, bad, rps}' "$TMP/hey.log"
+	cpu_seconds "$TMP/cpu"
+	echo
+}
+
+# One successful request per tool before measuring, so a mismatch fails fast.
+if [ "$HAVE_HEY" = 1 ]; then
+	[ "$(cell_hey binary 1 1 | awk '{print $1}')" = 1 ] || die "hey's binary request was not answered 200: $(cat "$TMP/hey.log")"
+	[ "$(cell_hey json 1 1 | awk '{print $1}')" = 1 ] || die "hey's JSON request was not answered 200: $(cat "$TMP/hey.log")"
+fi
+if [ "$HAVE_GHZ" = 1 ]; then
+	[ "$(cell_ghz 1 1 | awk '{print $1}')" = 1 ] || die "ghz's request failed: $(cat "$TMP/ghz.json")"
+fi
+
+ROWS=$TMP/rows.tsv # rep concurrency tool requests errors throughput cpu_s
+: >"$ROWS"
+for rep in $(seq "$BENCH_REPEAT"); do
+	for c in $BENCH_CONCURRENCY; do
+		[ $((BENCH_REQUESTS % c)) = 0 ] || note "BENCH_REQUESTS=$BENCH_REQUESTS is not a multiple of $c: hey sends $((BENCH_REQUESTS / c * c))"
+		tools="perfscen-grpc perfscen-http"
+		[ "$HAVE_GHZ" = 1 ] && tools="$tools ghz"
+		[ "$HAVE_HEY" = 1 ] && tools="$tools hey-binary hey-json"
+		for tool in $tools; do
+			case $tool in
+			perfscen-grpc) r=$(cell_perfscen grpc "$c" "$BENCH_REQUESTS") ;;
+			perfscen-http) r=$(cell_perfscen http "$c" "$BENCH_REQUESTS") ;;
+			ghz) r=$(cell_ghz "$c" "$BENCH_REQUESTS") ;;
+			hey-binary) r=$(cell_hey binary "$c" "$BENCH_REQUESTS") ;;
+			hey-json) r=$(cell_hey json "$c" "$BENCH_REQUESTS") ;;
+			esac
+			printf '%s\t%s\t%s\t%s\n' "$rep" "$c" "$tool" "$(echo "$r" | tr ' ' '\t')" >>"$ROWS"
+			note "rep $rep c=$c $tool: $r"
+		done
+	done
+done
+
+# Medians per (concurrency, tool) of throughput and CPU µs per request.
+MED=$TMP/medians.tsv
+awk -F'\t' '{k = $2 "\t" $3; n[k]++; t[k, n[k]] = $6; u[k, n[k]] = $7 * 1e6 / $4; e[k] += $5}
+	function med(a, k, m,   i, j, x, v) {
+		for (i = 1; i <= m; i++) v[i] = a[k, i]
+		for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+		return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2 }
+	END {for (k in n) printf "%s\t%.0f\t%.2f\t%d\n", k, med(t, k, n[k]), med(u, k, n[k]), e[k]}' "$ROWS" | sort -n >"$MED"
+get() { awk -F'\t' -v c="$1" -v t="$2" -v f="$3" '$1 == c && $2 == t {print $f}' "$MED"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b}'; }
+mark() { awk -v r="$1" -v op="$2" -v b="$3" 'BEGIN {if (r == "n/a") print ""; else if ((op == "le" && r <= b) || (op == "ge" && r >= b)) print "meets"; else print "MISSES"}'; }
+
+table() { # PEER PERFSCEN_TOOL CPU_TARGET
+	local peer=$1 ours=$2 target=$3
+	echo "| c | $ours req/s | $peer req/s | throughput ratio (≥ 1.0) | $ours CPU µs/req | $peer CPU µs/req | CPU ratio (≤ $target) |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|"
+	for c in $BENCH_CONCURRENCY; do
+		local ot pt oc pc tr cr
+		ot=$(get "$c" "$ours" 3) pt=$(get "$c" "$peer" 3) oc=$(get "$c" "$ours" 4) pc=$(get "$c" "$peer" 4)
+		tr=$(ratio "$ot" "$pt") cr=$(ratio "$oc" "$pc")
+		echo "| $c | $ot | ${pt:-–} | $tr $(mark "$tr" ge 1.0) | $oc | ${pc:-–} | $cr $(mark "$cr" le "$target") |"
+	done
+}
+
+memory_run() {
+	local n=$BENCH_MEMORY_REQUESTS c=$BENCH_MEMORY_CONCURRENCY proto=$BENCH_MEMORY_PROTOCOL addr=$GRPC_ADDR
+	[ "$proto" = http ] && addr=$HTTP_ADDR
+	scenario "$proto" "$c" "$n" "$addr" "$TMP/mem.yaml"
+	note "memory run: $n requests, $proto, concurrency $c"
+	"$PERFSCEN" run "$TMP/mem.yaml" --out "$TMP/mem.json" --no-baseline --quiet >"$TMP/mem.log" 2>&1 &
+	local pid=$! t=0 rss
+	: >"$TMP/rss.tsv"
+	while kill -0 "$pid" 2>/dev/null; do
+		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+		[ -n "$rss" ] && printf '%s\t%s\n' "$t" "$rss" >>"$TMP/rss.tsv"
+		sleep 1
+		t=$((t + 1))
+	done
+	wait "$pid" || die "memory run failed: $(tail -n 5 "$TMP/mem.log")"
+	local got tput
+	got=$(jq -r '.points[0].summary.requests' "$TMP/mem.json")
+	tput=$(jq -r '.points[0].summary.throughput | floor' "$TMP/mem.json")
+	# start = the sample at 1 s (connections and buffers set up), end = the last.
+	awk -F'\t' -v got="$got" -v tput="$tput" -v proto="$proto" -v c="$c" '
+		NR == 1 || $1 == 1 {start = $2}
+		{if ($2 > peak) peak = $2; end = $2; last = $1}
+		END {printf "perfscen %s, concurrency %d: %d requests at %d req/s in %d s; VmRSS start %.1f MiB, peak %.1f MiB, end %.1f MiB, end - start %+.1f MiB\n",
+			proto, c, got, tput, last, start / 1024, peak / 1024, end / 1024, (end - start) / 1024}' "$TMP/rss.tsv"
+}
+
+{
+	echo "# perfscen vs ghz and hey — $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo
+	echo "Command: \`BENCH_REQUESTS=$BENCH_REQUESTS BENCH_CONCURRENCY=\"$BENCH_CONCURRENCY\" BENCH_REPEAT=$BENCH_REPEAT BENCH_MEMORY=$BENCH_MEMORY make bench-peers\`"
+	echo
+	echo "- machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)), $(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null); server and clients share them"
+	echo "- perfscen $(git describe --tags --always --dirty 2>/dev/null || echo unknown), $(go version | awk '{print $3}'); ghz $GHZ_VERSION; hey $HEY_VERSION"
+	echo "- server: \`perfscen serve\` (identity_fp32 only), loopback; request: identity_fp32, INPUT0 FP32 [1,16] = 0..15"
+	echo "- $BENCH_REQUESTS requests per cell, no warm-up, $BENCH_REPEAT repetitions; figures are medians. Throughput is each tool's own figure; CPU is user+system time of the client process over the whole invocation (start-up and report included) ÷ successful requests"
+	echo
+	echo "## gRPC: perfscen vs ghz (same ModelInfer bytes, one connection)"
+	echo
+	table ghz perfscen-grpc 0.7
+	echo
+	echo "## HTTP: perfscen vs hey (same binary-extension body, no compression)"
+	echo
+	table hey-binary perfscen-http 1.0
+	echo
+	echo "For information, hey posting a JSON-tensor body (JSON reply; perfscen cannot send JSON tensors):"
+	echo
+	echo "| c | hey JSON req/s | hey JSON CPU µs/req |"
+	echo "|---:|---:|---:|"
+	for c in $BENCH_CONCURRENCY; do echo "| $c | $(get "$c" hey-json 3) | $(get "$c" hey-json 4) |"; done
+	echo
+	errs=$(awk -F'\t' '{s += $5} END {print s + 0}' "$ROWS")
+	echo "Failed requests over all cells: $errs"
+	if [ "$BENCH_MEMORY" = 1 ]; then
+		echo
+		echo "## Memory"
+		echo
+		memory_run
+	fi
+	echo
+	echo "<details><summary>every cell (rep, c, tool, requests, errors, req/s, CPU s)</summary>"
+	echo
+	echo '```'
+	cat "$ROWS"
+	echo '```'
+	echo "</details>"
+} >"$TMP/report.md"
+
+cp "$TMP/report.md" "$BENCH_OUT"
+cat "$BENCH_OUT"
+note "written to $BENCH_OUT"

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Does the real gate, on a real (embedded) server, stay quiet when nothing
+# changed and speak when something did? The embedded server's `delay` model
+# sleeps a set service time per execution, so a slowdown can be injected
+# exactly; everything else (server, client, runner, verdict) is the product.
+#
+# (a) baseline mode: record a history of K runs of a delay-model scenario
+#     (delay 10ms), then alternate N unchanged runs (A/A: exit 1 is a false
+#     alarm) with N runs where the server's delay is 11ms (exit 1 is a
+#     detection), all gated against that history with the default gate.
+# (b) same-run mode: one scenario measures two models interleaved and a
+#     comparison requires candidate ≥ 0.95 × reference in throughput and
+#     candidate ≤ 1.05 × reference in p50 (not p95: with ~90 requests per
+#     1 s trial a trial's p95 is its 5th-slowest request, and 10 trials
+#     cannot show a ±5% bound on it, so an A/A pair fails). A pair needs two model names, and
+#     server parameters are per model name, so the pair is `delay` (candidate,
+#     delay 10ms or 11ms) against `identity_fp32` with added_latency 10ms
+#     (reference): both sleep once per execution, then copy the input. The
+#     A/A and slowdown scenarios differ only in the candidate's delay.
+#
+# Exit 3 (server trouble or an unstable measurement) is neither a pass nor an
+# alarm; it is counted apart and left out of the rates.
+#
+#   make soundness                               # defaults: about 8 minutes on 2 cores
+#   SOUND_N=50 SOUND_SAME_N=20 make soundness    # tighter intervals
+#
+# Settings (environment):
+#   SOUND_K=5            baseline history runs (the gate's prediction interval needs 5)
+#   SOUND_N=20           A/A runs and slowdown runs each, baseline mode (0 skips it)
+#   SOUND_SAME_N=5       A/A runs and slowdown runs each, same-run mode (0 skips it)
+#   SOUND_DELAY=10ms     service time of the unchanged runs
+#   SOUND_SLOW_DELAY=11ms  service time of the slowed runs
+#   SOUND_PROTOCOL=grpc  SOUND_CONCURRENCY=1
+#   SOUND_OUT=FILE       also write the summary (Markdown) there
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+: "${SOUND_K:=5}"
+: "${SOUND_N:=20}"
+: "${SOUND_SAME_N:=5}"
+: "${SOUND_DELAY:=10ms}"
+: "${SOUND_SLOW_DELAY:=11ms}"
+: "${SOUND_PROTOCOL:=grpc}"
+: "${SOUND_CONCURRENCY:=1}"
+: "${SOUND_OUT:=}"
+PERFSCEN=${PERFSCEN:-bin/perfscen}
+
+die() { echo "soundness: $*" >&2; exit 2; }
+note() { echo "soundness: $*" >&2; }
+command -v jq >/dev/null || die "jq is needed to read result files (apt-get install jq)"
+[ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+# baseline_scenario DELAY FILE: one delay-model point gated against
+# history.json. The name and baseline path stay the same for every run.
+baseline_scenario() {
+	cat >"$2" <<EOF
+version: 1
+name: soundness-delay
+server:
+  embedded: true
+  protocol: $SOUND_PROTOCOL
+  embedded_models:
+    delay: {delay: $1}
+models:
+  - name: delay
+    shapes: {INPUT0: [16]}
+load:
+  mode: concurrency
+sweep:
+  concurrency: [$SOUND_CONCURRENCY]
+measurement:
+  window: 1s
+  stability: 10%
+  max_trials: 8
+  trials: 5
+thresholds:
+  - errors == 0
+baseline:
+  path: history.json
+EOF
+}
+
+# samerun_scenario DELAY FILE: candidate `delay` vs reference identity_fp32
+# with the unchanged service time as added latency.
+samerun_scenario() {
+	cat >"$2" <<EOF
+version: 1
+name: soundness-samerun
+server:
+  embedded: true
+  protocol: $SOUND_PROTOCOL
+  embedded_models:
+    delay: {delay: $1}
+    identity_fp32: {added_latency: $SOUND_DELAY}
+models:
+  - name: delay
+    alias: candidate
+    shapes: {INPUT0: [16]}
+  - name: identity_fp32
+    alias: reference
+    shapes: {INPUT0: [16]}
+load:
+  mode: concurrency
+sweep:
+  concurrency: [$SOUND_CONCURRENCY]
+measurement:
+  window: 1s
+  stability: 10%
+  max_trials: 8
+  trials: 10
+thresholds:
+  - errors == 0
+comparisons:
+  - name: throughput-not-lower
+    candidate: candidate
+    reference: reference
+    metric: throughput
+    min_ratio: 0.95
+  - name: p50-not-higher
+    candidate: candidate
+    reference: reference
+    metric: p50
+    max_ratio: 1.05
+EOF
+}
+
+# run_one FILE TAG: runs the scenario, appends "tag exit throughput p95" to
+# $TMP/runs.tsv (figures of the first point, i.e. the candidate).
+run_one() {
+	local rc=0
+	"$PERFSCEN" run "$1" --out "$TMP/last.json" --quiet >"$TMP/last.log" 2>&1 || rc=$?
+	[ "$rc" = 2 ] && die "scenario $1 is invalid: $(tail -n 5 "$TMP/last.log")"
+	local figs="NaN NaN"
+	[ -s "$TMP/last.json" ] && figs=$(jq -r '.points[0].summary | "\(.throughput) \(.p95_us)"' "$TMP/last.json")
+	printf '%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" >>"$TMP/runs.tsv"
+	if [ "$rc" = 1 ]; then
+		cp "$TMP/last.log" "$TMP/alarm-$2-$(wc -l <"$TMP/runs.tsv").log"
+	fi
+	rm -f "$TMP/last.json"
+	note "$2: exit $rc, throughput/p95 $figs"
+}
+
+: >"$TMP/runs.tsv"
+mkdir -p "$TMP/base" "$TMP/same"
+
+if [ "$SOUND_N" -gt 0 ]; then
+	baseline_scenario "$SOUND_DELAY" "$TMP/base/same.yaml"
+	baseline_scenario "$SOUND_SLOW_DELAY" "$TMP/base/slow.yaml"
+	recorded=0 tries=0
+	while [ "$recorded" -lt "$SOUND_K" ]; do
+		tries=$((tries + 1))
+		[ "$tries" -le $((2 * SOUND_K)) ] || die "could not record $SOUND_K stable baseline runs in $((2 * SOUND_K)) tries"
+		rc=0
+		"$PERFSCEN" run "$TMP/base/same.yaml" --no-baseline --out "$TMP/hist.json" --quiet >"$TMP/hist.log" 2>&1 || rc=$?
+		if [ "$rc" != 0 ]; then
+			note "history run $tries: exit $rc, not recorded: $(tail -n 2 "$TMP/hist.log")"
+			continue
+		fi
+		"$PERFSCEN" baseline update --from "$TMP/hist.json" --baseline "$TMP/base/history.json" >"$TMP/update.log" 2>&1 ||
+			die "baseline update failed: $(tail -n 5 "$TMP/update.log")"
+		recorded=$((recorded + 1))
+		note "history run $recorded/$SOUND_K recorded"
+	done
+	for i in $(seq "$SOUND_N"); do
+		run_one "$TMP/base/same.yaml" baseline-aa
+		run_one "$TMP/base/slow.yaml" baseline-slow
+	done
+fi
+
+if [ "$SOUND_SAME_N" -gt 0 ]; then
+	samerun_scenario "$SOUND_DELAY" "$TMP/same/aa.yaml"
+	samerun_scenario "$SOUND_SLOW_DELAY" "$TMP/same/slow.yaml"
+	for i in $(seq "$SOUND_SAME_N"); do
+		run_one "$TMP/same/aa.yaml" samerun-aa
+		run_one "$TMP/same/slow.yaml" samerun-slow
+	done
+fi
+
+# Counts per arm with 95% Wilson intervals of the alarm rate among runs that
+# reached a verdict (exit 0 or 1).
+summary() {
+	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $(nproc) CPUs"
+	echo
+	echo "| mode | arm | runs | exit 1 | exit 0 | exit 3 | exit-1 rate | 95% Wilson interval | median throughput | median p95 µs |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"
+	for tag in baseline-aa baseline-slow samerun-aa samerun-slow; do
+		awk -F'\t' -v tag="$tag" '
+			function median(a, n,   i, j, x) {
+				for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+			$1 == tag {runs++; c[$2]++; if ($3 != "NaN") {nt++; t[nt] = $3; q[nt] = $4}}
+			END {
+				if (!runs) exit
+				mode = tag ~ /^baseline/ ? "baseline history" : "same run"
+				arm = tag ~ /-aa$/ ? "A/A (false alarms)" : "slowdown (detections)"
+				k = c[1] + 0; n = c[0] + c[1]
+				if (n > 0) {
+					z = 1.959964; p = k / n; d = 1 + z * z / n
+					ctr = (p + z * z / (2 * n)) / d; h = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+					rate = sprintf("%d/%d = %.2f", k, n, p); ci = sprintf("[%.2f, %.2f]", ctr - h < 0 ? 0 : ctr - h, ctr + h > 1 ? 1 : ctr + h)
+				} else { rate = "–"; ci = "–" }
+				mt = nt ? sprintf("%.1f", median(t, nt)) : "–"; mq = nt ? sprintf("%.0f", median(q, nt)) : "–"
+				printf "| %s | %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", mode, arm, runs, k, c[0] + 0, runs - n, rate, ci, mt, mq
+			}' "$TMP/runs.tsv"
+	done
+	echo
+	echo "Medians are of the candidate (\`delay\`) point. Exit 3 runs are left out of the rates."
+	local alarms
+	alarms=$(find "$TMP" -maxdepth 1 -name 'alarm-*-aa-*.log' | sort)
+	if [ -n "$alarms" ]; then
+		echo
+		echo "Failed checks in A/A runs:"
+		echo
+		for f in $alarms; do
+			grep -E '^(FAIL|│ fail)' "$f" | sed 's/^/    /' || true
+		done
+	fi
+}
+
+summary | tee "$TMP/summary.md"
+[ -z "$SOUND_OUT" ] || cp "$TMP/summary.md" "$SOUND_OUT"
