@@ -9,7 +9,9 @@ import (
 )
 
 // Statistics deltas must equal what was sent, and the three compute counts
-// must stay equal (perf_analyzer rejects them otherwise).
+// must stay equal (perf_analyzer rejects them otherwise). A request Triton
+// rejects during normalization (batch over max_batch_size) records no
+// failure; one that fails in execution (an injected fault) does.
 func TestStatisticsDeltas(t *testing.T) {
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
@@ -49,8 +51,8 @@ func TestStatisticsDeltas(t *testing.T) {
 					t.Errorf("%s count delta %d, want %d", name, got, n)
 				}
 			}
-			if f := d(ai.Fail, bi.Fail).Count; f != 1 {
-				t.Errorf("fail delta %d, want 1", f)
+			if f := d(ai.Fail, bi.Fail).Count; f != 0 {
+				t.Errorf("fail delta %d after a rejected batch-9 request, want 0", f)
 			}
 			if got := after.InferenceCount - before.InferenceCount; got != n*batch {
 				t.Errorf("inference_count delta %d, want %d", got, n*batch)
@@ -60,6 +62,16 @@ func TestStatisticsDeltas(t *testing.T) {
 			}
 			if len(after.BatchStats) != 1 || after.BatchStats[0].BatchSize != batch || after.BatchStats[0].ComputeInfer.Count != n {
 				t.Errorf("batch_stats %+v", after.BatchStats)
+			}
+			if err := s.SetModelParameter("identity_fp32", "error_rate", "1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Infer(ctx, &protocol.InferRequest{Model: "identity_fp32", Inputs: []protocol.Input{
+				input("INPUT0", kserve.FP32, []int64{1, 4}, make([]byte, 16))}}); err == nil {
+				t.Fatal("injected fault answered")
+			}
+			if f := d(get().InferenceStats.Fail, ai.Fail).Count; f != 1 {
+				t.Errorf("fail delta %d after an injected execution fault, want 1", f)
 			}
 		})
 	}

@@ -90,14 +90,20 @@ func (s *Server) resolve(name, version string) (*loadedModel, error) {
 	return m, nil
 }
 
-// infer validates, decodes, schedules and runs req. On error the failure
-// is already counted in the model's statistics when the model was found.
+// infer validates, decodes, schedules and runs req. As in Triton, a
+// request rejected while being normalized (unknown model, wrong inputs,
+// shapes, datatypes, batch size, undecodable data) records no statistics;
+// once accepted for execution, any error counts as a failure.
 func (s *Server) infer(ctx context.Context, req *inferRequest) (*inferOutcome, error) {
 	m, err := s.resolve(req.model, req.version)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.inferOn(ctx, m, req)
+	p, err := s.normalize(m, req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.execute(ctx, m, req, p)
 	if err != nil {
 		end := time.Now()
 		m.stats.failure(end.Sub(req.received), end)
@@ -106,7 +112,18 @@ func (s *Server) infer(ctx context.Context, req *inferRequest) (*inferOutcome, e
 	return out, nil
 }
 
-func (s *Server) inferOn(ctx context.Context, m *loadedModel, req *inferRequest) (*inferOutcome, error) {
+// normalized is a request that passed validation and whose inputs are in
+// raw form, ready to queue.
+type normalized struct {
+	inputs  []tensorBuf
+	batch   int
+	outputs []outputRequest
+	decode  time.Duration
+}
+
+// normalize mirrors Triton's request normalization: everything it rejects
+// goes back to the client before the request reaches the scheduler.
+func (s *Server) normalize(m *loadedModel, req *inferRequest) (*normalized, error) {
 	def := m.def
 	ordered, batch, err := checkInputs(def, req.inputs)
 	if err != nil {
@@ -128,17 +145,23 @@ func (s *Server) inferOn(ctx context.Context, m *loadedModel, req *inferRequest)
 		}
 		bufs[i] = tensorBuf{shape: in.shape, raw: raw}
 	}
-	decode := time.Since(t0)
-	j := &job{ctx: ctx, inputs: bufs, batchSize: batch, seq: req.seq, timeout: req.timeout}
+	return &normalized{inputs: bufs, batch: batch, outputs: outReqs, decode: time.Since(t0)}, nil
+}
+
+// execute queues a normalized request, waits for its execution and places
+// its outputs.
+func (s *Server) execute(ctx context.Context, m *loadedModel, req *inferRequest, p *normalized) (*inferOutcome, error) {
+	def := m.def
+	j := &job{ctx: ctx, inputs: p.inputs, batchSize: p.batch, seq: req.seq, timeout: req.timeout}
 	if def.maxBatchSize > 0 {
-		j.key = batchKey(bufs)
+		j.key = batchKey(p.inputs)
 	}
 	if err := m.submit(j); err != nil {
 		return nil, err
 	}
 	t1 := time.Now()
-	outs := make([]inferOutput, 0, len(outReqs))
-	for _, r := range outReqs {
+	outs := make([]inferOutput, 0, len(p.outputs))
+	for _, r := range p.outputs {
 		i := def.outputIndex(r.name)
 		o := inferOutput{name: r.name, dtype: def.outputs[i].dtype, shape: j.outputs[i].shape, raw: j.outputs[i].raw, req: r}
 		if r.shm != nil {
@@ -152,7 +175,7 @@ func (s *Server) inferOn(ctx context.Context, m *loadedModel, req *inferRequest)
 		}
 		outs = append(outs, o)
 	}
-	return &inferOutcome{model: m, version: modelVersion, outputs: outs, job: j, received: req.received, decode: decode, shmOut: time.Since(t1)}, nil
+	return &inferOutcome{model: m, version: modelVersion, outputs: outs, job: j, received: req.received, decode: p.decode, shmOut: time.Since(t1)}, nil
 }
 
 func (d *modelDef) inputIndex(name string) int {

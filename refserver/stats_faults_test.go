@@ -55,8 +55,8 @@ func TestStatisticsCountRequestsAndBatches(t *testing.T) {
 	if is.Success.Count != n || is.Queue.Count != n || is.ComputeInput.Count != n || is.ComputeInfer.Count != n || is.ComputeOutput.Count != n {
 		t.Fatalf("counts %+v", is)
 	}
-	if is.Fail.Count != 1 {
-		t.Errorf("fail count %d, want 1", is.Fail.Count)
+	if is.Fail.Count != 0 {
+		t.Errorf("fail count %d after a wrong-shape request, want 0: rejected before queueing", is.Fail.Count)
 	}
 	if st.InferenceCount != 12 {
 		t.Errorf("inference_count %d, want 12", st.InferenceCount)
