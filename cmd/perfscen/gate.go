@@ -26,6 +26,10 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitcode.Invalid
 	}
+	if err := applyModelParams(pl, f.modelParams); err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+		return exitcode.Invalid
+	}
 	// A bad baseline is refused before any load is sent: minutes of
 	// measurement must not end in "invalid input".
 	var base *baseline.File
@@ -165,4 +169,32 @@ func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,
 	})
+}
+
+// applyModelParams lays --model-param overrides over the scenario's
+// embedded_models: the way to try a slower (or faster) embedded build
+// without editing the scenario.
+func applyModelParams(pl *plan.Plan, flags []string) error {
+	if len(flags) == 0 {
+		return nil
+	}
+	if !pl.Server.Embedded {
+		return fmt.Errorf("--model-param needs a scenario with server.embedded: true (%s talks to %s)", pl.Scenario, pl.Server.URL)
+	}
+	params, err := parseModelParams(flags)
+	if err != nil {
+		return err
+	}
+	if pl.Server.EmbeddedModels == nil {
+		pl.Server.EmbeddedModels = map[string]map[string]string{}
+	}
+	for model, kv := range params {
+		if pl.Server.EmbeddedModels[model] == nil {
+			pl.Server.EmbeddedModels[model] = map[string]string{}
+		}
+		for k, v := range kv {
+			pl.Server.EmbeddedModels[model][k] = v
+		}
+	}
+	return nil
 }

@@ -30,6 +30,8 @@ type reportFlags struct {
 	noBaseline bool
 	// connectTimeout bounds the wait for the server to become ready.
 	connectTimeout time.Duration
+	// modelParams override embedded-server model parameters (model.key=value).
+	modelParams []string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -46,7 +48,8 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 3 server or environment failure (unreachable, errors, unstable, interrupted).`,
 		Example: `  perfscen run scenarios/quickstart.yaml
   perfscen run scenarios/ --junit out/junit.xml --html out/report.html
-  perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv`,
+  perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv
+  perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := expandScenarioArgs(args)
@@ -81,6 +84,7 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", execute.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
+	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
 	return cmd
 }
 

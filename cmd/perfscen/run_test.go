@@ -118,3 +118,20 @@ func TestWorseOrdersExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestRunModelParamOverridesEmbeddedModel(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeScenario(t, dir, "tiny.yaml", strings.Replace(iterationsScenario, "%s", "http", 1))
+	// Every request fails: the errors == 0 threshold must fail (exit 1).
+	code, stdout, stderr := runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple.error_rate=1")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "errors == 0") {
+		t.Errorf("report does not name the failed threshold:\n%s", stdout)
+	}
+	code, _, stderr = runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple")
+	if code != 2 || !strings.Contains(stderr, "model.key=value") {
+		t.Fatalf("bad --model-param: exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+}
