@@ -107,9 +107,10 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 }
 
 // ModelStreamInfer serves a bidirectional stream: requests run
-// concurrently, each answer carries its request's id, and a request's
-// error comes back in-stream as error_message. A dropped request closes
-// the stream with UNAVAILABLE.
+// concurrently, but answers (each carrying its request's id, a request's
+// error coming back in-stream as error_message) leave in the order the
+// requests arrived, as from Triton for non-decoupled models. A dropped
+// request closes the stream with UNAVAILABLE.
 func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[inferencepb.ModelInferRequest, inferencepb.ModelStreamInferResponse]) error {
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(nil)
@@ -128,6 +129,7 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[inference
 			cancel(err)
 		}
 	}
+	order := newStreamOrder(send)
 	// Recv runs apart so a dropped request can end the stream even while
 	// the client is not sending.
 	type recvd struct {
@@ -168,17 +170,18 @@ func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[inference
 			}
 			return m.err
 		}
-		r := m.r
+		r, place := m.r, order.reserve()
 		wg.Go(func() {
 			resp, err := g.infer(ctx, r)
 			switch {
 			case errors.Is(err, errDropped):
 				cancel(errDropped)
+				order.done(place, nil)
 			case err != nil:
-				send(&inferencepb.ModelStreamInferResponse{ErrorMessage: err.Error(),
+				order.done(place, &inferencepb.ModelStreamInferResponse{ErrorMessage: err.Error(),
 					InferResponse: &inferencepb.ModelInferResponse{ModelName: r.GetModelName(), ModelVersion: r.GetModelVersion(), Id: r.GetId()}})
 			default:
-				send(&inferencepb.ModelStreamInferResponse{InferResponse: resp})
+				order.done(place, &inferencepb.ModelStreamInferResponse{InferResponse: resp})
 			}
 		})
 	}
