@@ -32,8 +32,12 @@ demo: build ## run the quickstart scenario on the embedded reference server
 gate: build ## run every embedded-server scenario against baselines/
 	$(PERFSCEN) run $(EMBEDDED_SCENARIOS)
 
-baselines: build ## re-record the baselines of the embedded-server scenarios
-	$(PERFSCEN) baseline update $(EMBEDDED_SCENARIOS)
+BASELINE_RUNS ?= 5
+baselines: build ## re-record the embedded-server scenarios' baselines: BASELINE_RUNS calibrated runs each
+	@for s in $(EMBEDDED_SCENARIOS); do \
+	  echo "== $$s"; \
+	  $(PERFSCEN) baseline calibrate --runs $(BASELINE_RUNS) --record --replace $$s || exit $$?; \
+	done
 
 bench: ## Go benchmarks (server, client, runner, statistics)
 	$(GO) test -run '^$$' -bench . -benchmem ./...

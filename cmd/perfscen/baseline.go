@@ -28,9 +28,10 @@ func newBaselineCmd(e *env) *cobra.Command {
 
 func newBaselineShowCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show FILE",
-		Short: "Print a baseline's history, noise and detectable change per metric",
-		Args:  cobra.ExactArgs(1),
+		Use:     "show FILE",
+		Example: `  perfscen baseline show baselines/quickstart.json`,
+		Short:   "Print a baseline's history, noise and detectable change per metric",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := baseline.Load(args[0])
 			if err != nil {

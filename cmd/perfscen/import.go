@@ -18,7 +18,10 @@ func newImportCmd(e *env) *cobra.Command {
 		opts importer.Options
 	)
 	cmd := &cobra.Command{
-		Use:   "import FILE...",
+		Use: "import FILE...",
+		Example: `  perfscen import -o results.json perf_analyzer.csv
+  perfscen import --model resnet50 -o results.json pa_console.log
+  perfscen baseline update --from results.json --baseline baselines/resnet.json`,
 		Short: "Convert perf_analyzer CSV (-f) or console output into a perfscen result file",
 		Long: `import reads perf_analyzer's -f CSV (with or without --verbose-csv) or its
 console output (one or several runs in one log) and writes a perfscen result

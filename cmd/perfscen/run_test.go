@@ -135,3 +135,25 @@ func TestRunModelParamOverridesEmbeddedModel(t *testing.T) {
 		t.Fatalf("bad --model-param: exit %d, want 2; stderr:\n%s", code, stderr)
 	}
 }
+
+// Every command's --help shows examples.
+func TestEveryCommandHasExamples(t *testing.T) {
+	root := newRoot(&env{})
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		subs := c.Commands()
+		if len(subs) == 0 {
+			if c.Example == "" {
+				t.Errorf("perfscen %s --help has no examples", c.Name())
+			}
+			continue
+		}
+		for _, s := range subs {
+			if s.Example == "" {
+				t.Errorf("perfscen %s %s --help has no examples", c.Name(), s.Name())
+			}
+		}
+	}
+}

@@ -26,7 +26,11 @@ type serveFlags struct {
 func newServeCmd(e *env) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use: "serve",
+		Example: `  perfscen serve                                  # HTTP 127.0.0.1:8000, gRPC :8001, every built-in model
+  perfscen serve --http-port 9000 --grpc-port -1   # HTTP only
+  perfscen serve --model-param delay.delay=5ms --model-param simple.error_rate=0.01
+  curl localhost:8000/v2/health/ready`,
 		Short: "Run the built-in Triton-compatible reference server",
 		Long: `serve runs perfscen's reference inference server: KServe v2 over HTTP and
 gRPC with Triton's extensions (binary data, statistics, system shared memory,
