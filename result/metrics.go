@@ -42,10 +42,12 @@ func always(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
 	return func(m *Metrics) (float64, bool) { return f(m), true }
 }
 
-// latency values are absent when nothing completed.
+// latency values are absent when nothing completed. Imported perf_analyzer
+// CSV rows carry latencies but no request count: a nonzero latency figure
+// is itself evidence of completed requests.
 func lat(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
 	return func(m *Metrics) (float64, bool) {
-		if m.Requests == 0 {
+		if m.Requests == 0 && m.LatencyAvgUs == 0 && m.P50Us == 0 && m.P99Us == 0 {
 			return 0, false
 		}
 		return f(m), true

@@ -1,0 +1,28 @@
+package result
+
+import "testing"
+
+func TestValuePresence(t *testing.T) {
+	cases := []struct {
+		name   string
+		m      Metrics
+		metric string
+		want   float64
+		ok     bool
+	}{
+		{"nothing completed", Metrics{}, MetricP95, 0, false},
+		{"measured", Metrics{Requests: 10, P95Us: 120}, MetricP95, 120, true},
+		{"imported csv row: latencies without a request count", Metrics{P50Us: 90, P95Us: 130}, MetricP95, 130, true},
+		{"throughput always present", Metrics{}, MetricThroughput, 0, true},
+		{"no server stats", Metrics{Requests: 1, P50Us: 1}, MetricServerQueue, 0, false},
+		{"server counters reset", Metrics{Server: &ServerStats{Reset: true, QueueUs: 5}}, MetricServerQueue, 0, false},
+		{"server stats", Metrics{Server: &ServerStats{QueueUs: 5}}, MetricServerQueue, 5, true},
+		{"unknown metric", Metrics{Requests: 1}, "p42", 0, false},
+	}
+	for _, c := range cases {
+		got, ok := c.m.Value(c.metric)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: Value(%s) = %v, %v; want %v, %v", c.name, c.metric, got, ok, c.want, c.ok)
+		}
+	}
+}
