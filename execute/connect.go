@@ -2,9 +2,11 @@ package execute
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
@@ -98,6 +100,11 @@ func waitReady(ctx context.Context, c protocol.Client, proto, url string, timeou
 		if ctx.Err() != nil {
 			return exitcode.AsEnvironment(fmt.Errorf("connecting to %s server at %s: %w", proto, url, ctx.Err()))
 		}
+		// A certificate the client refuses will not become acceptable by
+		// waiting: say so at once.
+		if isCertificateError(err) {
+			return exitcode.AsEnvironment(fmt.Errorf("server at %s (%s): TLS: %w", url, proto, err))
+		}
 		if time.Now().After(deadline) {
 			return exitcode.AsEnvironment(fmt.Errorf("server at %s (%s) not ready within %s: %w", url, proto, timeout, last))
 		}
@@ -106,4 +113,17 @@ func waitReady(ctx context.Context, c protocol.Client, proto, url string, timeou
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// isCertificateError recognises TLS verification failures, which gRPC only
+// surfaces as text inside an Unavailable status.
+func isCertificateError(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "x509: ") || strings.Contains(s, "certificate signed by unknown authority")
 }

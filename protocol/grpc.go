@@ -117,7 +117,12 @@ func grpcError(ctx context.Context, op string, err error) error {
 	switch st.Code() {
 	case codes.Unavailable:
 		return &TransportError{Protocol: "grpc", Op: op, Err: err}
-	case codes.DeadlineExceeded, codes.Canceled:
+	case codes.DeadlineExceeded:
+		// gRPC sends the deadline along, and the server may give up a
+		// hair before the client's own timer fires: either way the call
+		// timed out, as an HTTP call would, and is not a server verdict.
+		return &TransportError{Protocol: "grpc", Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
+	case codes.Canceled:
 		if cerr := ctx.Err(); cerr != nil {
 			return &TransportError{Protocol: "grpc", Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
 		}

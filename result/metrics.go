@@ -42,6 +42,17 @@ func always(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
 	return func(m *Metrics) (float64, bool) { return f(m), true }
 }
 
+// error figures are absent when no request finished either way: "0 errors
+// out of 0" is no evidence that requests succeed.
+func finished(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if m.Requests == 0 && m.Errors == 0 && m.Throughput == 0 && m.P50Us == 0 {
+			return 0, false
+		}
+		return f(m), true
+	}
+}
+
 // latency values are absent when nothing completed. Imported perf_analyzer
 // CSV rows carry latencies but no request count: a nonzero latency figure
 // is itself evidence of completed requests.
@@ -62,8 +73,8 @@ var metrics = map[string]MetricInfo{
 	MetricP95:            {Unit: "us", get: lat(func(m *Metrics) float64 { return m.P95Us })},
 	MetricP99:            {Unit: "us", get: lat(func(m *Metrics) float64 { return m.P99Us })},
 	MetricLatencyMax:     {Unit: "us", get: lat(func(m *Metrics) float64 { return m.LatencyMaxUs })},
-	MetricErrors:         {Unit: "count", get: always(func(m *Metrics) float64 { return float64(m.Errors) })},
-	MetricErrorRate:      {Unit: "fraction", get: always(func(m *Metrics) float64 { return m.ErrorRate })},
+	MetricErrors:         {Unit: "count", get: finished(func(m *Metrics) float64 { return float64(m.Errors) })},
+	MetricErrorRate:      {Unit: "fraction", get: finished(func(m *Metrics) float64 { return m.ErrorRate })},
 	MetricServerQueue:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.QueueUs })},
 	MetricServerInput:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeInputUs })},
 	MetricServerInfer:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeInferUs })},

@@ -18,6 +18,9 @@ func TestValuePresence(t *testing.T) {
 		{"server counters reset", Metrics{Server: &ServerStats{Reset: true, QueueUs: 5}}, MetricServerQueue, 0, false},
 		{"server stats", Metrics{Server: &ServerStats{QueueUs: 5}}, MetricServerQueue, 5, true},
 		{"unknown metric", Metrics{Requests: 1}, "p42", 0, false},
+		{"error rate with nothing finished", Metrics{}, MetricErrorRate, 0, false},
+		{"error rate measured", Metrics{Requests: 99, Errors: 1, ErrorRate: 0.01}, MetricErrorRate, 0.01, true},
+		{"errors on an imported row", Metrics{Throughput: 50, P50Us: 100}, MetricErrors, 0, true},
 	}
 	for _, c := range cases {
 		got, ok := c.m.Value(c.metric)

@@ -29,6 +29,9 @@ func Automatic(run *result.Run, allowUnstable bool) []Check {
 		if c, ok := stability(p, allowUnstable); ok {
 			out = append(out, c)
 		}
+		if c, ok := completed(p); ok {
+			out = append(out, c)
+		}
 		if c, ok := validation(p); ok {
 			out = append(out, c)
 		}
@@ -66,6 +69,18 @@ func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 		return Check{}, false
 	}
 	return c, true
+}
+
+// completed fails a point at which no request finished, neither with a
+// response nor with an error: a hung server must never leave a point whose
+// empty figures pass every threshold.
+func completed(p *result.Point) (Check, bool) {
+	if p.Status == result.PointImported || p.Summary.Requests > 0 || p.Summary.Errors > 0 {
+		return Check{}, false
+	}
+	return Check{Kind: KindErrors, Name: "requests completed", Model: p.Model, Point: p.ID,
+		Metric: result.MetricErrors, Status: StatusFail, Environment: true,
+		Message: "no request completed at this point (the server never answered within the measurement)"}, true
 }
 
 func validation(p *result.Point) (Check, bool) {
