@@ -13,10 +13,13 @@ import (
 
 // UpdateOptions controls how a run enters the history.
 type UpdateOptions struct {
-	Replace bool      // drop the testbed's history and keep only this run
-	Force   bool      // accept runs with failed, unstable or partial points
-	Keep    int       // history length; 0 means DefaultKeep
-	Now     time.Time // recording time; zero means time.Now()
+	Replace bool // drop the testbed's history and keep only this run
+	Force   bool // accept runs with failed, unstable or partial points
+	// AllowUnstable accepts unstable (but complete) points, for scenarios
+	// that set allow_unstable: their gate is judged on the trials.
+	AllowUnstable bool
+	Keep          int       // history length; 0 means DefaultKeep
+	Now           time.Time // recording time; zero means time.Now()
 }
 
 // DiffMetrics are the metrics a Diff reports changes for.
@@ -58,7 +61,7 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 		return nil, exitcode.AsInvalid(errors.New("run has no points to record"))
 	}
 	if !opts.Force {
-		if err := recordable(run); err != nil {
+		if err := recordable(run, opts.AllowUnstable); err != nil {
 			return nil, err
 		}
 	}
@@ -110,11 +113,14 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 	return d, nil
 }
 
-func recordable(run *result.Run) error {
+func recordable(run *result.Run, allowUnstable bool) error {
 	if run.Status != "" && run.Status != result.StatusComplete {
 		return exitcode.AsInvalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
 	}
 	for _, p := range run.Points {
+		if p.Status == result.PointUnstable && allowUnstable {
+			continue
+		}
 		switch p.Status {
 		case result.PointFailed, result.PointUnstable, result.PointPartial:
 			return exitcode.AsInvalid(fmt.Errorf("point %s is %s; a baseline from it would mislead later gates (use --force to record it anyway)", p.ID, p.Status))

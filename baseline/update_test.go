@@ -87,6 +87,16 @@ func TestUpdateRefusesBadRuns(t *testing.T) {
 	if _, err := Update(New("demo"), run, UpdateOptions{}); err == nil {
 		t.Error("interrupted run accepted")
 	}
+	// allow_unstable scenarios may record unstable points, never failed or
+	// partial ones.
+	for st, ok := range map[string]bool{result.PointUnstable: true, result.PointFailed: false, result.PointPartial: false} {
+		run := mkRun("demo", 1)
+		run.Points[0].Status = st
+		_, err := Update(New("demo"), run, UpdateOptions{AllowUnstable: true})
+		if (err == nil) != ok {
+			t.Errorf("AllowUnstable, %s point: err = %v", st, err)
+		}
+	}
 }
 
 // Two updaters at once must both land: the lock serializes the

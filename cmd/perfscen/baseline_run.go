@@ -64,6 +64,7 @@ func baselineUpdateScenarios(e *env, args []string, f baselineUpdateFlags, keepS
 			return err
 		}
 		ff := f
+		ff.opts.AllowUnstable = pl.Measurement.AllowUnstable
 		if ff.path == "" {
 			ff.path = baselinePathFor(pl)
 		}
@@ -114,6 +115,7 @@ baseline history, which calibrates the gate at once (K >= min_runs).`,
 			if f.path == "" {
 				f.path = baselinePathFor(pl)
 			}
+			f.opts.AllowUnstable = pl.Measurement.AllowUnstable
 			if pl.Checks.Baseline != nil && pl.Checks.Baseline.Keep > 0 && !cmd.Flags().Changed("keep") {
 				f.opts.Keep = pl.Checks.Baseline.Keep
 			}
