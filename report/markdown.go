@@ -41,6 +41,7 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 			}
 			mdTable(&b, checkHeader, rows)
 			b.WriteString("\n")
+			details(&b, v.Checks)
 		}
 	}
 	for _, e := range run.Errors {
@@ -141,4 +142,31 @@ func StepSummary(getenv func(string) string, run *result.Run, v *verdict.Verdict
 		return err
 	}
 	return AppendStepSummary(getenv, b.Bytes())
+}
+
+// details lists why each failed or warning check is so, first error
+// messages included: the table has no room for them.
+func details(b *bytes.Buffer, checks []verdict.Check) {
+	n := 0
+	for _, c := range checks {
+		if (c.Status != verdict.StatusFail && c.Status != verdict.StatusWarn) || c.Message == "" {
+			continue
+		}
+		if n == 0 {
+			b.WriteString("<details><summary>Why</summary>\n\n")
+		}
+		n++
+		where := c.Point
+		if where == "" {
+			where = c.Model
+		}
+		fmt.Fprintf(b, "- %s **%s**", statusIcon(c.Status), mdEscape(c.Name))
+		if where != "" {
+			fmt.Fprintf(b, " @ %s", mdEscape(where))
+		}
+		fmt.Fprintf(b, ": %s\n", mdEscape(c.Message))
+	}
+	if n > 0 {
+		b.WriteString("\n</details>\n\n")
+	}
 }
