@@ -11,7 +11,7 @@
 #   BENCH_REQUESTS=20480        requests per cell (a multiple of every concurrency,
 #                               because hey sends floor(n/c)·c)
 #   BENCH_CONCURRENCY="1 8 64"  concurrency levels
-#   BENCH_REPEAT=3              repetitions of every cell; the table shows medians
+#   BENCH_REPEAT=5              repetitions of every cell; the table shows medians
 #   BENCH_MEMORY=0              1: also run the memory check
 #   BENCH_MEMORY_REQUESTS=1000000, BENCH_MEMORY_CONCURRENCY=8, BENCH_MEMORY_PROTOCOL=grpc
 #   BENCH_OUT=bench/results-<UTC date>.md
@@ -30,7 +30,7 @@ ROOT=$PWD
 
 : "${BENCH_REQUESTS:=20480}"
 : "${BENCH_CONCURRENCY:=1 8 64}"
-: "${BENCH_REPEAT:=3}"
+: "${BENCH_REPEAT:=5}"
 : "${BENCH_MEMORY:=0}"
 : "${BENCH_MEMORY_REQUESTS:=1000000}"
 : "${BENCH_MEMORY_CONCURRENCY:=8}"
@@ -166,6 +166,7 @@ if [ "$HAVE_GHZ" = 1 ]; then
 	[ "$(cell_ghz 1 1 | awk '{print $1}')" = 1 ] || die "ghz's request failed: $(cat "$TMP/ghz.json")"
 fi
 
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)
 ROWS=$TMP/rows.tsv # rep concurrency tool requests errors throughput cpu_s
 : >"$ROWS"
 for rep in $(seq "$BENCH_REPEAT"); do
@@ -174,6 +175,8 @@ for rep in $(seq "$BENCH_REPEAT"); do
 		tools="perfscen-grpc perfscen-http"
 		[ "$HAVE_GHZ" = 1 ] && tools="$tools ghz"
 		[ "$HAVE_HEY" = 1 ] && tools="$tools hey-binary hey-json"
+		# Alternate the order so drift over a repetition favours no tool.
+		[ $((rep % 2)) = 0 ] && tools=$(echo "$tools" | tr ' ' '\n' | tac | tr '\n' ' ')
 		for tool in $tools; do
 			case $tool in
 			perfscen-grpc) r=$(cell_perfscen grpc "$c" "$BENCH_REQUESTS") ;;
@@ -197,7 +200,20 @@ awk -F'\t' '{k = $2 "\t" $3; n[k]++; t[k, n[k]] = $6; u[k, n[k]] = $7 * 1e6 / $4
 		return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2 }
 	END {for (k in n) printf "%s\t%.0f\t%.2f\t%d\n", k, med(t, k, n[k]), med(u, k, n[k]), e[k]}' "$ROWS" | sort -n >"$MED"
 get() { awk -F'\t' -v c="$1" -v t="$2" -v f="$3" '$1 == c && $2 == t {print $f}' "$MED"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b}'; }
+# pairmed C OURS PEER FIELD: median over repetitions of OURS/PEER within the
+# same repetition (run back to back, so they share the machine's state);
+# FIELD t = throughput, u = CPU per request.
+pairmed() {
+	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" -v f="$4" '
+		$2 == c && ($3 == a || $3 == b) {v = f == "t" ? $6 : $7 / $4; x[$1, $3] = v; reps[$1] = 1}
+		END {
+			n = 0
+			for (r in reps) if (((r, a) in x) && ((r, b) in x) && x[r, b] > 0) q[++n] = x[r, a] / x[r, b]
+			if (!n) {print "n/a"; exit}
+			for (i = 2; i <= n; i++) {y = q[i]; for (j = i - 1; j >= 1 && q[j] > y; j--) q[j + 1] = q[j]; q[j + 1] = y}
+			printf "%.2f", n % 2 ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2
+		}' "$ROWS"
+}
 mark() { awk -v r="$1" -v op="$2" -v b="$3" 'BEGIN {if (r == "n/a") print ""; else if ((op == "le" && r <= b) || (op == "ge" && r >= b)) print "meets"; else print "MISSES"}'; }
 
 table() { # PEER PERFSCEN_TOOL CPU_TARGET
@@ -207,7 +223,7 @@ table() { # PEER PERFSCEN_TOOL CPU_TARGET
 	for c in $BENCH_CONCURRENCY; do
 		local ot pt oc pc tr cr
 		ot=$(get "$c" "$ours" 3) pt=$(get "$c" "$peer" 3) oc=$(get "$c" "$ours" 4) pc=$(get "$c" "$peer" 4)
-		tr=$(ratio "$ot" "$pt") cr=$(ratio "$oc" "$pc")
+		tr=$(pairmed "$c" "$ours" "$peer" t) cr=$(pairmed "$c" "$ours" "$peer" u)
 		echo "| $c | $ot | ${pt:-–} | $tr $(mark "$tr" ge 1.0) | $oc | ${pc:-–} | $cr $(mark "$cr" le "$target") |"
 	done
 }
@@ -246,7 +262,8 @@ memory_run() {
 	echo "- machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)), $(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null); server and clients share them"
 	echo "- perfscen $(git describe --tags --always --dirty 2>/dev/null || echo unknown), $(go version | awk '{print $3}'); ghz $GHZ_VERSION; hey $HEY_VERSION"
 	echo "- server: \`perfscen serve\` (identity_fp32 only), loopback; request: identity_fp32, INPUT0 FP32 [1,16] = 0..15"
-	echo "- $BENCH_REQUESTS requests per cell, no warm-up, $BENCH_REPEAT repetitions; figures are medians. Throughput is each tool's own figure; CPU is user+system time of the client process over the whole invocation (start-up and report included) ÷ successful requests"
+	echo "- $BENCH_REQUESTS requests per cell, no warm-up, $BENCH_REPEAT repetitions (tool order reversed every other one); req/s and µs/req are medians over repetitions, ratios are medians of the per-repetition ratios. Throughput is each tool's own figure; CPU is user+system time of the client process over the whole invocation (start-up and report included) ÷ successful requests"
+	echo "- load average (1 min) at start $LOAD_START, at end $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown); anything else running on the machine shows up here"
 	echo
 	echo "## gRPC: perfscen vs ghz (same ModelInfer bytes, one connection)"
 	echo

@@ -8,15 +8,16 @@
 #     (delay 10ms), then alternate N unchanged runs (A/A: exit 1 is a false
 #     alarm) with N runs where the server's delay is 11ms (exit 1 is a
 #     detection), all gated against that history with the default gate.
-# (b) same-run mode: one scenario measures two models interleaved and a
-#     comparison requires candidate ≥ 0.95 × reference in throughput and
-#     candidate ≤ 1.05 × reference in p50 (not p95: with ~90 requests per
+# (b) same-run mode: one scenario measures two models interleaved, and its
+#     comparisons require candidate ≥ 0.95 × reference in throughput and
+#     candidate ≤ 1.05 × reference in p50. Not p95: with ~90 requests per
 #     1 s trial a trial's p95 is its 5th-slowest request, and 10 trials
-#     cannot show a ±5% bound on it, so an A/A pair fails). A pair needs two model names, and
-#     server parameters are per model name, so the pair is `delay` (candidate,
-#     delay 10ms or 11ms) against `identity_fp32` with added_latency 10ms
-#     (reference): both sleep once per execution, then copy the input. The
-#     A/A and slowdown scenarios differ only in the candidate's delay.
+#     cannot show a ±5% bound on it, so even an A/A pair fails. A pair needs
+#     two model names and server parameters are per model name, so the pair
+#     is `delay` (candidate, delay 10ms or 11ms) against `identity_fp32` with
+#     added_latency 10ms (reference): both sleep once per execution, then
+#     copy the input. The A/A and slowdown scenarios differ only in the
+#     candidate's delay.
 #
 # Exit 3 (server trouble or an unstable measurement) is neither a pass nor an
 # alarm; it is counted apart and left out of the rates.
@@ -136,12 +137,13 @@ run_one() {
 	[ "$rc" = 2 ] && die "scenario $1 is invalid: $(tail -n 5 "$TMP/last.log")"
 	local figs="NaN NaN"
 	[ -s "$TMP/last.json" ] && figs=$(jq -r '.points[0].summary | "\(.throughput) \(.p95_us)"' "$TMP/last.json")
-	printf '%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" >>"$TMP/runs.tsv"
-	if [ "$rc" = 1 ]; then
-		cp "$TMP/last.log" "$TMP/alarm-$2-$(wc -l <"$TMP/runs.tsv").log"
-	fi
+	# "FAIL: 2 of 5 checks failed: a @ point; b @ point" -> "a,b"
+	local failed
+	failed=$(sed -n 's/^FAIL: [0-9]* of [0-9]* checks* failed: //p' "$TMP/last.log" | head -n 1 |
+		awk -F'; ' '{for (i = 1; i <= NF; i++) {sub(/ @ .*/, "", $i); printf "%s%s", (i > 1 ? "," : ""), $i}}')
+	printf '%s\t%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" "${failed:--}" >>"$TMP/runs.tsv"
 	rm -f "$TMP/last.json"
-	note "$2: exit $rc, throughput/p95 $figs"
+	note "$2: exit $rc, throughput/p95 $figs, failed: ${failed:-none}"
 }
 
 : >"$TMP/runs.tsv"
@@ -209,16 +211,11 @@ summary() {
 	done
 	echo
 	echo "Medians are of the candidate (\`delay\`) point. Exit 3 runs are left out of the rates."
-	local alarms
-	alarms=$(find "$TMP" -maxdepth 1 -name 'alarm-*-aa-*.log' | sort)
-	if [ -n "$alarms" ]; then
-		echo
-		echo "Failed checks in A/A runs:"
-		echo
-		for f in $alarms; do
-			grep -E '^(FAIL|│ fail)' "$f" | sed 's/^/    /' || true
-		done
-	fi
+	echo
+	echo "Failed checks, by arm (how many runs each failed in):"
+	echo
+	awk -F'\t' '$5 != "-" && $5 != "" {n = split($5, f, ","); for (i = 1; i <= n; i++) c[$1 ": " f[i]]++}
+		END {for (k in c) printf "- %s: %d\n", k, c[k]}' "$TMP/runs.tsv" | sort
 }
 
 summary | tee "$TMP/summary.md"
