@@ -29,8 +29,8 @@ vet:
 demo: build ## run the quickstart scenario on the embedded reference server
 	$(PERFSCEN) run scenarios/quickstart.yaml
 
-gate: build ## run every embedded-server scenario against baselines/
-	$(PERFSCEN) run $(EMBEDDED_SCENARIOS)
+gate: build ## run every embedded-server scenario against baselines/ (GATE_FLAGS adds run flags)
+	$(PERFSCEN) run $(GATE_FLAGS) $(EMBEDDED_SCENARIOS)
 
 BASELINE_RUNS ?= 5
 baselines: build ## re-record the embedded-server scenarios' baselines: BASELINE_RUNS calibrated runs each
