@@ -175,7 +175,7 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	if higherBetter {
 		dir = -1
 	}
-	c.Bound = math.Exp(mean - dir*tc*sd)
+	c.Bound = math.Exp(mean + dir*tc*sd) // the side a regression crosses
 	c.P = 1 - baseline.TCDF(dir*d/sd, k-1)
 	switch {
 	case dir*d > tc*sd:
@@ -216,7 +216,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 	if higherBetter {
 		dir = -1
 	}
-	c.Bound = center * (1 - dir*eff)
+	c.Bound = center * (1 + dir*eff) // the side a regression crosses
 	switch {
 	case dir*c.Effect > eff:
 		c.Class, c.Status = ClassRegressed, StatusFail

@@ -75,6 +75,14 @@ func TestBaselineGate(t *testing.T) {
 				if tt.warning != "" && !strings.Contains(strings.Join(c.Warnings, ";"), tt.warning) {
 					t.Errorf("warnings %q lack %q", c.Warnings, tt.warning)
 				}
+				// The limit lies on the side a regression crosses: below the
+				// history for throughput, above it for latency.
+				if c.Method != "" {
+					center := c.Value / (1 + c.Effect)
+					if higher := c.Metric == "throughput"; higher != (c.Bound < center) {
+						t.Errorf("%s limit %.4g on the wrong side of the history centre %.4g", c.Metric, c.Bound, center)
+					}
+				}
 				if c.Method == "prediction-interval" && (c.MDE <= 0 || c.NRef != tt.k || c.N != 10) {
 					t.Errorf("mde %g n %d nref %d", c.MDE, c.N, c.NRef)
 				}
