@@ -16,8 +16,11 @@ help: ## list targets
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
-test: fmt-check vet ## gofmt check, go vet, go test -race ./...
+test: fmt-check vet ## gofmt check, go vet, go test -race ./..., full gate-soundness simulation
 	$(GO) test -race -timeout 15m ./...
+	@# Under -race the simulation runs 200 replicates per noise model; the
+	@# full 2000 (the soundness goals' sample size) run here without it.
+	$(GO) test -count=1 -run TestSoundness ./verdict
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '\.pb\.go$$' || true); \
