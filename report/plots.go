@@ -169,6 +169,11 @@ func newBreakdownPlot(run *result.Run) (*plot.Plot, int, error) {
 		p.Legend.Add(label, bars)
 	}
 	p.NominalX(names...)
+	// Half a slot of room on each side keeps the outer bars whole, and
+	// headroom above the tallest stack keeps the legend off the bars.
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.Y.Min = 0
+	p.Y.Max *= 1.35
 	p.X.Tick.Label.Rotation = 0.6
 	p.X.Tick.Label.XAlign = -1
 	return p, len(names), nil
