@@ -187,6 +187,14 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	}
 	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g, detectable change %.1f%%)",
 		100*c.Effect, k, c.Bound, c.P, 100*c.MDE)
+	// A tolerance the scenario states is the smallest change that matters
+	// to its owner: a statistically clear change inside it is reported,
+	// not failed. A short or back-to-back history underestimates job noise,
+	// and this keeps such a history from failing builds over trifles.
+	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && c.Class == ClassRegressed && math.Abs(c.Effect) < math.Abs(t) {
+		c.Class, c.Status = ClassUnchanged, StatusPass
+		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.0f%% prediction limit, but within the scenario's %.0f%% tolerance", 100*c.Confidence, 100*math.Abs(t)))
+	}
 	if c.MDE > 0.10 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
 	}

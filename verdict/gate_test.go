@@ -120,3 +120,38 @@ func TestEvaluateBaselineNotices(t *testing.T) {
 		t.Fatalf("testbed mismatch must warn: %+v", v.Checks)
 	}
 }
+
+// A change beyond the prediction interval but inside the scenario's stated
+// tolerance passes with a warning; beyond the tolerance it fails.
+func TestBaselineToleranceFloorsPredictionInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tol   float64
+		level float64
+		want  Class
+	}{
+		{"no tolerance: 6% drop fails", 0, 0.94, ClassRegressed},
+		{"within a 10% tolerance", -0.10, 0.94, ClassUnchanged},
+		{"beyond a 10% tolerance", -0.10, 0.85, ClassRegressed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &plan.Baseline{Path: "b.json", Metrics: []string{"throughput"}, Confidence: 0.99, MinRuns: 5}
+			if tc.tol != 0 {
+				spec.Tolerances = map[string]float64{"throughput": tc.tol}
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			base := history(t, rng, 10, 0.003)
+			p := mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 1000*tc.level, 20000, 0.005))
+			var got *Check
+			for _, ch := range Baseline(spec, base, mkRun(p)) {
+				if ch.Point == "a/c=1" && ch.Metric == "throughput" {
+					ch := ch
+					got = &ch
+				}
+			}
+			if got == nil || got.Class != tc.want || got.Method != "prediction-interval" {
+				t.Fatalf("got %+v, want class %s", got, tc.want)
+			}
+		})
+	}
+}
