@@ -52,6 +52,8 @@ func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectT
 			URL:      urls[proto],
 			Timeout:  p.Server.Timeout,
 			Headers:  p.Server.Headers,
+			// gRPC always carries raw tensors; the choice is HTTP's.
+			JSONTensors: p.Server.JSONTensors && proto == "http",
 		}
 		if tlsCfg.Enabled {
 			cfg, err := protocol.TLSConfig(tlsCfg.CAFile, tlsCfg.CertFile, tlsCfg.KeyFile, tlsCfg.ServerName, tlsCfg.Insecure)

@@ -26,6 +26,9 @@ type Server struct {
 	Secret     []string          `json:"-"`
 	TLS        TLS               `json:"tls"`
 	MetricsURL string            `json:"metrics_url,omitempty"`
+	// JSONTensors sends and asks for JSON tensors over HTTP instead of the
+	// binary tensor data extension (perf_analyzer's --input/output-tensor-format json).
+	JSONTensors bool `json:"json_tensors,omitempty"`
 	// EmbeddedModels optionally overrides the embedded server's model set
 	// settings (e.g. delay, engine slowdown) by model name; values are
 	// model-config parameters as strings.

@@ -21,6 +21,7 @@ func resolveServer(s *Scenario, c *collector, getenv func(string) string, dir st
 		Timeout:        DefaultTimeout,
 		MetricsURL:     in.MetricsURL,
 		EmbeddedModels: in.EmbeddedModels,
+		JSONTensors:    in.TensorFormat == "json",
 	}
 	if out.Protocol == "" {
 		out.Protocol = "http"

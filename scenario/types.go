@@ -33,6 +33,7 @@ type Server struct {
 	Headers        map[string]string            `yaml:"headers"`
 	TLS            *TLS                         `yaml:"tls"`
 	MetricsURL     string                       `yaml:"metrics_url"`
+	TensorFormat   string                       `yaml:"tensor_format"`
 }
 
 // TLS are client TLS options; file paths are relative to the scenario file.

@@ -157,3 +157,18 @@ func TestEveryCommandHasExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestRunJSONTensorsOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Replace(iterationsScenario, "%s", "http\n  tensor_format: json", 1)
+	sc := writeScenario(t, dir, "json.yaml", body)
+	out := filepath.Join(dir, "res.json")
+	code, stdout, stderr := runCLI(t, "run", sc, "--out", out, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	run, err := result.ReadFile(out)
+	if err != nil || run.Points[0].Summary.Requests != 40 {
+		t.Fatalf("json-tensor run: %v %+v", err, run)
+	}
+}

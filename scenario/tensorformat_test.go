@@ -1,0 +1,32 @@
+package scenario
+
+import "testing"
+
+func TestTensorFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		json   bool
+		ok     bool
+	}{
+		{"", false, true}, {"binary", false, true}, {"json", true, true}, {"xml", false, false},
+	} {
+		y := "version: 1\nserver: {embedded: true}\nmodels: [{name: simple}]\n"
+		if tc.format != "" {
+			y = "version: 1\nserver: {embedded: true, tensor_format: " + tc.format + "}\nmodels: [{name: simple}]\n"
+		}
+		s, err := Parse("t.yaml", []byte(y), func(string) string { return "" })
+		if (err == nil) != tc.ok {
+			t.Fatalf("tensor_format %q: err = %v", tc.format, err)
+		}
+		if err != nil {
+			continue
+		}
+		p, err := Expand(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Server.JSONTensors != tc.json {
+			t.Errorf("tensor_format %q: JSONTensors = %v", tc.format, p.Server.JSONTensors)
+		}
+	}
+}
