@@ -17,13 +17,23 @@ import (
 	"github.com/perfscen/perfscen/kserve"
 )
 
-// httpTimes collects transport events; the callbacks run on the transport's
-// goroutines, hence atomics. Times are monotonic nanoseconds since epoch.
-type httpTimes struct {
-	start atomic.Int64
-	wrote atomic.Int64
-	first atomic.Int64
-	trace httptrace.ClientTrace
+// httpExchange is the per-request state of one Infer call: transport event
+// times (the trace callbacks run on the transport's goroutines, hence
+// atomics; monotonic nanoseconds since epoch) and the request body.
+//
+// The body is one contiguous buffer behind a *bytes.Reader: net/http
+// recognises that type, sets ContentLength and GetBody, and writes headers
+// and body with a single write(2). A custom io.Reader costs a second write
+// per request (the headers are flushed first).
+type httpExchange struct {
+	start   atomic.Int64
+	wrote   atomic.Int64
+	first   atomic.Int64
+	wroteOK atomic.Bool // the transport finished writing the body
+	trace   httptrace.ClientTrace
+	plain   []byte // JSON header followed by the binary inputs
+	zbody   []byte // plain, gzipped, when Options.Gzip
+	rd      bytes.Reader
 }
 
 // epoch anchors monotonic readings that fit in an int64.
@@ -31,46 +41,76 @@ var epoch = time.Now()
 
 func monoNow() int64 { return int64(time.Since(epoch)) }
 
-var timesPool = sync.Pool{New: func() any {
-	t := &httpTimes{}
-	t.trace.WroteRequest = func(httptrace.WroteRequestInfo) { t.wrote.Store(monoNow()) }
-	t.trace.GotFirstResponseByte = func() { t.first.Store(monoNow()) }
-	return t
+// maxPooledBody keeps one huge request from pinning its buffer for good.
+const maxPooledBody = 16 << 20
+
+var exchangePool = sync.Pool{New: func() any {
+	x := &httpExchange{}
+	x.trace.WroteRequest = func(info httptrace.WroteRequestInfo) {
+		x.wrote.Store(monoNow())
+		if info.Err == nil {
+			x.wroteOK.Store(true)
+		}
+	}
+	x.trace.GotFirstResponseByte = func() { x.first.Store(monoNow()) }
+	return x
 }}
+
+func getExchange() *httpExchange {
+	x := exchangePool.Get().(*httpExchange)
+	x.wrote.Store(0)
+	x.first.Store(0)
+	x.wroteOK.Store(false)
+	x.start.Store(monoNow())
+	return x
+}
+
+// release returns x to the pool. Only call it once the transport can no
+// longer touch x: before the request was handed to it, or after a
+// completed exchange whose body write was reported done. Elsewhere (errors,
+// a reply that raced ahead of the write) x is dropped for the GC, because
+// the transport's writer may still read the body or fire WroteRequest,
+// which must not land in the next request's buffer or figures.
+func (x *httpExchange) release() {
+	if cap(x.plain) > maxPooledBody {
+		x.plain = nil
+	}
+	if cap(x.zbody) > maxPooledBody {
+		x.zbody = nil
+	}
+	x.rd.Reset(nil)
+	exchangePool.Put(x)
+}
 
 func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
 	const op = "infer"
 	if req.Model == "" {
 		return nil, fmt.Errorf("http infer: empty model name")
 	}
-	times := timesPool.Get().(*httpTimes)
-	// Only a completed exchange returns times to the pool: after a failed
-	// one the transport's writer may still fire WroteRequest, which must
-	// not land in the next request's figures.
-	times.wrote.Store(0)
-	times.first.Store(0)
-	times.start.Store(monoNow())
-
+	x := getExchange()
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	body, err := c.encodeInfer(req)
+	body, headerLen, err := c.encodeInfer(x, req)
 	if err != nil {
+		x.release()
 		return nil, fmt.Errorf("http %s: %w", op, err)
 	}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &times.trace), http.MethodPost,
-		c.base+modelPath(req.Model, req.Version)+"/infer", body)
+	x.rd.Reset(body)
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &x.trace), http.MethodPost,
+		c.base+modelPath(req.Model, req.Version)+"/infer", &x.rd)
 	if err != nil {
-		body.Close()
+		x.release()
 		return nil, fmt.Errorf("http %s: building request: %w", op, err)
 	}
-	hreq.ContentLength = int64(body.size)
 	c.setHeaders(hreq)
-	hreq.Header.Set("Content-Type", body.contentType)
-	if body.headerLen >= 0 {
-		hreq.Header.Set(kserve.HeaderContentLength, strconv.Itoa(body.headerLen))
+	if headerLen >= 0 {
+		hreq.Header["Content-Type"] = contentTypeBinary
+		hreq.Header[kserve.HeaderContentLength] = []string{strconv.Itoa(headerLen)}
+	} else {
+		hreq.Header["Content-Type"] = contentTypeJSON
 	}
-	if body.gzipped {
-		hreq.Header.Set("Content-Encoding", "gzip")
+	if c.opts.Gzip {
+		hreq.Header["Content-Encoding"] = contentEncodingGzip
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
@@ -88,114 +128,77 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if err != nil {
 		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
 	}
-	start := times.start.Load()
+	start := x.start.Load()
 	total := time.Duration(monoNow() - start)
-	wrote, first := times.wrote.Load(), times.first.Load()
+	wrote, first := x.wrote.Load(), x.first.Load()
 	if wrote > 0 && first >= wrote {
 		wait := time.Duration(first - wrote)
 		out.Timing = Timing{Wait: wait, SendRecv: total - wait}
 	} else {
 		out.Timing = Timing{SendRecv: total}
 	}
-	timesPool.Put(times)
+	if x.wroteOK.Load() {
+		x.release()
+	}
 	return out, nil
 }
 
-// requestBody streams the JSON header and the raw inputs without first
-// concatenating them; it returns its pooled buffers when the transport
-// closes it, which may be after Do returns.
-type requestBody struct {
-	parts       [][]byte
-	partsBuf    [9][]byte
-	size        int
-	headerLen   int // -1: no binary part, header not needed
-	contentType string
-	gzipped     bool
-	hdr         *[]byte
-	zbuf        *bytes.Buffer
-	closed      atomic.Bool
-}
-
+// Shared header values: the transport only reads them.
 var (
-	bodyPool   = sync.Pool{New: func() any { return new(requestBody) }}
-	headerPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+	contentTypeBinary   = []string{"application/octet-stream"}
+	contentTypeJSON     = []string{"application/json"}
+	contentEncodingGzip = []string{"gzip"}
 )
-
-func (b *requestBody) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) && len(b.parts) > 0 {
-		c := copy(p[n:], b.parts[0])
-		n += c
-		b.parts[0] = b.parts[0][c:]
-		if len(b.parts[0]) == 0 {
-			b.parts = b.parts[1:]
-		}
-	}
-	if n == 0 && len(b.parts) == 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-func (b *requestBody) Close() error {
-	if b.closed.Swap(true) {
-		return nil
-	}
-	if b.hdr != nil && cap(*b.hdr) <= 1<<20 {
-		*b.hdr = (*b.hdr)[:0]
-		headerPool.Put(b.hdr)
-	}
-	if b.zbuf != nil {
-		putBuf(b.zbuf)
-	}
-	clear(b.partsBuf[:])
-	b.parts, b.size, b.headerLen, b.contentType, b.gzipped, b.hdr, b.zbuf = nil, 0, 0, "", false, nil, nil
-	bodyPool.Put(b)
-	return nil
-}
 
 var gzipPool = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
 
-func (c *httpClient) encodeInfer(req *InferRequest) (*requestBody, error) {
-	b := bodyPool.Get().(*requestBody)
-	b.closed.Store(false)
-	b.parts = b.partsBuf[:1] // slot 0 is the JSON header, filled below
-	b.hdr = headerPool.Get().(*[]byte)
-	hdr, binary, err := c.appendInferHeader((*b.hdr)[:0], req, &b.parts)
-	if err != nil {
-		b.Close()
-		return nil, err
-	}
-	*b.hdr = hdr
-	b.parts[0] = hdr
-	b.headerLen = -1
-	b.contentType = "application/json"
-	if binary {
-		b.headerLen = len(hdr)
-		b.contentType = "application/octet-stream"
-	}
-	for _, p := range b.parts {
-		b.size += len(p)
-	}
-	if c.opts.Gzip {
-		b.zbuf = getBuf()
-		zw := gzipPool.Get().(*gzip.Writer)
-		zw.Reset(b.zbuf)
-		for _, p := range b.parts {
-			zw.Write(p) // writes to a bytes.Buffer cannot fail
-		}
-		zw.Close()
-		gzipPool.Put(zw)
-		b.parts = append(b.parts[:0], b.zbuf.Bytes())
-		b.size = b.zbuf.Len()
-		b.gzipped = true
-	}
-	return b, nil
+// appendWriter lets gzip compress straight into a reused slice.
+type appendWriter struct{ b *[]byte }
+
+func (w appendWriter) Write(p []byte) (int, error) {
+	*w.b = append(*w.b, p...)
+	return len(p), nil
 }
 
-// appendInferHeader writes the request JSON and collects the binary parts in
-// input order. binary reports whether any binary part follows.
-func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest, parts *[][]byte) (_ []byte, binary bool, err error) {
+// encodeInfer lays out the request body in x: the JSON header, then each
+// binary input in order, gzipped when asked. headerLen is -1 when no binary
+// part follows (a pure JSON body needs no Inference-Header-Content-Length).
+func (c *httpClient) encodeInfer(x *httpExchange, req *InferRequest) (body []byte, headerLen int, err error) {
+	buf, binary, err := c.appendInferHeader(x.plain[:0], req)
+	if err != nil {
+		return nil, 0, err
+	}
+	headerLen = -1
+	if binary {
+		headerLen = len(buf)
+		for i := range req.Inputs {
+			if c.sendsBinary(&req.Inputs[i]) {
+				buf = append(buf, req.Inputs[i].Raw...)
+			}
+		}
+	}
+	x.plain = buf
+	if !c.opts.Gzip {
+		return buf, headerLen, nil
+	}
+	x.zbody = x.zbody[:0]
+	zw := gzipPool.Get().(*gzip.Writer)
+	zw.Reset(appendWriter{&x.zbody})
+	zw.Write(buf) // appendWriter cannot fail
+	zw.Close()
+	zw.Reset(io.Discard) // drop the reference to x
+	gzipPool.Put(zw)
+	return x.zbody, headerLen, nil
+}
+
+// sendsBinary reports whether in travels as a binary part after the header.
+func (c *httpClient) sendsBinary(in *Input) bool {
+	return in.Shm == nil && !(c.opts.JSONTensors && kserve.JSONAllowed(in.DataType))
+}
+
+// appendInferHeader writes the request JSON. binary reports whether any binary part follows; encodeInfer appends
+// those parts in input order (sendsBinary picks the same inputs).
+func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte, binary bool, err error) {
 	dst = append(dst, '{')
 	if req.ID != "" {
 		dst = append(dst, `"id":`...)
@@ -243,7 +246,6 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest, parts *[][
 			dst = append(dst, `,"parameters":{"binary_data_size":`...)
 			dst = strconv.AppendInt(dst, int64(len(in.Raw)), 10)
 			dst = append(dst, '}')
-			*parts = append(*parts, in.Raw)
 			binary = true
 		}
 		dst = append(dst, '}')
