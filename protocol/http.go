@@ -23,6 +23,7 @@ type httpClient struct {
 	hc      *http.Client
 	tr      *http.Transport
 	headers http.Header
+	names   nameCache // output names seen in infer replies
 }
 
 func newHTTPClient(_ context.Context, opts Options) (Client, error) {

@@ -124,7 +124,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if resp.StatusCode != http.StatusOK {
 		return nil, httpServerError(op, &httpReply{status: resp.StatusCode, header: resp.Header, body: data})
 	}
-	out, err := decodeInferReply(resp.Header.Get(kserve.HeaderContentLength), data, req)
+	out, err := decodeInferReply(resp.Header.Get(kserve.HeaderContentLength), data, req, &c.names)
 	if err != nil {
 		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
 	}
@@ -298,7 +298,8 @@ type reply struct {
 }
 
 // decodeInferReply parses a 200 reply body, binary extension included.
-func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferResponse, error) {
+// names may be nil.
+func decodeInferReply(headerLen string, body []byte, req *InferRequest, names *nameCache) (*InferResponse, error) {
 	jsonPart, rest := body, []byte(nil)
 	if headerLen != "" {
 		n, err := kserve.ParseHeaderLength(headerLen, len(body))
@@ -310,8 +311,11 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest) (*InferR
 		}
 	}
 	var r reply
-	if err := json.Unmarshal(jsonPart, &r); err != nil {
-		return nil, fmt.Errorf("decoding reply JSON: %w", err)
+	if !scanReplyHeader(jsonPart, req, names, &r) {
+		r = reply{}
+		if err := json.Unmarshal(jsonPart, &r); err != nil {
+			return nil, fmt.Errorf("decoding reply JSON: %w", err)
+		}
 	}
 	var sizesBuf [8]int64
 	sizes := sizesBuf[:0]

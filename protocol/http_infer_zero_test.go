@@ -10,7 +10,7 @@ import (
 // binary_data_size 0 and no Inference-Header-Content-Length.
 func TestDecodeInferReplyZeroByteBinaryOutput(t *testing.T) {
 	body := []byte(`{"model_name":"identity_fp32","outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[1,0],"parameters":{"binary_data_size":0}}]}`)
-	out, err := decodeInferReply("", body, &InferRequest{Model: "identity_fp32"})
+	out, err := decodeInferReply("", body, &InferRequest{Model: "identity_fp32"}, nil)
 	if err != nil {
 		t.Fatalf("decoding a zero-byte binary output: %v", err)
 	}
