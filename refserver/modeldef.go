@@ -54,19 +54,3 @@ type execBatch struct {
 	params    *modelParams
 	jitter    time.Duration // drawn per execution from the model RNG (delay model)
 }
-
-// sleepCtx waits d or until ctx ends; models use it for service time so a
-// closing server is not held up by a long delay.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -134,12 +134,14 @@ func (s *scheduler) next() []*job {
 		}
 		w := s.wake
 		s.mu.Unlock()
-		t := time.NewTimer(deadline.Sub(now))
+		// The batching delay is queue time clients see, so it gets the same
+		// sub-millisecond wake-up as service times.
+		due, stop := preciseAfter(deadline)
 		select {
 		case <-w:
-		case <-t.C:
+		case <-due:
 		}
-		t.Stop()
+		stop()
 		s.mu.Lock()
 	}
 }
