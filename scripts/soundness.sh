@@ -30,9 +30,8 @@
 #   SOUND_N=20           A/A runs and slowdown runs each, baseline mode (0 skips it)
 #   SOUND_SAME_N=5       A/A runs and slowdown runs each, same-run mode (0 skips it)
 #   SOUND_DELAY=10ms     service time of the unchanged runs
-#   SOUND_SLOW_DELAY=11ms  service time of the slowed runs; keep both whole
-#                        milliseconds: the delay model's sleep is quantized to
-#                        about 1 ms (10.3ms behaves like 11ms), see docs/performance.md
+#   SOUND_SLOW_DELAY=11ms  service time of the slowed runs (the delay model
+#                        sleeps to within ~15 us, so 10.5ms is a 5% slowdown)
 #   SOUND_PROTOCOL=grpc  SOUND_CONCURRENCY=1
 #   SOUND_OUT=FILE       also write the summary (Markdown) there
 set -euo pipefail
