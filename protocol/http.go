@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfscen/perfscen/kserve"
@@ -24,6 +25,9 @@ type httpClient struct {
 	tr      *http.Transport
 	headers http.Header
 	names   nameCache // output names seen in infer replies
+
+	lastURL       atomic.Pointer[inferURLEntry]
+	lastHeaderLen atomic.Pointer[headerLenEntry]
 }
 
 func newHTTPClient(_ context.Context, opts Options) (Client, error) {

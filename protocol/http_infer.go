@@ -97,7 +97,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	}
 	x.rd.Reset(body)
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &x.trace), http.MethodPost,
-		c.base+modelPath(req.Model, req.Version)+"/infer", &x.rd)
+		c.inferURL(req.Model, req.Version), &x.rd)
 	if err != nil {
 		x.release()
 		return nil, fmt.Errorf("http %s: building request: %w", op, err)
@@ -105,16 +105,19 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	c.setHeaders(hreq)
 	if headerLen >= 0 {
 		hreq.Header["Content-Type"] = contentTypeBinary
-		hreq.Header[kserve.HeaderContentLength] = []string{strconv.Itoa(headerLen)}
+		hreq.Header[kserve.HeaderContentLength] = c.headerLenValue(headerLen)
 	} else {
 		hreq.Header["Content-Type"] = contentTypeJSON
 	}
 	if c.opts.Gzip {
 		hreq.Header["Content-Encoding"] = contentEncodingGzip
 	}
-	resp, err := c.hc.Do(hreq)
+	// The transport directly: Client.Do's redirect bookkeeping copies the
+	// headers and URL on every request, and an infer endpoint that
+	// redirects is a misconfigured server, reported below by its status.
+	resp, err := c.tr.RoundTrip(hreq)
 	if err != nil {
-		return nil, &TransportError{Protocol: "http", Op: op, Err: stripURL(err)}
+		return nil, &TransportError{Protocol: "http", Op: op, Err: fmt.Errorf("Post %s: %w", hreq.URL, err)}
 	}
 	data, err := c.readBody(resp)
 	resp.Body.Close()
@@ -141,6 +144,35 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 		x.release()
 	}
 	return out, nil
+}
+
+// inferURL caches the last model's infer URL: a run sends to one or two
+// models, and building the string costs two allocations a request.
+func (c *httpClient) inferURL(model, version string) string {
+	if e := c.lastURL.Load(); e != nil && e.model == model && e.version == version {
+		return e.url
+	}
+	e := &inferURLEntry{model: model, version: version, url: c.base + modelPath(model, version) + "/infer"}
+	c.lastURL.Store(e)
+	return e.url
+}
+
+type inferURLEntry struct{ model, version, url string }
+
+// headerLenValue caches the last Inference-Header-Content-Length value;
+// a scenario's requests mostly share one header length.
+func (c *httpClient) headerLenValue(n int) []string {
+	if e := c.lastHeaderLen.Load(); e != nil && e.n == n {
+		return e.v
+	}
+	e := &headerLenEntry{n: n, v: []string{strconv.Itoa(n)}}
+	c.lastHeaderLen.Store(e)
+	return e.v
+}
+
+type headerLenEntry struct {
+	n int
+	v []string
 }
 
 // Shared header values: the transport only reads them.
