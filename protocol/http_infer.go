@@ -319,6 +319,8 @@ type replyOutput struct {
 		ShmRegion      *string `json:"shared_memory_region"`
 	} `json:"parameters"`
 	Data json.RawMessage `json:"data"`
+
+	binSize int64 // backs Parameters.BinaryDataSize for the hand scanner
 }
 
 type reply struct {

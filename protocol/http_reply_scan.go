@@ -196,6 +196,11 @@ func (s *replyScanner) outputs(req *InferRequest, r *reply) bool {
 		if s.peek(',') {
 			continue
 		}
+		for i := range r.Outputs {
+			if o := &r.Outputs[i]; o.Parameters.BinaryDataSize != nil {
+				o.Parameters.BinaryDataSize = &o.binSize
+			}
+		}
 		return s.lit(']')
 	}
 }
@@ -294,7 +299,10 @@ func (s *replyScanner) outputParams(o *replyOutput) bool {
 	if !ok {
 		return false
 	}
-	o.Parameters.BinaryDataSize = &v
+	// The field points into the output itself (no allocation); outputs
+	// re-aims it once the slice stops growing.
+	o.binSize = v
+	o.Parameters.BinaryDataSize = &o.binSize
 	return s.lit('}')
 }
 

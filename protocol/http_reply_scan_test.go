@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var replyScanCases = []struct {
@@ -23,6 +24,8 @@ var replyScanCases = []struct {
 	{"zero-size binary", `{"outputs":[{"name":"o","datatype":"FP32","shape":[1,0],"parameters":{"binary_data_size":0}}]}`, true},
 	{"negative dims", `{"outputs":[{"shape":[-1,-0,0,123456789012345678]}]}`, true},
 	{"unknown datatype kept", `{"outputs":[{"datatype":"FP8"}]}`, true},
+	{"outputs outgrow their first slice", `{"outputs":[{"parameters":{"binary_data_size":1}},{"parameters":{"binary_data_size":2}},` +
+		`{"parameters":{"binary_data_size":3}},{},{"parameters":{"binary_data_size":5}}]}`, true},
 	{"nine dims", `{"outputs":[{"shape":[1,2,3,4,5,6,7,8,9]}]}`, true},
 
 	{"json data", `{"outputs":[{"name":"o","datatype":"FP32","shape":[1],"data":[1.5]}]}`, false},
@@ -68,11 +71,16 @@ func TestScanReplyHeader(t *testing.T) {
 // it into exactly got.
 func checkScanMatchesJSON(t *testing.T, data []byte, got *reply) {
 	t.Helper()
+	for i := range got.Outputs {
+		if o := &got.Outputs[i]; o.Parameters.BinaryDataSize != nil && o.Parameters.BinaryDataSize != &o.binSize {
+			t.Fatalf("output %d: binary_data_size points outside its output", i)
+		}
+	}
 	var want reply
 	if err := json.Unmarshal(data, &want); err != nil {
 		t.Fatalf("scanner accepted %q, encoding/json rejects it: %v", data, err)
 	}
-	if d := cmp.Diff(want, *got); d != "" {
+	if d := cmp.Diff(want, *got, cmpopts.IgnoreUnexported(replyOutput{})); d != "" {
 		t.Fatalf("scanner and encoding/json disagree on %q (-json +scanner):\n%s", data, d)
 	}
 }
