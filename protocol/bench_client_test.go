@@ -68,4 +68,3 @@ func serveCanned(conn net.Conn, reply []byte) {
 		}
 	}
 }
-
