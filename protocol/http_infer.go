@@ -228,8 +228,9 @@ func (c *httpClient) sendsBinary(in *Input) bool {
 	return in.Shm == nil && !(c.opts.JSONTensors && kserve.JSONAllowed(in.DataType))
 }
 
-// appendInferHeader writes the request JSON. binary reports whether any binary part follows; encodeInfer appends
-// those parts in input order (sendsBinary picks the same inputs).
+// appendInferHeader writes the request JSON. binary reports whether any
+// binary part follows; encodeInfer appends those parts in input order
+// (sendsBinary picks the same inputs).
 func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte, binary bool, err error) {
 	dst = append(dst, '{')
 	if req.ID != "" {
