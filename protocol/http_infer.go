@@ -34,6 +34,35 @@ type httpExchange struct {
 	plain   []byte // JSON header followed by the binary inputs
 	zbody   []byte // plain, gzipped, when Options.Gzip
 	rd      bytes.Reader
+	// Large binary inputs are not copied behind the header: the body is
+	// then parts (header, then the inputs' own bytes) read in sequence.
+	parts   [][]byte
+	partsRd partsReader
+}
+
+// largeInputs is the binary payload size from which the inputs are sent
+// from their own memory instead of being copied behind the header: the
+// second write(2) costs less than copying the tensor on every request.
+const largeInputs = 64 << 10
+
+// partsReader reads byte slices one after the other without copying them
+// together first.
+type partsReader struct{ parts [][]byte }
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.parts) > 0 {
+		c := copy(p[n:], r.parts[0])
+		n += c
+		r.parts[0] = r.parts[0][c:]
+		if len(r.parts[0]) == 0 {
+			r.parts = r.parts[1:]
+		}
+	}
+	if n == 0 && len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // epoch anchors monotonic readings that fit in an int64.
@@ -61,6 +90,7 @@ func getExchange() *httpExchange {
 	x.wrote.Store(0)
 	x.first.Store(0)
 	x.wroteOK.Store(false)
+	x.parts = x.parts[:0]
 	x.start.Store(monoNow())
 	return x
 }
@@ -79,6 +109,9 @@ func (x *httpExchange) release() {
 		x.zbody = nil
 	}
 	x.rd.Reset(nil)
+	clear(x.parts)
+	x.parts = x.parts[:0]
+	x.partsRd.parts = nil
 	exchangePool.Put(x)
 }
 
@@ -95,13 +128,25 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 		x.release()
 		return nil, fmt.Errorf("http %s: %w", op, err)
 	}
-	x.rd.Reset(body)
+	var rd io.Reader = &x.rd
+	size := int64(len(body))
+	if len(x.parts) > 0 {
+		x.partsRd.parts = x.parts
+		rd = &x.partsRd
+		size = 0
+		for _, p := range x.parts {
+			size += int64(len(p))
+		}
+	} else {
+		x.rd.Reset(body)
+	}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &x.trace), http.MethodPost,
-		c.inferURL(req.Model, req.Version), &x.rd)
+		c.inferURL(req.Model, req.Version), rd)
 	if err != nil {
 		x.release()
 		return nil, fmt.Errorf("http %s: building request: %w", op, err)
 	}
+	hreq.ContentLength = size
 	c.setHeaders(hreq)
 	if headerLen >= 0 {
 		hreq.Header["Content-Type"] = contentTypeBinary
@@ -201,6 +246,17 @@ func (c *httpClient) encodeInfer(x *httpExchange, req *InferRequest) (body []byt
 		return nil, 0, err
 	}
 	headerLen = -1
+	if binary && !c.opts.Gzip && binaryInputSize(c, req) >= largeInputs {
+		headerLen = len(buf)
+		x.plain = buf
+		x.parts = append(x.parts[:0], buf)
+		for i := range req.Inputs {
+			if c.sendsBinary(&req.Inputs[i]) {
+				x.parts = append(x.parts, req.Inputs[i].Raw)
+			}
+		}
+		return nil, headerLen, nil
+	}
 	if binary {
 		headerLen = len(buf)
 		for i := range req.Inputs {
@@ -221,6 +277,17 @@ func (c *httpClient) encodeInfer(x *httpExchange, req *InferRequest) (body []byt
 	zw.Reset(io.Discard) // drop the reference to x
 	gzipPool.Put(zw)
 	return x.zbody, headerLen, nil
+}
+
+// binaryInputSize is the number of bytes the binary parts add to a request.
+func binaryInputSize(c *httpClient, req *InferRequest) int {
+	n := 0
+	for i := range req.Inputs {
+		if c.sendsBinary(&req.Inputs[i]) {
+			n += len(req.Inputs[i].Raw)
+		}
+	}
+	return n
 }
 
 // sendsBinary reports whether in travels as a binary part after the header.
