@@ -14,7 +14,8 @@
 #   BENCH_REPEAT=5              repetitions of every cell; the table shows medians
 #   BENCH_MEMORY=0              1: also run the memory check
 #   BENCH_MEMORY_REQUESTS=1000000, BENCH_MEMORY_CONCURRENCY=8, BENCH_MEMORY_PROTOCOL=grpc
-#   BENCH_OUT=bench/results-<UTC date>.md
+#   BENCH_OUT=bench/results-<UTC date>.md (-<HHMM> added when that exists:
+#                        a later run never overwrites an earlier record)
 #
 # Why the bytes match: perfscen's HTTP client always uses Triton's binary
 # tensor extension (a scenario cannot ask for JSON tensors), so the fair hey
@@ -36,6 +37,9 @@ ROOT=$PWD
 : "${BENCH_MEMORY_CONCURRENCY:=8}"
 : "${BENCH_MEMORY_PROTOCOL:=grpc}"
 : "${BENCH_OUT:=bench/results-$(date -u +%Y-%m-%d).md}"
+if [ -e "$BENCH_OUT" ] && [ -z "${BENCH_OUT_SET:-}" ]; then
+  BENCH_OUT="${BENCH_OUT%.md}-$(date -u +%H%M).md"
+fi
 PERFSCEN=${PERFSCEN:-bin/perfscen}
 GHZ_VERSION=v0.93.0
 HEY_VERSION=v0.1.5
