@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
@@ -56,19 +57,12 @@ func New(opts Options) (*Server, error) {
 		s.version = "dev"
 	}
 	defs := builtinModels()
-	for name := range opts.ModelParams {
-		if defs[name] == nil {
-			return nil, fmt.Errorf("model parameters for %q: unknown model (built-ins: %v)", name, BuiltinModels())
-		}
+	if err := checkModels(defs, opts); err != nil {
+		return nil, err
 	}
 	want := opts.Models
 	if want == nil {
 		want = BuiltinModels()
-	}
-	for _, name := range want {
-		if defs[name] == nil {
-			return nil, fmt.Errorf("model %q: unknown model (built-ins: %v)", name, BuiltinModels())
-		}
 	}
 	s.repo = &repository{entries: map[string]*modelEntry{}}
 	for name, def := range defs {
@@ -334,4 +328,33 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// CheckOptions reports what New would refuse in opts' model set and model
+// parameters, without loading anything: scenario validation uses it so a
+// misspelt model or parameter is caught before a run.
+func CheckOptions(opts Options) error {
+	return checkModels(builtinModels(), opts)
+}
+
+func checkModels(defs map[string]*modelDef, opts Options) error {
+	names := make([]string, 0, len(opts.ModelParams))
+	for name := range opts.ModelParams {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if defs[name] == nil {
+			return fmt.Errorf("model parameters for %q: unknown model (built-ins: %v)", name, BuiltinModels())
+		}
+		if _, err := applyParams(defaultParams(), opts.ModelParams[name]); err != nil {
+			return fmt.Errorf("model %q: %w", name, err)
+		}
+	}
+	for _, name := range opts.Models {
+		if defs[name] == nil {
+			return fmt.Errorf("model %q: unknown model (built-ins: %v)", name, BuiltinModels())
+		}
+	}
+	return nil
 }

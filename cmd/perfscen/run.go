@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -110,27 +109,8 @@ func worse(a, b int) int {
 
 // expandScenarioArgs turns FILE|DIR arguments into scenario files.
 func expandScenarioArgs(args []string) ([]string, error) {
-	var files []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, exitcode.AsInvalid(fmt.Errorf("scenario %s: %w", a, err))
-		}
-		if !st.IsDir() {
-			files = append(files, a)
-			continue
-		}
-		var found []string
-		for _, pat := range []string{"*.yaml", "*.yml"} {
-			m, _ := filepath.Glob(filepath.Join(a, pat))
-			found = append(found, m...)
-		}
-		if len(found) == 0 {
-			return nil, exitcode.AsInvalid(fmt.Errorf("scenario directory %s holds no *.yaml files", a))
-		}
-		files = append(files, found...)
-	}
-	return files, nil
+	files, err := scenarioFiles(args)
+	return files, exitcode.AsInvalid(err)
 }
 
 // outputPath names a per-scenario output: with several scenarios, the

@@ -172,3 +172,24 @@ func TestRunJSONTensorsOverHTTP(t *testing.T) {
 		t.Fatalf("json-tensor run: %v %+v", err, run)
 	}
 }
+
+// validate knows the embedded server's models and parameters, so a typo
+// there fails before any run.
+func TestValidateChecksEmbeddedModels(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"model.yaml": "version: 1\nserver: {embedded: true}\nmodels: [{name: simpel}]\n",
+		"param.yaml": "version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {dealy: 5ms}}\nmodels: [{name: delay}]\n",
+		"value.yaml": "version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {error_rate: \"2\"}}\nmodels: [{name: delay}]\n",
+	} {
+		sc := writeScenario(t, dir, name, body)
+		code, _, stderr := runCLI(t, "validate", sc)
+		if code != 2 || !strings.Contains(stderr, "server.embedded") {
+			t.Errorf("%s: exit %d, stderr:\n%s", name, code, stderr)
+		}
+	}
+	ok := writeScenario(t, dir, "ok.yaml", "version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {delay: 5ms}}\nmodels: [{name: delay}]\n")
+	if code, _, stderr := runCLI(t, "validate", ok); code != 0 {
+		t.Errorf("valid embedded scenario: exit %d\n%s", code, stderr)
+	}
+}

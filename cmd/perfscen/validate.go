@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/refserver"
 	"github.com/perfscen/perfscen/scenario"
 )
 
@@ -40,7 +42,11 @@ func runValidate(e *env, args []string) error {
 	}
 	bad := 0
 	for _, f := range files {
-		if _, err := scenario.LoadPlan(f, e.getenv); err != nil {
+		pl, err := scenario.LoadPlan(f, e.getenv)
+		if err == nil {
+			err = checkEmbedded(pl)
+		}
+		if err != nil {
 			bad++
 			printScenarioError(e, f, err)
 			continue
@@ -92,4 +98,21 @@ func scenarioFiles(args []string) ([]string, error) {
 		files = append(files, found...)
 	}
 	return files, nil
+}
+
+// checkEmbedded checks what only the embedded server knows: its model
+// names and their parameters. The scenario package stays free of the
+// server; run would refuse the same things, after starting.
+func checkEmbedded(pl *plan.Plan) error {
+	if !pl.Server.Embedded {
+		return nil
+	}
+	var names []string
+	for _, m := range pl.Models {
+		names = append(names, m.Name)
+	}
+	if err := refserver.CheckOptions(refserver.Options{Models: names, ModelParams: pl.Server.EmbeddedModels}); err != nil {
+		return fmt.Errorf("server.embedded: %w", err)
+	}
+	return nil
 }
