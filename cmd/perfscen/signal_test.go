@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/testbin"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/refserver"
@@ -21,40 +22,13 @@ import (
 
 // The signal tests need a real process: main's signal handling, exit
 // status and shared-memory cleanup at exit are what they check.
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
-// perfscenBinary builds the command once per test process.
-func perfscenBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "perfscen-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "perfscen")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func perfscenBinary(t *testing.T) string { return testbin.Perfscen(t) }
 
 // shmEntries lists the shared-memory files created by process pid.
 func shmEntries(t *testing.T, pid int) []string {
