@@ -20,7 +20,7 @@ test: fmt-check vet ## gofmt check, go vet, go test -race ./..., full gate-sound
 	$(GO) test -race -timeout 15m ./...
 	@# Under -race the simulation runs 200 replicates per noise model; the
 	@# full 2000 (the soundness goals' sample size) run here without it.
-	$(GO) test -count=1 -run TestSoundness ./verdict
+	$(GO) test -count=1 -run TestSoundness ./internal/verdict
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '\.pb\.go$$' || true); \

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/internal/client"
 )
 
 // maxDistinct caps the distinct error and mismatch messages kept per point.
@@ -107,7 +107,7 @@ func (a *aggregator) record(s *sample) {
 		}
 		c.end = max(c.end, s.done)
 		c.add(s)
-		if errors.Is(s.err, protocol.ErrUnavailable) {
+		if errors.Is(s.err, client.ErrUnavailable) {
 			c.unreachable++
 		}
 		if s.late() {
@@ -117,7 +117,7 @@ func (a *aggregator) record(s *sample) {
 	}
 	before := a.c.dropped
 	a.c.add(s)
-	if a.c.dropped == before && errors.Is(s.err, protocol.ErrUnavailable) {
+	if a.c.dropped == before && errors.Is(s.err, client.ErrUnavailable) {
 		if s.done >= a.c.boundary {
 			a.c.next.unreachable++
 		} else {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/internal/client"
 )
 
 func TestAggregatorWholeWindow(t *testing.T) {
@@ -17,7 +17,7 @@ func TestAggregatorWholeWindow(t *testing.T) {
 	go a.run()
 	in <- sample{sched: 30 * ms, sent: 30 * ms, done: 40 * ms}
 	in <- sample{sched: 10 * ms, sent: 12 * ms, done: 20 * ms, checked: true}
-	in <- sample{sched: 50 * ms, sent: 50 * ms, done: 90 * ms, err: &protocol.TransportError{Op: "infer", Err: errors.New("refused")}}
+	in <- sample{sched: 50 * ms, sent: 50 * ms, done: 90 * ms, err: &client.TransportError{Op: "infer", Err: errors.New("refused")}}
 	in <- sample{sched: 50 * ms, sent: 55 * ms, done: 60 * ms, checked: true, mismatch: "OUTPUT0[3]: expected 1, got 2"}
 	close(in)
 	w := <-a.out

@@ -5,17 +5,17 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/internal/client"
 )
 
 // instantClient answers every request at once with a shared response, so
 // a benchmark measures only the runner's own cost per request.
 type instantClient struct {
-	protocol.Client
-	resp protocol.InferResponse
+	client.Client
+	resp client.InferResponse
 }
 
-func (c *instantClient) Infer(context.Context, *protocol.InferRequest) (*protocol.InferResponse, error) {
+func (c *instantClient) Infer(context.Context, *client.InferRequest) (*client.InferResponse, error) {
 	return &c.resp, nil
 }
 

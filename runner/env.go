@@ -11,14 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/protocol"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // environment describes the client host and asks the server who it is. A
 // server that does not answer its metadata endpoint cannot be measured.
-func environment(ctx context.Context, p *plan.Plan, c protocol.Client, version string) (result.Environment, error) {
+func environment(ctx context.Context, p *plan.Plan, c client.Client, version string) (result.Environment, error) {
 	host, _ := os.Hostname()
 	env := result.Environment{
 		PerfscenVersion: version, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH,

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // finish assembles the point's result from its windows and kept trials.

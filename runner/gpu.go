@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // Triton's GPU gauges (protocol.md §8), labelled by gpu_uuid.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func TestParseProm(t *testing.T) {

@@ -3,7 +3,7 @@ package runner
 import (
 	"context"
 
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // interleave measures points that share a Group: each stabilizes on its own

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/inputdata"
-	"github.com/perfscen/perfscen/kserve"
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/protocol"
-	"github.com/perfscen/perfscen/protocol/shm"
-	"github.com/perfscen/perfscen/refserver"
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/shm"
 )
 
 // checkLeaks fails the test when goroutines started during it outlive it.
@@ -73,9 +73,9 @@ func startServer(t *testing.T, opts refserver.Options) *refserver.Server {
 	return s
 }
 
-func newClient(t *testing.T, proto, addr string) protocol.Client {
+func newClient(t *testing.T, proto, addr string) client.Client {
 	t.Helper()
-	c, err := protocol.New(context.Background(), protocol.Options{Protocol: proto, URL: addr})
+	c, err := client.New(context.Background(), client.Options{Protocol: proto, URL: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

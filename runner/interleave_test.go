@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/refserver"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func TestRunInterleavesGroups(t *testing.T) {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/kserve"
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/protocol"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/validate"
 )
 
@@ -60,7 +60,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if err != nil {
 		return nil, err
 	}
-	client, err := rs.clientFor(p.Protocol)
+	cl, err := rs.clientFor(p.Protocol)
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +72,11 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if err != nil {
 		return nil, exitcode.AsInvalid(err)
 	}
-	pl := &pointLoad{client: client, model: pr.model.Name, version: pr.model.Version, data: data,
+	pl := &pointLoad{client: cl, model: pr.model.Name, version: pr.model.Version, data: data,
 		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: rs.plan.Server.Timeout,
 		validateEvery: 1}
 	if p.Load.Streaming {
-		st, ok := client.(protocol.Streamer)
+		st, ok := cl.(client.Streamer)
 		if !ok {
 			return nil, exitcode.AsInvalid(fmt.Errorf("streaming needs a gRPC client; protocol %q has no stream", p.Protocol))
 		}
@@ -96,11 +96,11 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		}
 	}
 	if useShm {
-		meta, err := client.ModelMetadata(ctx, pl.model, pl.version)
+		meta, err := cl.ModelMetadata(ctx, pl.model, pl.version)
 		if err != nil {
 			return nil, exitcode.AsEnvironment(fmt.Errorf("model metadata for shared memory: %w", err))
 		}
-		set, err := newShmSet(ctx, client, fmt.Sprintf("p%d", i), data, meta, p.BatchSize, p.OutputShmSize)
+		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", i), data, meta, p.BatchSize, p.OutputShmSize)
 		if err != nil {
 			return nil, exitcode.AsEnvironment(err)
 		}

@@ -9,9 +9,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/refserver"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func TestRunConcurrencySimple(t *testing.T) {

@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perfscen/perfscen/inputdata"
+	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/protocol"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // Deps are the resources a run needs; the caller builds, checks and closes
@@ -19,11 +19,11 @@ import (
 type Deps struct {
 	// Client talks plan.Server.Protocol; it also serves metadata and
 	// statistics for the run.
-	Client protocol.Client
+	Client client.Client
 	// ClientFor returns the client for a point whose protocol differs from
 	// plan.Server.Protocol ("http", "grpc"). It may be nil when the plan
 	// never sweeps protocol.
-	ClientFor func(protocol string) (protocol.Client, error)
+	ClientFor func(protocol string) (client.Client, error)
 	// Inputs returns the request data of a point (its model, batch size and
 	// shapes), loaded and checked against the model before the run starts.
 	Inputs func(p *plan.Point) (*inputdata.Data, error)
@@ -113,7 +113,7 @@ type runState struct {
 	opts    Options
 	gpu     *gpuScraper
 	seqIDs  atomic.Uint64
-	clients map[string]protocol.Client
+	clients map[string]client.Client
 	total   int
 }
 
@@ -124,7 +124,7 @@ func (rs *runState) progress(e Event) {
 	}
 }
 
-func (rs *runState) clientFor(proto string) (protocol.Client, error) {
+func (rs *runState) clientFor(proto string) (client.Client, error) {
 	if proto == "" || proto == rs.plan.Server.Protocol {
 		return rs.deps.Client, nil
 	}
@@ -163,7 +163,7 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	if err != nil {
 		return finishRun(run, opts, exitcode.AsEnvironment(err))
 	}
-	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]protocol.Client{}, total: len(p.Points)}
+	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]client.Client{}, total: len(p.Points)}
 	if p.Server.MetricsURL != "" {
 		rs.gpu = startGPUScraper(ctx, p.Server.MetricsURL, opts.MetricsInterval)
 		defer rs.gpu.close()

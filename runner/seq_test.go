@@ -1,8 +1,8 @@
 package runner
 
 import (
-	"github.com/perfscen/perfscen/inputdata"
-	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
 )
 
 type inputdataStep struct{ in, want kserve.Tensor }

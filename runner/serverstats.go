@@ -1,8 +1,8 @@
 package runner
 
 import (
-	"github.com/perfscen/perfscen/kserve"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // pickStats sums the statistics of model name across the versions listed;

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/perfscen/perfscen/kserve"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func stats(success, queue, infer, ic, ec uint64) kserve.ModelStats {

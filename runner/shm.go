@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/perfscen/perfscen/inputdata"
+	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/kserve"
-	"github.com/perfscen/perfscen/protocol"
-	"github.com/perfscen/perfscen/protocol/shm"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/shm"
 )
 
 // errCUDA is returned for points asking for CUDA shared memory.
@@ -27,10 +27,10 @@ const defaultOutputShmSize = 102400
 // region per output so concurrent responses never overlap. close unregisters
 // and unlinks everything it made, whatever happened before.
 type shmSet struct {
-	client protocol.Client
+	client client.Client
 	prefix string // region names and keys start with this
 
-	inputRefs [][]protocol.ShmRef // [flat step][input]
+	inputRefs [][]client.ShmRef // [flat step][input]
 	outNames  []string
 	outSizes  []uint64
 
@@ -41,7 +41,7 @@ type shmSet struct {
 
 // newShmSet creates and registers the input regions of data. outSize is the
 // point's OutputShmSize (0 = derive from metadata × batch).
-func newShmSet(ctx context.Context, c protocol.Client, tag string, d *inputdata.Data, meta *kserve.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
+func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, meta *kserve.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
 	s := &shmSet{client: c, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
 	defer func() {
 		if err != nil {
@@ -53,9 +53,9 @@ func newShmSet(ctx context.Context, c protocol.Client, tag string, d *inputdata.
 		steps = append(steps, st...)
 	}
 	nIn := len(steps[0].Inputs)
-	s.inputRefs = make([][]protocol.ShmRef, len(steps))
+	s.inputRefs = make([][]client.ShmRef, len(steps))
 	for i := range s.inputRefs {
-		s.inputRefs[i] = make([]protocol.ShmRef, nIn)
+		s.inputRefs[i] = make([]client.ShmRef, nIn)
 	}
 	for k := 0; k < nIn; k++ {
 		total := 0
@@ -71,7 +71,7 @@ func newShmSet(ctx context.Context, c protocol.Client, tag string, d *inputdata.
 		for i, st := range steps {
 			raw := st.Inputs[k].Raw
 			copy(r.Bytes()[off:], raw)
-			s.inputRefs[i][k] = protocol.ShmRef{Region: name, Offset: uint64(off), ByteSize: uint64(len(raw))}
+			s.inputRefs[i][k] = client.ShmRef{Region: name, Offset: uint64(off), ByteSize: uint64(len(raw))}
 			off += len(raw)
 		}
 	}
@@ -116,11 +116,11 @@ func (s *shmSet) create(ctx context.Context, name string, size int) (*shm.Region
 	return r, nil
 }
 
-func (s *shmSet) inputRef(step, input int) protocol.ShmRef { return s.inputRefs[step][input] }
+func (s *shmSet) inputRef(step, input int) client.ShmRef { return s.inputRefs[step][input] }
 
 // workerOutputs are one worker's output regions.
 type workerOutputs struct {
-	requested []protocol.RequestedOutput
+	requested []client.RequestedOutput
 	regions   []*shm.Region
 }
 
@@ -133,8 +133,8 @@ func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs,
 			return nil, err
 		}
 		o.regions = append(o.regions, r)
-		o.requested = append(o.requested, protocol.RequestedOutput{Name: name,
-			Shm: &protocol.ShmRef{Region: region, ByteSize: s.outSizes[k]}})
+		o.requested = append(o.requested, client.RequestedOutput{Name: name,
+			Shm: &client.ShmRef{Region: region, ByteSize: s.outSizes[k]}})
 	}
 	return o, nil
 }

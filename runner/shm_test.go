@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/protocol"
-	"github.com/perfscen/perfscen/refserver"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // failingRegister fails the n-th shared-memory registration.
 type failingRegister struct {
-	protocol.Client
+	client.Client
 	n     int32
 	calls atomic.Int32
 }
@@ -32,7 +32,7 @@ func shmPlan(addr string, m plan.Measurement, ld plan.Load) *plan.Plan {
 		plan.Point{SharedMemory: "system", Load: ld, BatchSize: 2})
 }
 
-func assertNoRegions(t *testing.T, c protocol.Client) {
+func assertNoRegions(t *testing.T, c client.Client) {
 	t.Helper()
 	st, err := c.SystemSharedMemoryStatus(context.Background(), "")
 	if err != nil {

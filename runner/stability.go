@@ -1,6 +1,6 @@
 package runner
 
-import "github.com/perfscen/perfscen/result"
+import "github.com/perfscen/perfscen/internal/result"
 
 // stabilityWindow is how many recent windows perf_analyzer compares; it is
 // hard-coded there (inference_profiler.cc: stability_window = 3).

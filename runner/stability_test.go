@@ -3,7 +3,7 @@ package runner
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func ws(pairs ...float64) []result.Window {

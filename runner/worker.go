@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perfscen/perfscen/inputdata"
-	"github.com/perfscen/perfscen/kserve"
-	"github.com/perfscen/perfscen/protocol"
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
 )
 
 // defaultSequenceLength is perf_analyzer's --sequence-length, used when a
@@ -24,8 +24,8 @@ type compareFunc func(expected, got []kserve.Tensor) string
 // pointLoad is what every worker of a point shares; it is read-only once
 // built.
 type pointLoad struct {
-	client   protocol.Client
-	streamer protocol.Streamer // non-nil for streaming points
+	client   client.Client
+	streamer client.Streamer // non-nil for streaming points
 	model    string
 	version  string
 	data     *inputdata.Data
@@ -45,13 +45,13 @@ type worker struct {
 	pl     *pointLoad
 	id     int
 	cursor *inputdata.Cursor
-	reqs   []*protocol.InferRequest // prepared lazily, by flat step index
-	params map[string]any           // sequence parameters, reused
-	seqPos int                      // position in a flat-data sequence
-	count  uint64                   // requests issued, for sampling and ids
+	reqs   []*client.InferRequest // prepared lazily, by flat step index
+	params map[string]any         // sequence parameters, reused
+	seqPos int                    // position in a flat-data sequence
+	count  uint64                 // requests issued, for sampling and ids
 	idBuf  []byte
 
-	stream    protocol.Stream
+	stream    client.Stream
 	streamCtx context.Context
 
 	outputs *workerOutputs // this worker's output shm regions
@@ -59,7 +59,7 @@ type worker struct {
 
 func (pl *pointLoad) newWorker(ctx context.Context, id, workers int) (*worker, error) {
 	w := &worker{pl: pl, id: id, cursor: pl.data.Cursor(id, workers), streamCtx: ctx,
-		reqs: make([]*protocol.InferRequest, pl.data.Len())}
+		reqs: make([]*client.InferRequest, pl.data.Len())}
 	if pl.sequence {
 		w.params = map[string]any{}
 	}
@@ -75,15 +75,15 @@ func (pl *pointLoad) newWorker(ctx context.Context, id, workers int) (*worker, e
 
 // request returns the prepared request of a cursor step, building it the
 // first time this worker meets the step.
-func (w *worker) request(r inputdata.Request) *protocol.InferRequest {
+func (w *worker) request(r inputdata.Request) *client.InferRequest {
 	i := w.pl.offsets[r.Stream] + r.Index
 	if req := w.reqs[i]; req != nil {
 		return req
 	}
-	req := &protocol.InferRequest{Model: w.pl.model, Version: w.pl.version, Parameters: w.params}
-	req.Inputs = make([]protocol.Input, len(r.Inputs))
+	req := &client.InferRequest{Model: w.pl.model, Version: w.pl.version, Parameters: w.params}
+	req.Inputs = make([]client.Input, len(r.Inputs))
 	for k, t := range r.Inputs {
-		req.Inputs[k] = protocol.Input{Tensor: t}
+		req.Inputs[k] = client.Input{Tensor: t}
 		if w.pl.shm != nil {
 			ref := w.pl.shm.inputRef(i, k)
 			req.Inputs[k].Tensor.Raw = nil
@@ -143,7 +143,7 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 	}
 }
 
-func (w *worker) call(ctx context.Context, req *protocol.InferRequest) (*protocol.InferResponse, error) {
+func (w *worker) call(ctx context.Context, req *client.InferRequest) (*client.InferResponse, error) {
 	if w.pl.streamer != nil {
 		return w.callStream(req)
 	}
@@ -158,7 +158,7 @@ func (w *worker) call(ctx context.Context, req *protocol.InferRequest) (*protoco
 // callStream sends on this worker's stream and waits for the response with
 // the same id; responses to earlier requests (whose wait was abandoned) are
 // skipped. A transport failure drops the stream so the next call reopens it.
-func (w *worker) callStream(req *protocol.InferRequest) (*protocol.InferResponse, error) {
+func (w *worker) callStream(req *client.InferRequest) (*client.InferResponse, error) {
 	if w.stream == nil {
 		st, err := w.pl.streamer.InferStream(w.streamCtx)
 		if err != nil {
@@ -178,7 +178,7 @@ func (w *worker) callStream(req *protocol.InferRequest) (*protocol.InferResponse
 		if resp != nil && resp.ID != req.ID {
 			continue
 		}
-		var se *protocol.ServerError
+		var se *client.ServerError
 		if err != nil && !errors.As(err, &se) {
 			w.stream = nil
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // StabilityWindows is how many consecutive windows the stability rule

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 func TestEstimate(t *testing.T) {

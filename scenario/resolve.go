@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // resolved is the scenario after defaults and unit parsing: everything

@@ -10,8 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {

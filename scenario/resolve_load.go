@@ -1,7 +1,7 @@
 package scenario
 
 import (
-	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 func resolveLoad(s *Scenario, c *collector, r *resolved) {

@@ -3,7 +3,7 @@ package scenario
 import (
 	"os"
 
-	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {

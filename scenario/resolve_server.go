@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfscen/perfscen/plan"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 var envRE = regexp.MustCompile(`\$\{([^}]*)\}`)

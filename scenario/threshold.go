@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // metricAliases are accepted spellings besides result.MetricNames().

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/schemas"
 )
 

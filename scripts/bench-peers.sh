@@ -14,12 +14,12 @@
 #   BENCH_REPEAT=5              repetitions of every cell; the table shows medians
 #   BENCH_MEMORY=0              1: also run the memory check
 #   BENCH_MEMORY_REQUESTS=1000000, BENCH_MEMORY_CONCURRENCY=8, BENCH_MEMORY_PROTOCOL=grpc
-#   BENCH_OUT=bench/results-<UTC date>.md (-<HHMM> added when that exists:
+#   BENCH_OUT=docs/bench/results-<UTC date>.md (-<HHMM> added when that exists:
 #                        a later run never overwrites an earlier record)
 #
 # Why the bytes match: perfscen's HTTP client always uses Triton's binary
 # tensor extension (a scenario cannot ask for JSON tensors), so the fair hey
-# cell posts exactly perfscen's request body (bench/hey-identity16-binary.bin,
+# cell posts exactly perfscen's request body (scripts/peers/hey-identity16-binary.bin,
 # captured from perfscen) with its Inference-Header-Content-Length header and
 # without Accept-Encoding (hey -disable-compression; perfscen sends none, and
 # the server would otherwise gzip hey's replies). A hey JSON-tensor cell runs
@@ -36,7 +36,7 @@ ROOT=$PWD
 : "${BENCH_MEMORY_REQUESTS:=1000000}"
 : "${BENCH_MEMORY_CONCURRENCY:=8}"
 : "${BENCH_MEMORY_PROTOCOL:=grpc}"
-: "${BENCH_OUT:=bench/results-$(date -u +%Y-%m-%d).md}"
+: "${BENCH_OUT:=docs/bench/results-$(date -u +%Y-%m-%d).md}"
 if [ -e "$BENCH_OUT" ] && [ -z "${BENCH_OUT_SET:-}" ]; then
   BENCH_OUT="${BENCH_OUT%.md}-$(date -u +%H%M).md"
 fi
@@ -94,9 +94,9 @@ GRPC_ADDR=$(sed -n 's|^Started GRPCInferenceService at ||p' "$TMP/serve.log")
 INFER_URL="http://$HTTP_ADDR/v2/models/identity_fp32/infer"
 note "server pid $SERVER_PID: http $HTTP_ADDR, grpc $GRPC_ADDR"
 
-BIN_BODY=bench/hey-identity16-binary.bin
-JSON_BODY=bench/hey-identity16.json
-GHZ_BODY=bench/ghz-identity16.json
+BIN_BODY=scripts/peers/hey-identity16-binary.bin
+JSON_BODY=scripts/peers/hey-identity16.json
+GHZ_BODY=scripts/peers/ghz-identity16.json
 RAW_LEN=64 # 16 FP32 values
 HDR_LEN=$(($(wc -c <"$BIN_BODY") - RAW_LEN))
 # The three request files must carry the same tensor.
@@ -118,12 +118,12 @@ timed() {
 
 cpu_seconds() { awk '{printf "%.4f", $1 + $2}' "$1"; }
 
-# scenario PROTO C N ADDR FILE: bench/identity16.yaml aimed at this server.
+# scenario PROTO C N ADDR FILE: scripts/peers/identity16.yaml aimed at this server.
 scenario() {
 	sed -e "s|^  url: .*|  url: $4|" -e "s|^  protocol: .*|  protocol: $1|" \
 		-e "s|^  concurrency: .*|  concurrency: $2|" -e "s|^  iterations: .*|  iterations: $3|" \
-		-e "s|^    input_data: .*|    input_data: $ROOT/bench/identity16.data.json|" \
-		bench/identity16.yaml >"$5"
+		-e "s|^    input_data: .*|    input_data: $ROOT/scripts/peers/identity16.data.json|" \
+		scripts/peers/identity16.yaml >"$5"
 }
 
 # Each cell prints: requests errors throughput cpu_seconds.
@@ -139,7 +139,7 @@ cell_perfscen() { # PROTO C N
 }
 
 cell_ghz() { # C N
-	timed "$TMP/cpu" "$GHZ" --insecure --import-paths kserve/inferencepb --proto kserve/inferencepb/grpc_service.proto \
+	timed "$TMP/cpu" "$GHZ" --insecure --import-paths internal/kserve/inferencepb --proto internal/kserve/inferencepb/grpc_service.proto \
 		--call inference.GRPCInferenceService/ModelInfer -D "$GHZ_BODY" -n "$2" -c "$1" --connections 1 \
 		--format json -o "$TMP/ghz.json" "$GRPC_ADDR" >"$TMP/ghz.log" 2>&1 || die "ghz failed: $(tail -n 5 "$TMP/ghz.log")"
 	jq -r '"\(.statusCodeDistribution.OK // 0) \(.count - (.statusCodeDistribution.OK // 0)) \(.rps)"' "$TMP/ghz.json" | tr '\n' ' '

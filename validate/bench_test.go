@@ -3,7 +3,7 @@ package validate
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/internal/kserve"
 )
 
 // BenchmarkCompareFP32 measures the untimed-but-not-free cost of checking a

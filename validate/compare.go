@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/internal/kserve"
 )
 
 // Compare checks every expected tensor against the output of the same name

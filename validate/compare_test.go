@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/internal/kserve"
 )
 
 func f32(name string, shape []int64, v ...float64) kserve.Tensor {

@@ -3,7 +3,7 @@ package validate
 import (
 	"math"
 
-	"github.com/perfscen/perfscen/kserve"
+	"github.com/perfscen/perfscen/internal/kserve"
 )
 
 // Options tune Compare. The zero value gives the defaults.

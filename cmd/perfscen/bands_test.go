@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/baseline"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func bandRun(tp float64) *result.Run {

@@ -10,12 +10,12 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
-	"github.com/perfscen/perfscen/baseline"
+	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/scenario"
-	"github.com/perfscen/perfscen/verdict"
 )
 
 // freshRun loads a scenario and measures it once, with no baseline gate:

@@ -7,10 +7,10 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
-	"github.com/perfscen/perfscen/baseline"
+	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/result"
-	"github.com/perfscen/perfscen/verdict"
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/verdict"
 )
 
 func init() { register(newCompareCmd) }

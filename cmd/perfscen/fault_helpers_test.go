@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/refserver"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // faultRunLimit stops a fault test that hangs: reliability is exactly what

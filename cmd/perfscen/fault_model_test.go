@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/refserver"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // embeddedFaultScenario runs model simple on the embedded server with the

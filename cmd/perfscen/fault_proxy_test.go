@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/refserver"
+	"github.com/perfscen/perfscen/internal/refserver"
 )
 
 // proxyTo forwards to the HTTP endpoint of srv.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/refserver"
+	"github.com/perfscen/perfscen/internal/refserver"
 )
 
 // testPKI writes a CA, a server certificate for 127.0.0.1 and a client

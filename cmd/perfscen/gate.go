@@ -7,15 +7,15 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/perfscen/perfscen/baseline"
-	"github.com/perfscen/perfscen/execute"
 	"github.com/perfscen/perfscen/internal/atomicfile"
+	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/plan"
-	"github.com/perfscen/perfscen/report"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/launch"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/report"
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/scenario"
-	"github.com/perfscen/perfscen/verdict"
 )
 
 // runOne runs one scenario file end to end and returns its exit code; it
@@ -164,7 +164,7 @@ func bands(base *baseline.File, run *result.Run) []report.Band {
 
 // measure runs the plan, with progress on stderr when it is a terminal.
 func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
-	return execute.Run(e.ctx, pl, execute.Options{
+	return launch.Run(e.ctx, pl, launch.Options{
 		Version:        version,
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,

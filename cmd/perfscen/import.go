@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfscen/perfscen/importer"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/importer"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func init() { register(newImportCmd) }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func TestImportCommand(t *testing.T) {
@@ -23,9 +23,9 @@ func TestImportCommand(t *testing.T) {
 		points   int
 		sourceIs string
 	}{
-		{"log", []string{"import", "../../importer/testdata/multi.log", "-o", out}, exitcode.OK, "imported 2 point(s) from 1 file(s) (perf_analyzer-log)", "", 2, "perf_analyzer-log"},
-		{"csv", []string{"import", "--model", "inception", "../../importer/testdata/default.csv", "-o", out}, exitcode.OK, "imported 4 point(s)", "", 4, "perf_analyzer-csv"},
-		{"csv without model", []string{"import", "../../importer/testdata/default.csv", "-o", out}, exitcode.Invalid, "", "pass --model", 0, ""},
+		{"log", []string{"import", "../../internal/importer/testdata/multi.log", "-o", out}, exitcode.OK, "imported 2 point(s) from 1 file(s) (perf_analyzer-log)", "", 2, "perf_analyzer-log"},
+		{"csv", []string{"import", "--model", "inception", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.OK, "imported 4 point(s)", "", 4, "perf_analyzer-csv"},
+		{"csv without model", []string{"import", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.Invalid, "", "pass --model", 0, ""},
 		{"missing file", []string{"import", filepath.Join(dir, "nope.csv"), "-o", out}, exitcode.Invalid, "", "reading perf_analyzer output", 0, ""},
 		{"no args", []string{"import"}, exitcode.Invalid, "", "requires at least 1 arg", 0, ""},
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfscen/perfscen/execute"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/launch"
 )
 
 func init() { register(newRunCmd) }
@@ -82,7 +82,7 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
-	fl.DurationVar(&f.connectTimeout, "connect-timeout", execute.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
+	fl.DurationVar(&f.connectTimeout, "connect-timeout", launch.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
 	return cmd
 }

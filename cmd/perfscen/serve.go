@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/refserver"
+	"github.com/perfscen/perfscen/internal/refserver"
 )
 
 func init() { register(newServeCmd) }

@@ -16,8 +16,8 @@ import (
 	"github.com/perfscen/perfscen/internal/testbin"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/refserver"
-	"github.com/perfscen/perfscen/result"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // The signal tests need a real process: main's signal handling, exit

@@ -1,0 +1,119 @@
+package baseline
+
+import (
+	"sort"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// FormatVersion is the version of the baseline document. Readers refuse
+// documents with a newer version.
+const FormatVersion = 1
+
+// DefaultKeep is how many history runs a testbed keeps unless told.
+const DefaultKeep = 10
+
+// File is one scenario's baseline, for any number of testbeds.
+type File struct {
+	FormatVersion int    `json:"format_version"`
+	Scenario      string `json:"scenario"`
+	// ScenarioHash is the hash of the scenario file at the latest update;
+	// a differing hash at gate time means the scenario was edited since.
+	ScenarioHash string              `json:"scenario_hash,omitempty"`
+	Testbeds     map[string]*Testbed `json:"testbeds"`
+}
+
+// Testbed is the history recorded on one machine/server combination.
+type Testbed struct {
+	ID          string             `json:"id"`
+	Environment result.Environment `json:"environment"`
+	Updated     time.Time          `json:"updated"`
+	// Runs are the history, most recent first.
+	Runs  []Run `json:"runs"`
+	Noise Noise `json:"noise,omitempty"`
+}
+
+// Run is the summary of one recorded run.
+type Run struct {
+	Recorded        time.Time         `json:"recorded"`
+	Started         time.Time         `json:"started"`
+	ScenarioHash    string            `json:"scenario_hash,omitempty"`
+	Source          string            `json:"source"`
+	PerfscenVersion string            `json:"perfscen_version,omitempty"`
+	Points          map[string]*Point `json:"points"`
+}
+
+// Point is one sweep point of a recorded run.
+type Point struct {
+	Model  string            `json:"model"`
+	Coords map[string]string `json:"coords,omitempty"`
+	Status string            `json:"status"`
+	// Summary holds every metric the point's summary had data for.
+	Summary map[string]float64 `json:"summary"`
+	Trials  []Trial            `json:"trials,omitempty"`
+	Errors  int64              `json:"errors"`
+}
+
+// Trial is one kept measurement window.
+type Trial struct {
+	Values    map[string]float64 `json:"values"`
+	Histogram string             `json:"histogram,omitempty"` // HDR V2 compressed, base64, microseconds
+}
+
+// New returns an empty baseline for a scenario.
+func New(scenario string) *File {
+	return &File{FormatVersion: FormatVersion, Scenario: scenario, Testbeds: map[string]*Testbed{}}
+}
+
+// TestbedID is the key a run is filed under; runs that carry no testbed
+// id (some imports) share "unknown".
+func TestbedID(run *result.Run) string {
+	if run.Environment.Testbed != "" {
+		return run.Environment.Testbed
+	}
+	return "unknown"
+}
+
+// TestbedIDs lists the file's testbeds, sorted.
+func (f *File) TestbedIDs() []string {
+	ids := make([]string, 0, len(f.Testbeds))
+	for id := range f.Testbeds {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// PointIDs lists every point any history run holds, sorted.
+func (tb *Testbed) PointIDs() []string {
+	seen := map[string]bool{}
+	for _, r := range tb.Runs {
+		for id := range r.Points {
+			seen[id] = true
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Values returns the per-trial values of metric at p, or the summary value
+// alone when the point has no trials (imported data).
+func (p *Point) Values(metric string) []float64 {
+	var out []float64
+	for _, t := range p.Trials {
+		if v, ok := t.Values[metric]; ok {
+			out = append(out, v)
+		}
+	}
+	if len(p.Trials) == 0 {
+		if v, ok := p.Summary[metric]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}

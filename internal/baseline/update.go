@@ -1,0 +1,205 @@
+package baseline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// UpdateOptions controls how a run enters the history.
+type UpdateOptions struct {
+	Replace bool // drop the testbed's history and keep only this run
+	Force   bool // accept runs with failed, unstable or partial points
+	// AllowUnstable accepts unstable (but complete) points, for scenarios
+	// that set allow_unstable: their gate is judged on the trials.
+	AllowUnstable bool
+	Keep          int       // history length; 0 means DefaultKeep
+	Now           time.Time // recording time; zero means time.Now()
+}
+
+// DiffMetrics are the metrics a Diff reports changes for.
+var DiffMetrics = []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99}
+
+// Diff says what an update changes, for printing before it is written.
+type Diff struct {
+	Scenario            string
+	Testbed             string
+	NewFile, NewTestbed bool
+	Replaced            bool
+	RunsBefore          int
+	RunsAfter           int
+	Dropped             []time.Time // Recorded times of history entries removed
+	NewPoints           []string    // in the run, not in the history
+	MissingPoints       []string    // in the latest history run, not in this run
+	ScenarioHashChanged bool
+	Changes             []MetricChange
+}
+
+// MetricChange is one point × metric: the history centre before, this
+// run's median, and the detectable change before and after.
+type MetricChange struct {
+	Point, Metric string
+	Before        float64 // geometric mean of history run medians (0: none)
+	Run           float64 // this run's median
+	MDEBefore     float64
+	MDEAfter      float64
+}
+
+// Update files run into f under its testbed and returns what changed.
+// Runs with failed, unstable or partial points are refused unless
+// opts.Force, since they would poison the noise estimates.
+func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
+	if err := f.CheckScenario(run.Scenario); err != nil {
+		return nil, err
+	}
+	if len(run.Points) == 0 {
+		return nil, exitcode.AsInvalid(errors.New("run has no points to record"))
+	}
+	if !opts.Force {
+		if err := recordable(run, opts.AllowUnstable); err != nil {
+			return nil, err
+		}
+	}
+	keep := opts.Keep
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	id := TestbedID(run)
+	d := &Diff{Scenario: f.Scenario, Testbed: id, NewFile: len(f.Testbeds) == 0, Replaced: opts.Replace}
+	tb := f.Testbeds[id]
+	if tb == nil {
+		tb = &Testbed{ID: id}
+		f.Testbeds[id] = tb
+		d.NewTestbed = true
+	}
+	d.RunsBefore = len(tb.Runs)
+	if f.ScenarioHash != "" && run.ScenarioHash != "" && f.ScenarioHash != run.ScenarioHash {
+		d.ScenarioHashChanged = true
+	}
+
+	entry := Summarize(run)
+	entry.Recorded = now
+	d.pointChanges(tb, &entry)
+	before := tb.Noise
+
+	if opts.Replace {
+		for _, r := range tb.Runs {
+			d.Dropped = append(d.Dropped, r.Recorded)
+		}
+		tb.Runs = nil
+	}
+	tb.Runs = append([]Run{entry}, tb.Runs...)
+	for len(tb.Runs) > keep {
+		d.Dropped = append(d.Dropped, tb.Runs[len(tb.Runs)-1].Recorded)
+		tb.Runs = tb.Runs[:len(tb.Runs)-1]
+	}
+	d.RunsAfter = len(tb.Runs)
+	tb.Environment = run.Environment
+	tb.Updated = now
+	tb.Recompute()
+	if run.ScenarioHash != "" {
+		f.ScenarioHash = run.ScenarioHash
+	}
+	d.metricChanges(before, tb.Noise, &entry)
+	return d, nil
+}
+
+func recordable(run *result.Run, allowUnstable bool) error {
+	if run.Status != "" && run.Status != result.StatusComplete {
+		return exitcode.AsInvalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
+	}
+	for _, p := range run.Points {
+		if p.Status == result.PointUnstable && allowUnstable {
+			continue
+		}
+		switch p.Status {
+		case result.PointFailed, result.PointUnstable, result.PointPartial:
+			return exitcode.AsInvalid(fmt.Errorf("point %s is %s; a baseline from it would mislead later gates (use --force to record it anyway)", p.ID, p.Status))
+		}
+	}
+	return nil
+}
+
+func (d *Diff) pointChanges(tb *Testbed, entry *Run) {
+	known := map[string]bool{}
+	for _, id := range tb.PointIDs() {
+		known[id] = true
+	}
+	for id := range entry.Points {
+		if !known[id] {
+			d.NewPoints = append(d.NewPoints, id)
+		}
+	}
+	if len(tb.Runs) > 0 {
+		for id := range tb.Runs[0].Points {
+			if entry.Points[id] == nil {
+				d.MissingPoints = append(d.MissingPoints, id)
+			}
+		}
+	}
+	sort.Strings(d.NewPoints)
+	sort.Strings(d.MissingPoints)
+}
+
+func (d *Diff) metricChanges(before, after Noise, entry *Run) {
+	ids := make([]string, 0, len(entry.Points))
+	for id := range entry.Points {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		for _, m := range DiffMetrics {
+			vs := entry.Points[id].Values(m)
+			if !Positive(vs) {
+				continue
+			}
+			c := MetricChange{Point: id, Metric: m, Run: Median(vs)}
+			if e, ok := before[id][m]; ok {
+				c.Before, c.MDEBefore = e.Center, e.MDE
+			}
+			if e, ok := after[id][m]; ok {
+				c.MDEAfter = e.MDE
+			}
+			d.Changes = append(d.Changes, c)
+		}
+	}
+}
+
+// UpdateFile updates the baseline at path under its lock: load (or start
+// a new file), Update, call confirm with the diff (e.g. to print it; an
+// error aborts without writing), then save atomically.
+func UpdateFile(path string, run *result.Run, opts UpdateOptions, confirm func(*Diff) error) (*Diff, error) {
+	unlock, err := Lock(path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	f, err := Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		f = New(run.Scenario)
+	} else if err != nil {
+		return nil, err
+	}
+	d, err := Update(f, run, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if confirm != nil {
+		if err := confirm(d); err != nil {
+			return d, err
+		}
+	}
+	if err := Save(path, f); err != nil {
+		return d, err
+	}
+	return d, nil
+}

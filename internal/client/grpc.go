@@ -1,0 +1,296 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/perfscen/perfscen/internal/kserve"
+	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+)
+
+type grpcClient struct {
+	opts  Options
+	conns []*grpc.ClientConn
+	stubs []pb.GRPCInferenceServiceClient
+	next  atomic.Uint64
+}
+
+// headerCreds sends Options.Headers as metadata on every call without a
+// per-call context allocation.
+type headerCreds struct {
+	md     map[string]string
+	secure bool
+}
+
+func (h headerCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return h.md, nil
+}
+
+// RequireTransportSecurity is false so plaintext test servers work; users
+// sending tokens should configure TLS.
+func (h headerCreds) RequireTransportSecurity() bool { return false }
+
+func newGRPCClient(_ context.Context, opts Options) (Client, error) {
+	target, tlsScheme, err := splitURL("grpc", opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if opts.TLS != nil || tlsScheme {
+		cfg := opts.TLS
+		if cfg == nil {
+			cfg = &tlsConfigDefault
+		}
+		creds = credentials.NewTLS(cfg.Clone())
+	}
+	dialOpts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		// Triton allows messages up to INT32_MAX; grpc-go defaults to 4 MiB.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
+	}
+	if len(opts.Headers) > 0 {
+		md := make(map[string]string, len(opts.Headers))
+		for k, v := range opts.Headers {
+			md[toLowerASCII(k)] = v // gRPC metadata keys are lowercase
+		}
+		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(headerCreds{md: md}))
+	}
+	n := max(opts.MaxConnections, 1)
+	c := &grpcClient{opts: opts}
+	for range n {
+		cc, err := grpc.NewClient(target, dialOpts...)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("grpc client: %w", err)
+		}
+		c.conns = append(c.conns, cc)
+		c.stubs = append(c.stubs, pb.NewGRPCInferenceServiceClient(cc))
+	}
+	return c, nil
+}
+
+func toLowerASCII(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			b[i] = ch + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func (c *grpcClient) stub() pb.GRPCInferenceServiceClient {
+	if len(c.stubs) == 1 {
+		return c.stubs[0]
+	}
+	return c.stubs[c.next.Add(1)%uint64(len(c.stubs))]
+}
+
+func (c *grpcClient) Close() error {
+	var errs []error
+	for _, cc := range c.conns {
+		if err := cc.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// grpcError sorts a failed call into server-sent errors and transport
+// failures. grpc-go reports unreachable servers as UNAVAILABLE, so that code
+// counts as a transport failure even when a server sent it; deadline and
+// cancellation count as transport failures too.
+func grpcError(ctx context.Context, op string, err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return &TransportError{Protocol: "grpc", Op: op, Err: err}
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return &TransportError{Protocol: "grpc", Op: op, Err: err}
+	case codes.DeadlineExceeded:
+		// gRPC sends the deadline along, and the server may give up a
+		// hair before the client's own timer fires: either way the call
+		// timed out, as an HTTP call would, and is not a server verdict.
+		return &TransportError{Protocol: "grpc", Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
+	case codes.Canceled:
+		if cerr := ctx.Err(); cerr != nil {
+			return &TransportError{Protocol: "grpc", Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
+		}
+	}
+	return &ServerError{Protocol: "grpc", Op: op, GRPCCode: st.Code(), Message: st.Message()}
+}
+
+func (c *grpcClient) ServerLive(ctx context.Context) (bool, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ServerLive(ctx, &pb.ServerLiveRequest{})
+	if err != nil {
+		return false, grpcError(ctx, "server live", err)
+	}
+	return r.GetLive(), nil
+}
+
+func (c *grpcClient) ServerReady(ctx context.Context) (bool, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ServerReady(ctx, &pb.ServerReadyRequest{})
+	if err != nil {
+		return false, grpcError(ctx, "server ready", err)
+	}
+	return r.GetReady(), nil
+}
+
+func (c *grpcClient) ModelReady(ctx context.Context, name, version string) (bool, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ModelReady(ctx, &pb.ModelReadyRequest{Name: name, Version: version})
+	if err != nil {
+		e := grpcError(ctx, "model ready", err)
+		var se *ServerError
+		// Unknown models answer INVALID_ARGUMENT / NOT_FOUND: "not ready".
+		if errors.As(e, &se) && (se.GRPCCode == codes.InvalidArgument || se.GRPCCode == codes.NotFound) {
+			return false, nil
+		}
+		return false, e
+	}
+	return r.GetReady(), nil
+}
+
+func (c *grpcClient) ServerMetadata(ctx context.Context) (*kserve.ServerMetadata, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ServerMetadata(ctx, &pb.ServerMetadataRequest{})
+	if err != nil {
+		return nil, grpcError(ctx, "server metadata", err)
+	}
+	return &kserve.ServerMetadata{Name: r.GetName(), Version: r.GetVersion(), Extensions: r.GetExtensions()}, nil
+}
+
+func (c *grpcClient) ModelMetadata(ctx context.Context, name, version string) (*kserve.ModelMetadata, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: name, Version: version})
+	if err != nil {
+		return nil, grpcError(ctx, "model metadata", err)
+	}
+	md := &kserve.ModelMetadata{Name: r.GetName(), Versions: r.GetVersions(), Platform: r.GetPlatform()}
+	for _, t := range r.GetInputs() {
+		md.Inputs = append(md.Inputs, kserve.TensorMetadata{Name: t.GetName(), DataType: kserve.DataType(t.GetDatatype()), Shape: t.GetShape()})
+	}
+	for _, t := range r.GetOutputs() {
+		md.Outputs = append(md.Outputs, kserve.TensorMetadata{Name: t.GetName(), DataType: kserve.DataType(t.GetDatatype()), Shape: t.GetShape()})
+	}
+	return md, nil
+}
+
+func (c *grpcClient) ModelConfig(ctx context.Context, name, version string) (*ModelConfig, error) {
+	const op = "model config"
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ModelConfig(ctx, &pb.ModelConfigRequest{Name: name, Version: version})
+	if err != nil {
+		return nil, grpcError(ctx, op, err)
+	}
+	sum, err := kserve.SummarizeModelConfig(r.GetConfig())
+	if err != nil {
+		return nil, &ProtocolError{Protocol: "grpc", Op: op, Err: err}
+	}
+	return sum, nil
+}
+
+func (c *grpcClient) RepositoryIndex(ctx context.Context) ([]kserve.RepositoryModel, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
+	if err != nil {
+		return nil, grpcError(ctx, "repository index", err)
+	}
+	out := make([]kserve.RepositoryModel, 0, len(r.GetModels()))
+	for _, m := range r.GetModels() {
+		out = append(out, kserve.RepositoryModel{Name: m.GetName(), Version: m.GetVersion(), State: m.GetState(), Reason: m.GetReason()})
+	}
+	return out, nil
+}
+
+func (c *grpcClient) LoadModel(ctx context.Context, name string) error {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	if _, err := c.stub().RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: name}); err != nil {
+		return grpcError(ctx, "load model", err)
+	}
+	return nil
+}
+
+func (c *grpcClient) UnloadModel(ctx context.Context, name string) error {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	if _, err := c.stub().RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: name}); err != nil {
+		return grpcError(ctx, "unload model", err)
+	}
+	return nil
+}
+
+func (c *grpcClient) ModelStatistics(ctx context.Context, name, version string) ([]ModelStats, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: name, Version: version})
+	if err != nil {
+		return nil, grpcError(ctx, "model statistics", err)
+	}
+	out := make([]ModelStats, 0, len(r.GetModelStats()))
+	for _, m := range r.GetModelStats() {
+		out = append(out, StatsFromProto(m))
+	}
+	return out, nil
+}
+
+func (c *grpcClient) RegisterSystemSharedMemory(ctx context.Context, name, key string, offset, byteSize uint64) error {
+	if name == "" {
+		return fmt.Errorf("grpc register system shared memory: empty region name")
+	}
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	_, err := c.stub().SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: name, Key: key, Offset: offset, ByteSize: byteSize})
+	if err != nil {
+		return grpcError(ctx, "register system shared memory", err)
+	}
+	return nil
+}
+
+func (c *grpcClient) UnregisterSystemSharedMemory(ctx context.Context, name string) error {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	if _, err := c.stub().SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: name}); err != nil {
+		return grpcError(ctx, "unregister system shared memory", err)
+	}
+	return nil
+}
+
+func (c *grpcClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]kserve.SystemSharedMemoryStatus, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	r, err := c.stub().SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{Name: name})
+	if err != nil {
+		return nil, grpcError(ctx, "system shared memory status", err)
+	}
+	out := make([]kserve.SystemSharedMemoryStatus, 0, len(r.GetRegions()))
+	for _, s := range r.GetRegions() {
+		out = append(out, kserve.SystemSharedMemoryStatus{Name: s.GetName(), Key: s.GetKey(), Offset: s.GetOffset(), ByteSize: s.GetByteSize()})
+	}
+	sortRegions(out)
+	return out, nil
+}
+
+func (c *grpcClient) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
+	return fmt.Errorf("grpc register cuda shared memory: %w", ErrCUDAUnsupported)
+}

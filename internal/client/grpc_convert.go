@@ -1,0 +1,162 @@
+package client
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/perfscen/perfscen/internal/kserve"
+	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+)
+
+func sortRegions(r []kserve.SystemSharedMemoryStatus) {
+	sort.Slice(r, func(i, j int) bool { return r[i].Name < r[j].Name })
+}
+
+func durFromProto(d *pb.StatisticDuration) kserve.StatDuration {
+	return kserve.StatDuration{Count: d.GetCount(), Ns: d.GetNs()}
+}
+
+// StatsFromProto converts gRPC model statistics to the JSON-shaped form.
+func StatsFromProto(m *pb.ModelStatistics) ModelStats {
+	is := m.GetInferenceStats()
+	out := ModelStats{
+		Name:           m.GetName(),
+		Version:        m.GetVersion(),
+		LastInference:  m.GetLastInference(),
+		InferenceCount: m.GetInferenceCount(),
+		ExecutionCount: m.GetExecutionCount(),
+		InferenceStats: kserve.InferStats{
+			Success:       durFromProto(is.GetSuccess()),
+			Fail:          durFromProto(is.GetFail()),
+			Queue:         durFromProto(is.GetQueue()),
+			ComputeInput:  durFromProto(is.GetComputeInput()),
+			ComputeInfer:  durFromProto(is.GetComputeInfer()),
+			ComputeOutput: durFromProto(is.GetComputeOutput()),
+			CacheHit:      durFromProto(is.GetCacheHit()),
+			CacheMiss:     durFromProto(is.GetCacheMiss()),
+		},
+	}
+	for _, b := range m.GetBatchStats() {
+		out.BatchStats = append(out.BatchStats, kserve.BatchStats{
+			BatchSize:     b.GetBatchSize(),
+			ComputeInput:  durFromProto(b.GetComputeInput()),
+			ComputeInfer:  durFromProto(b.GetComputeInfer()),
+			ComputeOutput: durFromProto(b.GetComputeOutput()),
+		})
+	}
+	for _, u := range m.GetMemoryUsage() {
+		out.MemoryUsage = append(out.MemoryUsage, kserve.MemoryUsage{Type: u.GetType(), ID: u.GetId(), ByteSize: u.GetByteSize()})
+	}
+	if len(m.GetResponseStats()) > 0 {
+		out.ResponseStats = make(map[string]kserve.ResponseStats, len(m.GetResponseStats()))
+		for k, r := range m.GetResponseStats() {
+			out.ResponseStats[k] = kserve.ResponseStats{
+				ComputeInfer:  durFromProto(r.GetComputeInfer()),
+				ComputeOutput: durFromProto(r.GetComputeOutput()),
+				Success:       durFromProto(r.GetSuccess()),
+				Fail:          durFromProto(r.GetFail()),
+				EmptyResponse: durFromProto(r.GetEmptyResponse()),
+				Cancel:        durFromProto(r.GetCancel()),
+			}
+		}
+	}
+	return out
+}
+
+func shmProtoParams(s *ShmRef) map[string]*pb.InferParameter {
+	return map[string]*pb.InferParameter{
+		kserve.ParamShmRegion:   {ParameterChoice: &pb.InferParameter_StringParam{StringParam: s.Region}},
+		kserve.ParamShmOffset:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.Offset)}},
+		kserve.ParamShmByteSize: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.ByteSize)}},
+	}
+}
+
+// inferRequestToProto builds the gRPC request; non-shm inputs travel in
+// raw_input_contents, in input order.
+func inferRequestToProto(req *InferRequest) (*pb.ModelInferRequest, error) {
+	params, err := kserve.ParamsToProto(req.Parameters)
+	if err != nil {
+		return nil, err
+	}
+	m := &pb.ModelInferRequest{
+		ModelName:    req.Model,
+		ModelVersion: req.Version,
+		Id:           req.ID,
+		Parameters:   params,
+		Inputs:       make([]*pb.ModelInferRequest_InferInputTensor, len(req.Inputs)),
+	}
+	tensors := make([]pb.ModelInferRequest_InferInputTensor, len(req.Inputs))
+	for i := range req.Inputs {
+		in := &req.Inputs[i]
+		t := &tensors[i]
+		t.Name, t.Datatype, t.Shape = in.Name, string(in.DataType), in.Shape
+		if in.Shm != nil {
+			t.Parameters = shmProtoParams(in.Shm)
+		} else {
+			if m.RawInputContents == nil {
+				m.RawInputContents = make([][]byte, 0, len(req.Inputs))
+			}
+			m.RawInputContents = append(m.RawInputContents, in.Raw)
+		}
+		m.Inputs[i] = t
+	}
+	if len(req.Outputs) > 0 {
+		m.Outputs = make([]*pb.ModelInferRequest_InferRequestedOutputTensor, len(req.Outputs))
+		for i, o := range req.Outputs {
+			t := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
+			if o.Shm != nil {
+				t.Parameters = shmProtoParams(o.Shm)
+			}
+			m.Outputs[i] = t
+		}
+	}
+	return m, nil
+}
+
+// inferResponseFromProto decodes raw outputs. Outputs placed in shared
+// memory have no raw entry, so the raw index only advances for the others
+// (unless the server sent one raw entry per output anyway).
+func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*InferResponse, error) {
+	out := &InferResponse{
+		Model:      r.GetModelName(),
+		Version:    r.GetModelVersion(),
+		ID:         r.GetId(),
+		Parameters: kserve.ParamsFromProto(r.GetParameters()),
+		Outputs:    make([]kserve.Tensor, len(r.GetOutputs())),
+	}
+	raws := r.GetRawOutputContents()
+	onePerOutput := len(raws) == len(r.GetOutputs())
+	ri := 0
+	for i, o := range r.GetOutputs() {
+		dt := kserve.DataType(o.GetDatatype())
+		t := kserve.Tensor{Name: o.GetName(), DataType: dt, Shape: o.GetShape()}
+		_, inShm := o.GetParameters()[kserve.ParamShmRegion]
+		inShm = inShm || requestedInShm(req, o.GetName())
+		switch {
+		case onePerOutput:
+			t.Raw = raws[i]
+		case o.GetContents() != nil:
+			raw, err := kserve.ContentsToRaw(dt, o.GetContents())
+			if err != nil {
+				return nil, fmt.Errorf("output %q: %w", t.Name, err)
+			}
+			t.Raw = raw
+		case inShm:
+		case ri < len(raws):
+			t.Raw = raws[ri]
+			ri++
+		default:
+			return nil, fmt.Errorf("output %q: no raw_output_contents entry (%d entries for %d outputs)", t.Name, len(raws), len(r.GetOutputs()))
+		}
+		if t.Raw != nil || (!inShm && onePerOutput) {
+			if t.Raw == nil {
+				t.Raw = []byte{}
+			}
+			if err := t.Check(); err != nil {
+				return nil, fmt.Errorf("output %q: %w", t.Name, err)
+			}
+		}
+		out.Outputs[i] = t
+	}
+	return out, nil
+}

@@ -1,0 +1,96 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+)
+
+func (c *grpcClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+	const op = "infer"
+	if req.Model == "" {
+		return nil, fmt.Errorf("grpc infer: empty model name")
+	}
+	start := time.Now()
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	m, err := inferRequestToProto(req)
+	if err != nil {
+		return nil, fmt.Errorf("grpc %s: %w", op, err)
+	}
+	codec := codecPool.Get().(*timedCodec)
+	codec.marshal, codec.unmarshal = 0, 0
+	built := time.Since(start)
+	r, err := c.stub().ModelInfer(ctx, m, grpc.ForceCodecV2(codec))
+	called := time.Since(start)
+	cpu := codec.marshal + codec.unmarshal
+	codecPool.Put(codec)
+	if err != nil {
+		return nil, grpcError(ctx, op, err)
+	}
+	out, err := inferResponseFromProto(r, req)
+	if err != nil {
+		return nil, &ProtocolError{Protocol: "grpc", Op: op, Err: err}
+	}
+	total := time.Since(start)
+	wait := called - built - cpu
+	if wait < 0 {
+		wait = 0
+	}
+	out.Timing = Timing{SendRecv: total - wait, Wait: wait}
+	return out, nil
+}
+
+// InferStream opens a ModelStreamInfer call. Timing on streamed responses
+// holds only the decode time in SendRecv: a stream has no per-request wait.
+func (c *grpcClient) InferStream(ctx context.Context) (Stream, error) {
+	s, err := c.stub().ModelStreamInfer(ctx)
+	if err != nil {
+		return nil, grpcError(ctx, "stream infer", err)
+	}
+	return &grpcStream{ctx: ctx, s: s}, nil
+}
+
+type grpcStream struct {
+	ctx context.Context
+	s   grpc.BidiStreamingClient[pb.ModelInferRequest, pb.ModelStreamInferResponse]
+}
+
+func (g *grpcStream) Send(req *InferRequest) error {
+	m, err := inferRequestToProto(req)
+	if err != nil {
+		return fmt.Errorf("grpc stream send: %w", err)
+	}
+	if err := g.s.Send(m); err != nil {
+		return grpcError(g.ctx, "stream send", err)
+	}
+	return nil
+}
+
+func (g *grpcStream) Recv() (*InferResponse, error) {
+	r, err := g.s.Recv()
+	if err != nil {
+		return nil, grpcError(g.ctx, "stream recv", err)
+	}
+	start := time.Now()
+	if msg := r.GetErrorMessage(); msg != "" {
+		resp := &InferResponse{}
+		if ir := r.GetInferResponse(); ir != nil {
+			resp.Model, resp.Version, resp.ID = ir.GetModelName(), ir.GetModelVersion(), ir.GetId()
+		}
+		return resp, &ServerError{Protocol: "grpc", Op: "stream infer", GRPCCode: codes.Unknown, Message: msg}
+	}
+	out, err := inferResponseFromProto(r.GetInferResponse(), nil)
+	if err != nil {
+		return nil, &ProtocolError{Protocol: "grpc", Op: "stream recv", Err: err}
+	}
+	out.Timing.SendRecv = time.Since(start)
+	return out, nil
+}
+
+func (g *grpcStream) CloseSend() error { return g.s.CloseSend() }

@@ -1,0 +1,356 @@
+package client
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/kserve"
+)
+
+type httpClient struct {
+	base    string // scheme://host:port
+	opts    Options
+	hc      *http.Client
+	tr      *http.Transport
+	headers http.Header
+	names   nameCache // output names seen in infer replies
+
+	lastURL       atomic.Pointer[inferURLEntry]
+	lastHeaderLen atomic.Pointer[headerLenEntry]
+}
+
+func newHTTPClient(_ context.Context, opts Options) (Client, error) {
+	hostport, tlsScheme, err := splitURL("http", opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	scheme := "http"
+	tlsCfg := opts.TLS
+	if tlsCfg != nil || tlsScheme {
+		scheme = "https"
+		if tlsCfg == nil {
+			tlsCfg = &tlsConfigDefault
+		}
+		tlsCfg = tlsCfg.Clone() // the transport may mutate it
+	}
+	idle := opts.MaxConnections
+	if idle == 0 {
+		// The runner sizes concurrency, not us; keep enough idle connections
+		// that no request ever pays a fresh handshake at steady state.
+		idle = 1024
+	}
+	tr := &http.Transport{
+		Proxy:               nil, // load generation must hit the server directly
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsCfg,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     opts.MaxConnections,
+		IdleConnTimeout:     90 * time.Second,
+		// Compression is negotiated explicitly (Options.Gzip) so Go's
+		// transparent gzip never skews the measured decode time.
+		DisableCompression: true,
+		ForceAttemptHTTP2:  false,
+	}
+	h := make(http.Header, len(opts.Headers))
+	for k, v := range opts.Headers {
+		h.Set(k, v)
+	}
+	return &httpClient{
+		base:    scheme + "://" + hostport,
+		opts:    opts,
+		hc:      &http.Client{Transport: tr},
+		tr:      tr,
+		headers: h,
+	}, nil
+}
+
+func (c *httpClient) Close() error {
+	c.tr.CloseIdleConnections()
+	return nil
+}
+
+func modelPath(name, version string) string {
+	p := "/v2/models/" + url.PathEscape(name)
+	if version != "" {
+		p += "/versions/" + url.PathEscape(version)
+	}
+	return p
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuf() *bytes.Buffer {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() > 16<<20 {
+		return // don't pin huge buffers
+	}
+	bufPool.Put(b)
+}
+
+// httpReply is a fully read reply.
+type httpReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// roundTrip sends one request and reads the whole reply. body may be nil.
+// Transport failures come back as *TransportError; the status is not judged.
+func (c *httpClient) roundTrip(ctx context.Context, op, method, path string, body []byte, hdr map[string]string) (*httpReply, error) {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("http %s: building request: %w", op, err)
+	}
+	c.setHeaders(req)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, &TransportError{Protocol: "http", Op: op, Err: stripURL(err)}
+	}
+	defer resp.Body.Close()
+	data, err := c.readBody(resp)
+	if err != nil {
+		return nil, &TransportError{Protocol: "http", Op: op, Err: err}
+	}
+	return &httpReply{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+func (c *httpClient) setHeaders(req *http.Request) {
+	for k, v := range c.headers {
+		req.Header[k] = v
+	}
+	if c.opts.Gzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+}
+
+// stripURL keeps the cause of a *url.Error; its URL adds nothing the caller
+// does not know and the op already names the call.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s %s: %w", ue.Op, ue.URL, ue.Err)
+	}
+	return err
+}
+
+// readBody reads the reply in one allocation when Content-Length is known,
+// undoing gzip if the server applied it.
+func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
+	var r io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("reading gzip reply: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+		resp.ContentLength = -1
+	}
+	if resp.ContentLength >= 0 {
+		data := make([]byte, resp.ContentLength)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, fmt.Errorf("reading reply body: %w", err)
+		}
+		return data, nil
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading reply body: %w", err)
+	}
+	return data, nil
+}
+
+// httpServerError builds the typed error for a non-200 reply.
+func httpServerError(op string, r *httpReply) *ServerError {
+	msg := ""
+	var e kserve.Error
+	if json.Unmarshal(r.body, &e) == nil && e.Error != "" {
+		msg = e.Error
+	} else {
+		msg = truncate(string(r.body), 200)
+		if msg == "" {
+			msg = http.StatusText(r.status)
+		}
+	}
+	return &ServerError{Protocol: "http", Op: op, HTTPStatus: r.status, Message: msg}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// call performs a request whose successful reply is JSON decoded into out
+// (out may be nil to ignore the body).
+func (c *httpClient) call(ctx context.Context, op, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("http %s: encoding request: %w", op, err)
+		}
+		body = b
+	}
+	r, err := c.roundTrip(ctx, op, method, path, body, nil)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK {
+		return httpServerError(op, r)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(r.body, out); err != nil {
+		return &ProtocolError{Protocol: "http", Op: op, Err: err}
+	}
+	return nil
+}
+
+// health maps Triton's empty-body 200/400 health answers to a bool.
+func (c *httpClient) health(ctx context.Context, op, path string) (bool, error) {
+	r, err := c.roundTrip(ctx, op, http.MethodGet, path, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case r.status == http.StatusOK:
+		return true, nil
+	case r.status >= 400 && r.status < 500:
+		return false, nil
+	}
+	return false, httpServerError(op, r)
+}
+
+func (c *httpClient) ServerLive(ctx context.Context) (bool, error) {
+	return c.health(ctx, "server live", "/v2/health/live")
+}
+
+func (c *httpClient) ServerReady(ctx context.Context) (bool, error) {
+	return c.health(ctx, "server ready", "/v2/health/ready")
+}
+
+func (c *httpClient) ModelReady(ctx context.Context, name, version string) (bool, error) {
+	return c.health(ctx, "model ready", modelPath(name, version)+"/ready")
+}
+
+func (c *httpClient) ServerMetadata(ctx context.Context) (*kserve.ServerMetadata, error) {
+	var md kserve.ServerMetadata
+	if err := c.call(ctx, "server metadata", http.MethodGet, "/v2", nil, &md); err != nil {
+		return nil, err
+	}
+	return &md, nil
+}
+
+func (c *httpClient) ModelMetadata(ctx context.Context, name, version string) (*kserve.ModelMetadata, error) {
+	var md kserve.ModelMetadata
+	if err := c.call(ctx, "model metadata", http.MethodGet, modelPath(name, version), nil, &md); err != nil {
+		return nil, err
+	}
+	return &md, nil
+}
+
+func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*ModelConfig, error) {
+	const op = "model config"
+	var raw json.RawMessage
+	if err := c.call(ctx, op, http.MethodGet, modelPath(name, version)+"/config", nil, &raw); err != nil {
+		return nil, err
+	}
+	cfg, err := kserve.UnmarshalModelConfigJSON(raw)
+	if err != nil {
+		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
+	}
+	sum, err := kserve.SummarizeModelConfig(cfg)
+	if err != nil {
+		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
+	}
+	sum.JSON = raw // keep the server's own rendering, unknown fields included
+	return sum, nil
+}
+
+func (c *httpClient) RepositoryIndex(ctx context.Context) ([]kserve.RepositoryModel, error) {
+	var out []kserve.RepositoryModel
+	if err := c.call(ctx, "repository index", http.MethodPost, "/v2/repository/index", struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *httpClient) LoadModel(ctx context.Context, name string) error {
+	return c.call(ctx, "load model", http.MethodPost, "/v2/repository/models/"+url.PathEscape(name)+"/load", struct{}{}, nil)
+}
+
+func (c *httpClient) UnloadModel(ctx context.Context, name string) error {
+	return c.call(ctx, "unload model", http.MethodPost, "/v2/repository/models/"+url.PathEscape(name)+"/unload", struct{}{}, nil)
+}
+
+func (c *httpClient) ModelStatistics(ctx context.Context, name, version string) ([]ModelStats, error) {
+	path := "/v2/models/stats"
+	if name != "" {
+		path = modelPath(name, version) + "/stats"
+	}
+	var out kserve.StatisticsResponse
+	if err := c.call(ctx, "model statistics", http.MethodGet, path, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.ModelStats, nil
+}
+
+func shmPath(kind, name, action string) string {
+	if name == "" {
+		return "/v2/" + kind + "/" + action
+	}
+	return "/v2/" + kind + "/region/" + url.PathEscape(name) + "/" + action
+}
+
+func (c *httpClient) RegisterSystemSharedMemory(ctx context.Context, name, key string, offset, byteSize uint64) error {
+	if name == "" {
+		return fmt.Errorf("http register system shared memory: empty region name")
+	}
+	body := kserve.SystemSharedMemoryRegister{Key: key, Offset: offset, ByteSize: byteSize}
+	return c.call(ctx, "register system shared memory", http.MethodPost, shmPath("systemsharedmemory", name, "register"), body, nil)
+}
+
+func (c *httpClient) UnregisterSystemSharedMemory(ctx context.Context, name string) error {
+	return c.call(ctx, "unregister system shared memory", http.MethodPost, shmPath("systemsharedmemory", name, "unregister"), nil, nil)
+}
+
+func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]kserve.SystemSharedMemoryStatus, error) {
+	var out []kserve.SystemSharedMemoryStatus
+	if err := c.call(ctx, "system shared memory status", http.MethodGet, shmPath("systemsharedmemory", name, "status"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *httpClient) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
+	return fmt.Errorf("http register cuda shared memory: %w", ErrCUDAUnsupported)
+}

@@ -1,0 +1,129 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Options configure a client. Only Protocol and URL are required.
+type Options struct {
+	Protocol string // "http" or "grpc"
+	// URL is host:port or a URL with scheme http, https, grpc or grpcs.
+	URL string
+	// Timeout bounds each call whose context has no earlier deadline; 0 = none.
+	Timeout time.Duration
+	// Headers go on every HTTP request / as gRPC metadata. Values never
+	// appear in errors.
+	Headers map[string]string
+	TLS     *tls.Config // nil = plaintext unless the URL scheme asks for TLS
+	// Gzip compresses HTTP request bodies and asks for compressed replies.
+	Gzip bool
+	// MaxConnections caps HTTP connections per host (0 = unlimited) and sets
+	// the number of gRPC connections requests are spread over (0 = 1).
+	MaxConnections int
+	// JSONTensors sends inputs and asks for outputs as JSON over HTTP instead
+	// of the binary tensor data extension. FP16/BF16 stay binary because
+	// Triton rejects them in JSON.
+	JSONTensors bool
+}
+
+type constructor func(ctx context.Context, opts Options) (Client, error)
+
+var constructors = map[string]constructor{
+	"http": newHTTPClient,
+	"grpc": newGRPCClient,
+}
+
+// Protocols lists the accepted Options.Protocol values.
+func Protocols() []string {
+	names := make([]string, 0, len(constructors))
+	for n := range constructors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New builds the client named by opts.Protocol. It does not contact the
+// server; the first call does.
+func New(ctx context.Context, opts Options) (Client, error) {
+	c, ok := constructors[opts.Protocol]
+	if !ok {
+		return nil, fmt.Errorf("protocol %q isn't one of [%s]", opts.Protocol, strings.Join(Protocols(), ", "))
+	}
+	if opts.URL == "" {
+		return nil, fmt.Errorf("%s client: empty server URL", opts.Protocol)
+	}
+	if opts.MaxConnections < 0 {
+		return nil, fmt.Errorf("%s client: max connections %d is negative", opts.Protocol, opts.MaxConnections)
+	}
+	return c(ctx, opts)
+}
+
+// TLSConfig builds a client TLS configuration from PEM files. ca verifies the
+// server (empty: system roots); cert and key (both or neither) authenticate
+// the client; insecure skips verification for test servers.
+func TLSConfig(ca, cert, key, serverName string, insecure bool) (*tls.Config, error) {
+	cfg := &tls.Config{ServerName: serverName, InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca %s: no PEM certificates found", ca)
+		}
+		cfg.RootCAs = pool
+	}
+	if (cert == "") != (key == "") {
+		return nil, fmt.Errorf("tls: client cert and key must be given together")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("tls client cert: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// splitURL returns host:port, whether the scheme asked for TLS, and errors
+// for schemes the protocol does not speak.
+func splitURL(proto, raw string) (hostport string, tlsScheme bool, err error) {
+	scheme, rest, found := strings.Cut(raw, "://")
+	if !found {
+		rest, scheme = raw, ""
+	}
+	switch scheme {
+	case "":
+	case "http", "grpc":
+	case "https", "grpcs":
+		tlsScheme = true
+	default:
+		return "", false, fmt.Errorf("%s client: URL %q: unsupported scheme %q", proto, raw, scheme)
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" || strings.Contains(rest, "/") {
+		return "", false, fmt.Errorf("%s client: URL %q must be host:port with an optional scheme and no path", proto, raw)
+	}
+	return rest, tlsScheme, nil
+}
+
+// withTimeout applies opts.Timeout when the caller's deadline is later.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}

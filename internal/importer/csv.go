@@ -1,0 +1,289 @@
+package importer
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// perf_analyzer's -f column names (report_writer.cc GenerateReport).
+const (
+	colConcurrency   = "Concurrency"
+	colRequestRate   = "Request Rate"
+	colThroughput    = "Inferences/Second"
+	colRespThrough   = "Response Throughput"
+	colClientSend    = "Client Send"
+	colNetwork       = "Network+Server Send/Recv"
+	colQueue         = "Server Queue"
+	colComputeInput  = "Server Compute Input"
+	colComputeInfer  = "Server Compute Infer"
+	colComputeOutput = "Server Compute Output"
+	colCacheHit      = "Server Cache Hit"
+	colCacheMiss     = "Server Cache Miss"
+	colClientRecv    = "Client Recv"
+	colAvgLatency    = "Avg latency"
+	colReqResp       = "request/response"
+	colRespWait      = "response wait"
+	colGPUUtil       = "Avg GPU Utilization"
+	colGPUPower      = "Avg GPU Power Usage"
+	colGPUMemUsed    = "Max GPU Memory Usage"
+	colGPUMemTotal   = "Total GPU Memory"
+)
+
+// csvNoRequestCount explains why an imported CSV point has no request
+// count: the CSV does not carry one, and perfscen does not invent it.
+const csvNoRequestCount = "imported from a perf_analyzer CSV, which has no request count"
+
+// csvSetter stores one numeric cell into a point.
+type csvSetter func(p *result.Point, v float64)
+
+func server(p *result.Point) *result.ServerStats {
+	if p.Summary.Server == nil {
+		p.Summary.Server = &result.ServerStats{}
+	}
+	return p.Summary.Server
+}
+
+func gpu(p *result.Point) *result.GPUMetrics {
+	if p.Summary.GPU == nil {
+		p.Summary.GPU = &result.GPUMetrics{}
+	}
+	return p.Summary.GPU
+}
+
+// numericColumns maps each known numeric column to where it lands; a nil
+// setter marks a column perfscen reads but has no field for.
+var numericColumns = map[string]csvSetter{
+	colThroughput:    func(p *result.Point, v float64) { p.Summary.Throughput = v },
+	colRespThrough:   nil,
+	colClientSend:    func(p *result.Point, v float64) { p.Summary.ClientSendRecvUs += v },
+	colNetwork:       func(p *result.Point, v float64) { server(p) },
+	colQueue:         func(p *result.Point, v float64) { server(p).QueueUs = v },
+	colComputeInput:  func(p *result.Point, v float64) { server(p).ComputeInputUs = v },
+	colComputeInfer:  func(p *result.Point, v float64) { server(p).ComputeInferUs = v },
+	colComputeOutput: func(p *result.Point, v float64) { server(p).ComputeOutputUs = v },
+	colCacheHit:      nil,
+	colCacheMiss:     nil,
+	colClientRecv:    func(p *result.Point, v float64) { p.Summary.ClientSendRecvUs += v },
+	colAvgLatency:    func(p *result.Point, v float64) { p.Summary.LatencyAvgUs = v },
+	colReqResp:       nil, // equals Client Send + Client Recv, already summed
+	colRespWait:      func(p *result.Point, v float64) { p.Summary.ClientWaitUs = v },
+	"p50 latency":    func(p *result.Point, v float64) { p.Summary.P50Us = v },
+	"p90 latency":    func(p *result.Point, v float64) { p.Summary.P90Us = v },
+	"p95 latency":    func(p *result.Point, v float64) { p.Summary.P95Us = v },
+	"p99 latency":    func(p *result.Point, v float64) { p.Summary.P99Us = v },
+}
+
+// gpuSetter stores one per-GPU column ("uuid:value;uuid:value;").
+type gpuSetter func(g *result.GPUMetrics, perGPU []float64)
+
+// Several GPUs are folded into the server's figure: utilization is their
+// mean, power and memory their totals.
+var gpuColumns = map[string]gpuSetter{
+	colGPUUtil:     func(g *result.GPUMetrics, v []float64) { g.UtilizationAvg = mean(v) },
+	colGPUPower:    func(g *result.GPUMetrics, v []float64) { g.PowerAvgWatts = sum(v) },
+	colGPUMemUsed:  func(g *result.GPUMetrics, v []float64) { g.MemoryUsedMax = sum(v) },
+	colGPUMemTotal: func(g *result.GPUMetrics, v []float64) { g.MemoryTotalMax = sum(v) },
+}
+
+// ParseCSV reads perf_analyzer's -f CSV, with or without --verbose-csv.
+// Columns are matched by name, so optional ones (server statistics,
+// response cache, extra percentile, GPU metrics) may be present or not.
+func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
+	if opts.Model == "" {
+		return nil, fmt.Errorf("%s: a perf_analyzer CSV does not name its model; pass --model", name)
+	}
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", name, ErrEmpty)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	header = trimTrailingEmpty(header)
+	var notes []string
+	if err := checkHeader(name, header, &notes); err != nil {
+		return nil, err
+	}
+	var points []result.Point
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		row, _ := cr.FieldPos(0)
+		p, err := parseRow(name, row, header, rec, opts)
+		if err != nil {
+			return nil, err
+		}
+		p.Notes = append(p.Notes, csvNoRequestCount)
+		p.Notes = append(p.Notes, notes...)
+		points = append(points, p)
+	}
+	if len(points) == 0 {
+		return nil, fmt.Errorf("%s: perf_analyzer CSV has a header but no rows", name)
+	}
+	sort.SliceStable(points, func(i, j int) bool {
+		if points[i].Mode == "request_rate" {
+			return points[i].RequestRate < points[j].RequestRate
+		}
+		return points[i].Concurrency < points[j].Concurrency
+	})
+	return points, nil
+}
+
+// trimTrailingEmpty drops the empty field a trailing comma leaves (the
+// GPU columns end each row with ";," in perf_analyzer's own example).
+func trimTrailingEmpty(rec []string) []string {
+	if n := len(rec); n > 1 && strings.TrimSpace(rec[n-1]) == "" {
+		return rec[:n-1]
+	}
+	return rec
+}
+
+func checkHeader(name string, header []string, notes *[]string) error {
+	first := header[0]
+	if first != colConcurrency && first != colRequestRate {
+		return fmt.Errorf("%s:1:1: unknown perf_analyzer CSV header: first column is %q, want %q or %q", name, first, colConcurrency, colRequestRate)
+	}
+	seen := map[string]bool{}
+	for i, h := range header[1:] {
+		col := i + 2
+		if seen[h] {
+			return fmt.Errorf("%s:1:%d: column %q appears twice", name, col, h)
+		}
+		seen[h] = true
+		setter, numeric := numericColumns[h]
+		_, isGPU := gpuColumns[h]
+		switch {
+		case numeric && setter == nil && h != colReqResp:
+			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; not imported", h))
+		case numeric, isGPU:
+		case isPercentileColumn(h):
+			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; not imported", h))
+		default:
+			return fmt.Errorf("%s:1:%d: unknown perf_analyzer CSV column %q", name, col, h)
+		}
+	}
+	if !seen[colThroughput] {
+		return fmt.Errorf("%s:1: perf_analyzer CSV header has no %q column", name, colThroughput)
+	}
+	return nil
+}
+
+// isPercentileColumn matches "pN latency" for the --percentile values
+// perfscen has no field for (1..99).
+func isPercentileColumn(h string) bool {
+	n, ok := strings.CutPrefix(h, "p")
+	if !ok {
+		return false
+	}
+	n, ok = strings.CutSuffix(n, " latency")
+	if !ok {
+		return false
+	}
+	v, err := strconv.Atoi(n)
+	return err == nil && v >= 1 && v <= 99
+}
+
+func parseRow(name string, row int, header, rec []string, opts Options) (result.Point, error) {
+	rec = trimTrailingEmpty(rec)
+	if len(rec) != len(header) {
+		return result.Point{}, fmt.Errorf("%s:%d: row has %d fields, header has %d", name, row, len(rec), len(header))
+	}
+	lv, err := parseLevel(name, row, header[0], rec[0])
+	if err != nil {
+		return result.Point{}, err
+	}
+	p := newPoint(opts.Model, lv, opts.BatchSize, opts.Protocol, "")
+	for i := 1; i < len(rec); i++ {
+		h, cell := header[i], strings.TrimSpace(rec[i])
+		if set, ok := gpuColumns[h]; ok {
+			vals, err := parseGPUCell(cell)
+			if err != nil {
+				return result.Point{}, fmt.Errorf("%s:%d:%d: column %q: %w", name, row, i+1, h, err)
+			}
+			if len(vals) > 0 {
+				set(gpu(&p), vals)
+			}
+			continue
+		}
+		v, err := parseNumber(cell)
+		if err != nil {
+			return result.Point{}, fmt.Errorf("%s:%d:%d: column %q: %w", name, row, i+1, h, err)
+		}
+		if set := numericColumns[h]; set != nil {
+			set(&p, v)
+		}
+	}
+	return p, nil
+}
+
+func parseLevel(name string, row int, col, cell string) (level, error) {
+	cell = strings.TrimSpace(cell)
+	if col == colConcurrency {
+		n, err := strconv.Atoi(cell)
+		if err != nil || n < 0 {
+			return level{}, fmt.Errorf("%s:%d:1: column %q: %q is not a non-negative integer", name, row, col, cell)
+		}
+		return level{concurrency: n}, nil
+	}
+	v, err := parseNumber(cell)
+	if err != nil {
+		return level{}, fmt.Errorf("%s:%d:1: column %q: %w", name, row, col, err)
+	}
+	return level{rate: true, requestRate: v}, nil
+}
+
+// parseNumber accepts the non-negative finite numbers perf_analyzer prints.
+func parseNumber(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("%q is not a non-negative number", s)
+	}
+	return v, nil
+}
+
+// parseGPUCell reads "uuid:value;uuid:value;" (trailing ';' optional).
+func parseGPUCell(s string) ([]float64, error) {
+	var vals []float64
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		i := strings.LastIndexByte(part, ':')
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not a gpu_uuid:value pair", part)
+		}
+		v, err := parseNumber(part[i+1:])
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
+	return vals, nil
+}
+
+func mean(v []float64) float64 { return sum(v) / float64(len(v)) }
+
+func sum(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,170 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/schemas"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestImportGolden(t *testing.T) {
+	tests := []struct {
+		file string
+		opts Options
+	}{
+		{"quickstart.log", Options{}},
+		{"multi.log", Options{}},
+		{"grpc_nomodel.log", Options{Model: "echo"}},
+		{"sweep_unstable.log", Options{}},
+		{"request_rate.log", Options{}},
+		{"default.csv", Options{Model: "inception_graphdef"}},
+		{"verbose_metrics.csv", Options{Model: "resnet50_libtorch", BatchSize: 4, Protocol: "grpc"}},
+		{"request_rate_noserver.csv", Options{Model: "simple"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			run, err := ImportFiles([]string{filepath.Join("testdata", tt.file)}, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := result.Encode(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			validate(t, got)
+			golden := filepath.Join("testdata", tt.file+".golden.json")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from golden; diff with -update and git diff\n%s", tt.file, got)
+			}
+			if _, err := result.Decode(golden, got); err != nil {
+				t.Errorf("imported run does not decode: %v", err)
+			}
+		})
+	}
+}
+
+// validate holds imported documents to the shipped result schema.
+func validate(t *testing.T, doc []byte) {
+	t.Helper()
+	s, err := schemas.ResultSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("imported run violates result.schema.json: %v", err)
+	}
+}
+
+func TestImportFacts(t *testing.T) {
+	run, err := ImportFiles([]string{"testdata/multi.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Points) != 2 {
+		t.Fatalf("got %d points, want 2", len(run.Points))
+	}
+	p := run.Points[0]
+	if p.ID != "inception_graphdef/c=1" || p.Summary.P95Us != 19673 || p.Summary.Requests != 348 ||
+		p.Summary.ClientSendRecvUs != 200 || p.Summary.ClientWaitUs != 13817 || p.Summary.Server.ComputeInferUs != 11748 {
+		t.Errorf("first point = %+v", p)
+	}
+	if q := run.Points[1]; q.ModelName != "my_model" || q.Summary.LatencyAvgUs != 50951 || q.Summary.LatencyStdUs != 2265 {
+		t.Errorf("second point = %+v", q)
+	}
+
+	run, err = ImportFiles([]string{"testdata/sweep_unstable.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Points[0]; got.BatchSize != 2 || got.Protocol != "grpc" || got.Summary.ClientSendRecvUs != 206 {
+		t.Errorf("batch/protocol/split not read: %+v", got)
+	}
+	if got := run.Points[1]; got.Status != result.PointUnstable || got.ID != "inception_graphdef/c=4" {
+		t.Errorf("unstable level = %+v", got)
+	}
+
+	run, err = ImportFiles([]string{"testdata/verbose_metrics.csv"}, Options{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Points[0]; got.Concurrency != 1 || got.Summary.GPU == nil || math.Abs(got.Summary.GPU.PowerAvgWatts-112.2) > 1e-9 || got.Summary.ClientWaitUs != 14220 {
+		t.Errorf("verbose row = %+v", got)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	tests := []struct {
+		name, body string
+		opts       Options
+		want       string
+	}{
+		{"empty", "  \n\n", Options{Model: "m"}, "empty input"},
+		{"unknown first column", "Load,Inferences/Second\n1,2\n", Options{Model: "m"}, "log"}, // not a CSV: read as a log
+		{"unknown column", "Concurrency,Inferences/Second,Bogus\n1,2,3\n", Options{Model: "m"}, `x:1:3: unknown perf_analyzer CSV column "Bogus"`},
+		{"non-numeric cell", "Concurrency,Inferences/Second,p50 latency\n1,2,3\n2,abc,4\n", Options{Model: "m"}, `x:3:2: column "Inferences/Second": "abc" is not a non-negative number`},
+		{"bad concurrency", "Concurrency,Inferences/Second\n1.5,2\n", Options{Model: "m"}, `x:2:1: column "Concurrency"`},
+		{"short row", "Concurrency,Inferences/Second,p50 latency\n1,2\n", Options{Model: "m"}, "x:2: row has 2 fields, header has 3"},
+		{"header only", "Concurrency,Inferences/Second\n", Options{Model: "m"}, "header but no rows"},
+		{"csv without model", "Concurrency,Inferences/Second\n1,2\n", Options{}, "pass --model"},
+		{"log without blocks", "*** Measurement Settings ***\n  Batch size: 1\n", Options{Model: "m"}, "no perf_analyzer results found"},
+		{"log without model", "Request concurrency: 1\n  Client:\n    Throughput: 5 infer/sec\n", Options{}, "x:1: the log does not show the perf_analyzer command line"},
+		{"log bad number", "perf_analyzer -m a\nRequest concurrency: 1\n  Client:\n    Throughput: fast infer/sec\n", Options{}, `x:4:17: Throughput: "fast" is not a non-negative number`},
+		{"log bad count", "perf_analyzer -m a\nRequest concurrency: 1\n  Client:\n    Request count: -3\n", Options{}, `x:4:20: Request count: "-3"`},
+		{"log bad breakdown", "perf_analyzer -m a\nRequest concurrency: 1\n  Server:\n    Avg request latency: 3 usec (queue x usec)\n", Options{}, `x:4:`},
+		{"log bad batch flag", "perf_analyzer -m a -b zero\n", Options{}, `x:1: perf_analyzer command line: batch size "zero"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Parse("x", []byte(tt.body), tt.opts)
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			if tt.want == "log" {
+				return
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestImportRejectsMixedKinds(t *testing.T) {
+	_, err := ImportFiles([]string{"testdata/default.csv", "testdata/quickstart.log"}, Options{Model: "m"})
+	if err == nil || !strings.Contains(err.Error(), "separately") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestImportUniqueIDs(t *testing.T) {
+	run, err := ImportFiles([]string{"testdata/quickstart.log", "testdata/quickstart.log"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Points[0].ID != "simple/c=1" || run.Points[1].ID != "simple/c=1#2" {
+		t.Errorf("ids = %q, %q", run.Points[0].ID, run.Points[1].ID)
+	}
+}

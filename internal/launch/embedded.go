@@ -1,0 +1,31 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
+)
+
+// embedded starts the built-in reference server on ephemeral loopback ports
+// with the plan's model parameter overrides.
+func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
+	srv, err := refserver.New(refserver.Options{
+		HTTPAddr:    "127.0.0.1:0",
+		GRPCAddr:    "127.0.0.1:0",
+		ModelParams: p.Server.EmbeddedModels,
+		// A fixed version keeps the testbed id stable across perfscen builds:
+		// the embedded server is the thing under test in its baselines.
+		Version: "embedded",
+	})
+	if err != nil {
+		// Bad embedded_models parameters are the scenario's fault.
+		return nil, exitcode.AsInvalid(fmt.Errorf("server.embedded_models: %w", err))
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, exitcode.AsEnvironment(fmt.Errorf("starting the embedded server: %w", err))
+	}
+	return srv, nil
+}

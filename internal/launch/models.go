@@ -1,0 +1,91 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/plan"
+)
+
+// modelSpec asks the server what a model takes. The config is preferred
+// (it carries max_batch_size and dims without the batch dimension); servers
+// without the model-configuration extension fall back to metadata.
+func modelSpec(ctx context.Context, c client.Client, m plan.Model) (inputdata.ModelSpec, error) {
+	md, err := c.ModelMetadata(ctx, m.Name, m.Version)
+	if err != nil {
+		return inputdata.ModelSpec{}, serverErr(fmt.Sprintf("model %q (alias %s) metadata", m.Name, m.Alias), err)
+	}
+	spec := inputdata.ModelSpec{Name: m.Name}
+	cfg, cerr := c.ModelConfig(ctx, m.Name, m.Version)
+	if cerr == nil && cfg != nil && len(cfg.Inputs) > 0 {
+		spec.MaxBatchSize = cfg.MaxBatchSize
+		for _, t := range cfg.Inputs {
+			spec.Inputs = append(spec.Inputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Dims, Optional: t.Optional})
+		}
+		for _, t := range cfg.Outputs {
+			spec.Outputs = append(spec.Outputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Dims})
+		}
+		return spec, nil
+	}
+	// Metadata shapes include the batch dimension as -1 when the model
+	// batches; without the config we cannot know, so take shapes as given.
+	for _, t := range md.Inputs {
+		spec.Inputs = append(spec.Inputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape})
+	}
+	for _, t := range md.Outputs {
+		spec.Outputs = append(spec.Outputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape})
+	}
+	return spec, nil
+}
+
+// serverErr classifies a failed call: the server saying "no such model" is
+// the scenario's mistake (exit 2); anything else is the environment (exit 3).
+func serverErr(what string, err error) error {
+	var se *client.ServerError
+	if errors.As(err, &se) && (se.HTTPStatus == 404 || se.GRPCCode == 5 /* NotFound */) {
+		return exitcode.AsInvalid(fmt.Errorf("%s: %w", what, err))
+	}
+	return exitcode.AsEnvironment(fmt.Errorf("%s: %w", what, err))
+}
+
+// inputKey identifies one prepared input set: data depends on the model,
+// the batch size and the shape set of a point.
+func inputKey(pt plan.Point) string {
+	return fmt.Sprintf("%s|b=%d|s=%s", pt.Model, pt.BatchSize, pt.ShapeSet)
+}
+
+// loadInputs prepares and checks every input set the plan needs before any
+// request is sent; a mismatch is exit 2 naming file, step and tensor.
+func loadInputs(p *plan.Plan, specs map[string]inputdata.ModelSpec) (map[string]*inputdata.Data, error) {
+	models := map[string]plan.Model{}
+	for _, m := range p.Models {
+		models[m.Alias] = m
+	}
+	out := map[string]*inputdata.Data{}
+	for _, pt := range p.Points {
+		key := inputKey(pt)
+		if _, done := out[key]; done {
+			continue
+		}
+		m := models[pt.Model]
+		src := inputdata.Source{
+			Kind:         m.Input.Kind,
+			Paths:        m.Input.Paths,
+			BatchSize:    pt.BatchSize,
+			Shapes:       pt.Shapes,
+			StringLength: m.Input.StringLength,
+			StringData:   m.Input.StringData,
+			Seed:         1,
+		}
+		d, err := inputdata.Load(specs[pt.Model], src)
+		if err != nil {
+			return nil, exitcode.AsInvalid(fmt.Errorf("input data for model %s (point %s): %w", m.Alias, pt.ID, err))
+		}
+		out[key] = d
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package refserver
+
+import (
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+)
+
+// serverExtensions is what server metadata reports, in Triton's order.
+var serverExtensions = []string{
+	"sequence", "model_repository", "schedule_policy", "model_configuration",
+	"system_shared_memory", "binary_tensor_data", "statistics",
+}
+
+// modelConfig renders the model's Triton config, with the scheduler
+// settings it was loaded with.
+func (m *loadedModel) modelConfig() *inferencepb.ModelConfig {
+	d := m.def
+	p := m.params.Load()
+	pol := m.policy(p)
+	cfg := &inferencepb.ModelConfig{
+		Name:         d.name,
+		Platform:     d.platform,
+		Backend:      "perfscen",
+		MaxBatchSize: int32(d.maxBatchSize),
+		VersionPolicy: &inferencepb.ModelVersionPolicy{
+			PolicyChoice: &inferencepb.ModelVersionPolicy_Latest_{Latest: &inferencepb.ModelVersionPolicy_Latest{NumVersions: 1}},
+		},
+		InstanceGroup: []*inferencepb.ModelInstanceGroup{{
+			Name: d.name + "_0", Count: int32(pol.instances), Kind: inferencepb.ModelInstanceGroup_KIND_CPU,
+		}},
+		Parameters: map[string]*inferencepb.ModelParameter{},
+	}
+	for _, in := range d.inputs {
+		cfg.Input = append(cfg.Input, &inferencepb.ModelInput{Name: in.name, DataType: in.dtype.Proto(), Dims: in.dims})
+	}
+	for _, out := range d.outputs {
+		cfg.Output = append(cfg.Output, &inferencepb.ModelOutput{Name: out.name, DataType: out.dtype.Proto(), Dims: out.dims})
+	}
+	switch {
+	case d.sequence:
+		cfg.SchedulingChoice = &inferencepb.ModelConfig_SequenceBatching{SequenceBatching: &inferencepb.ModelSequenceBatching{
+			MaxSequenceIdleMicroseconds: 1_000_000,
+			StrategyChoice:              &inferencepb.ModelSequenceBatching_Direct{Direct: &inferencepb.ModelSequenceBatching_StrategyDirect{}},
+		}}
+	case pol.dynamic:
+		db := &inferencepb.ModelDynamicBatching{MaxQueueDelayMicroseconds: uint64(pol.delay.Microseconds())}
+		for _, s := range pol.preferred {
+			db.PreferredBatchSize = append(db.PreferredBatchSize, int32(s))
+		}
+		cfg.SchedulingChoice = &inferencepb.ModelConfig_DynamicBatching{DynamicBatching: db}
+	}
+	m.entryParams(func(k, v string) {
+		cfg.Parameters[k] = &inferencepb.ModelParameter{StringValue: v}
+	})
+	return cfg
+}
+
+// entryParams reports the parameters the model was given, for its config.
+func (m *loadedModel) entryParams(fn func(k, v string)) {
+	for k, v := range m.kv {
+		fn(k, v)
+	}
+}
+
+// metadata is the model's KServe metadata; batching models get a leading
+// -1 batch dimension.
+func (m *loadedModel) metadata() kserve.ModelMetadata {
+	d := m.def
+	md := kserve.ModelMetadata{Name: d.name, Versions: []string{modelVersion}, Platform: d.platform}
+	conv := func(specs []tensorSpec) []kserve.TensorMetadata {
+		out := make([]kserve.TensorMetadata, len(specs))
+		for i, s := range specs {
+			shape := s.dims
+			if d.maxBatchSize > 0 {
+				shape = append([]int64{-1}, s.dims...)
+			}
+			out[i] = kserve.TensorMetadata{Name: s.name, DataType: s.dtype, Shape: shape}
+		}
+		return out
+	}
+	md.Inputs, md.Outputs = conv(d.inputs), conv(d.outputs)
+	return md
+}

@@ -1,0 +1,56 @@
+package refserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/kserve"
+)
+
+// Version is the only version every built-in model has.
+const modelVersion = "1"
+
+// tensorSpec is one model input or output as its config states it: dims
+// exclude the batch dimension when the model batches; -1 is variable.
+type tensorSpec struct {
+	name  string
+	dtype kserve.DataType
+	dims  []int64
+}
+
+// modelDef describes a built-in model: its Triton-style config and how to
+// build the engine that computes it.
+type modelDef struct {
+	name         string
+	platform     string
+	maxBatchSize int
+	inputs       []tensorSpec
+	outputs      []tensorSpec
+	sequence     bool // sequence batching: requests need a sequence_id
+	// defaults adjusts the generic parameter defaults for this model.
+	defaults  func(*modelParams)
+	newEngine func() engine
+}
+
+// engine computes a model. One engine value serves all instances, so
+// execute must be safe for concurrent use.
+type engine interface {
+	execute(ctx context.Context, b *execBatch) ([]tensorBuf, error)
+}
+
+// tensorBuf is a tensor in raw form (packed little-endian; BYTES elements
+// length-prefixed); shape includes the batch dimension when batching.
+type tensorBuf struct {
+	shape []int64
+	raw   []byte
+}
+
+// execBatch is what one model execution sees: inputs of every job merged
+// along the batch dimension, in config order.
+type execBatch struct {
+	inputs    []tensorBuf
+	jobs      []*job
+	batchSize int
+	params    *modelParams
+	jitter    time.Duration // drawn per execution from the model RNG (delay model)
+}

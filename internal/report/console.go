@@ -1,0 +1,193 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/verdict"
+)
+
+const (
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+	ansiReset  = "\x1b[0m"
+)
+
+// Console writes one perf_analyzer-style block per point, a table of all
+// points, the checks table and the closing PASS/FAIL line.
+func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "*** Scenario: %s (%s, %s) ***\n", run.Scenario, run.Source, run.Status)
+	for _, e := range run.Errors {
+		fmt.Fprintf(bw, "Run error: %s\n", e)
+	}
+	model := ""
+	for i := range run.Points {
+		p := &run.Points[i]
+		if p.Model != model {
+			model = p.Model
+			fmt.Fprintf(bw, "\n*** Model: %s (%s) ***\n", p.Model, p.ModelName)
+		}
+		fmt.Fprintln(bw)
+		pointBlock(bw, p)
+	}
+	if len(run.Points) > 0 {
+		fmt.Fprintln(bw, "\nPoints")
+		if err := table(bw, pointHeader, pointRows(run)); err != nil {
+			return err
+		}
+	}
+	if v != nil {
+		if len(v.Checks) > 0 {
+			fmt.Fprintln(bw, "\nChecks")
+			rows := make([][]string, len(v.Checks))
+			for i, c := range v.Checks {
+				rows[i] = rowOf(c).cells()
+			}
+			if err := table(bw, checkHeader, rows); err != nil {
+				return err
+			}
+			for _, c := range v.Checks {
+				if c.Status == verdict.StatusFail && c.Message != "" {
+					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
+				}
+				for _, warn := range c.Warnings {
+					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), warn)
+				}
+			}
+		}
+		for _, n := range v.Notices {
+			fmt.Fprintf(bw, "note: %s\n", n)
+		}
+		fmt.Fprintln(bw)
+		fmt.Fprintln(bw, colorLine(SummaryLine(v), opts.Color))
+	}
+	return bw.Flush()
+}
+
+func colorLine(s string, color bool) string {
+	if !color {
+		return s
+	}
+	if strings.HasPrefix(s, "FAIL") {
+		return ansiBold + ansiRed + s + ansiReset
+	}
+	return ansiBold + ansiGreen + s + ansiReset
+}
+
+// pointBlock follows perf_analyzer's report (inference_profiler.cc
+// ReportClientSideStats / ReportServerSideStats), trailing spaces included.
+func pointBlock(w io.Writer, p *result.Point) {
+	if p.Mode == "request_rate" {
+		fmt.Fprintf(w, "Request Rate: %s inference requests per seconds\n", paFloat(p.RequestRate))
+	} else {
+		fmt.Fprintf(w, "Request concurrency: %d\n", p.Concurrency)
+	}
+	fmt.Fprintf(w, "  Point: %s (batch %d, %s, shared memory %s, status %s)\n", p.ID, p.BatchSize, p.Protocol, p.SharedMemory, p.Status)
+	m := &p.Summary
+	if m.Requests == 0 && m.Throughput == 0 && p.Status != result.PointStable && p.Status != result.PointImported {
+		fmt.Fprintf(w, "  No measurement (%s)\n", p.Status)
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "  Note: %s\n", n)
+		}
+		return
+	}
+	fmt.Fprintf(w, "  Client: \n")
+	fmt.Fprintf(w, "    Request count: %d\n", m.Requests)
+	if p.LateSends > 0 {
+		fmt.Fprintf(w, "    Delayed Request Count: %d\n", p.LateSends)
+	}
+	fmt.Fprintf(w, "    Throughput: %s infer/sec\n", paFloat(m.Throughput))
+	fmt.Fprintf(w, "    Avg latency: %s usec (standard deviation %s usec)\n", usec(m.LatencyAvgUs), usec(m.LatencyStdUs))
+	for _, q := range []struct {
+		n int
+		v float64
+	}{{50, m.P50Us}, {90, m.P90Us}, {95, m.P95Us}, {99, m.P99Us}} {
+		fmt.Fprintf(w, "    p%d latency: %s usec\n", q.n, usec(q.v))
+	}
+	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
+	if p.Protocol == "grpc" {
+		fmt.Fprintf(w, "    Avg gRPC time: %.0f usec ((un)marshal request/response %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
+	} else {
+		fmt.Fprintf(w, "    Avg HTTP time: %.0f usec (send/recv %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
+	}
+	if m.Errors > 0 || p.Errors.Count > 0 {
+		fmt.Fprintf(w, "    Errors: %d (%s of requests)\n", p.Errors.Count, quantity(m.ErrorRate, "fraction"))
+		for _, e := range p.Errors.First {
+			fmt.Fprintf(w, "      %s\n", e)
+		}
+	}
+	if s := m.Server; s != nil {
+		serverBlock(w, s)
+	}
+	if p.Validation.Enabled {
+		fmt.Fprintf(w, "  Validation: %d checked, %d mismatched\n", p.Validation.Checked, p.Validation.Mismatches)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "  Note: %s\n", n)
+	}
+}
+
+func serverBlock(w io.Writer, s *result.ServerStats) {
+	fmt.Fprintf(w, "  Server: \n")
+	if s.Reset {
+		fmt.Fprintf(w, "    Statistics reset during the measurement (server restarted); not shown\n")
+		return
+	}
+	fmt.Fprintf(w, "    Inference count: %d\n", s.InferenceCount)
+	fmt.Fprintf(w, "    Execution count: %d\n", s.ExecutionCount)
+	fmt.Fprintf(w, "    Successful request count: %d\n", s.RequestCount)
+	req, q := truncUs(s.AvgRequestUs), truncUs(s.QueueUs)
+	in, inf, out := truncUs(s.ComputeInputUs), truncUs(s.ComputeInferUs), truncUs(s.ComputeOutputUs)
+	// perf_analyzer floors each average before taking the overhead.
+	overhead := req - q - (in + inf + out)
+	if overhead < 0 {
+		overhead = 0
+	}
+	fmt.Fprintf(w, "    Avg request latency: %.0f usec (overhead %.0f usec + queue %.0f usec + compute input %.0f usec + compute infer %.0f usec + compute output %.0f usec)\n",
+		req, overhead, q, in, inf, out)
+}
+
+func pointRows(run *result.Run) [][]string {
+	rows := make([][]string, len(run.Points))
+	for i := range run.Points {
+		rows[i] = pointCells(&run.Points[i])
+	}
+	return rows
+}
+
+// table renders rows with tablewriter; cells are never wrapped or
+// re-cased so the output stays greppable.
+func table(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(toAny(header)...)
+	for _, r := range rows {
+		if err := t.Append(toAny(r)...); err != nil {
+			return fmt.Errorf("rendering table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("rendering table: %w", err)
+	}
+	return nil
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/verdict"
+)
+
+// CSV writes perf_analyzer's -f layout (report_writer.cc GenerateReport):
+// same header, column order, integer-microsecond cells and rows sorted by
+// ascending throughput; opts.VerboseCSV adds the --verbose-csv columns.
+//
+// Two figures perf_analyzer splits are one number in perfscen: the client
+// send and receive times are written together under "Client Send" (and
+// "Client Recv" is 0), and the GPU cells carry one "gpu" key for the
+// server's combined figure instead of one per GPU UUID.
+func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
+	points, err := csvPoints(run, opts.Model)
+	if err != nil {
+		return err
+	}
+	rate := points[0].Mode == "request_rate"
+	for _, p := range points[1:] {
+		if (p.Mode == "request_rate") != rate {
+			return fmt.Errorf("csv: model %s mixes concurrency and request-rate points; perf_analyzer's layout holds one load mode", p.Model)
+		}
+	}
+	var withServer, withGPU bool
+	for _, p := range points {
+		withServer = withServer || (p.Summary.Server != nil && !p.Summary.Server.Reset)
+		withGPU = withGPU || p.Summary.GPU != nil
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString(csvHeader(rate, withServer, opts.VerboseCSV, withGPU))
+	sort.SliceStable(points, func(i, j int) bool { return points[i].Summary.Throughput < points[j].Summary.Throughput })
+	for _, p := range points {
+		bw.WriteString(csvRow(p, rate, withServer, opts.VerboseCSV, withGPU))
+	}
+	return bw.Flush()
+}
+
+func csvPoints(run *result.Run, model string) ([]*result.Point, error) {
+	var points []*result.Point
+	models := map[string]bool{}
+	for i := range run.Points {
+		p := &run.Points[i]
+		models[p.Model] = true
+		// perf_analyzer writes only levels it measured to stability.
+		measured := p.Status == result.PointStable || p.Status == result.PointImported
+		if measured && (model == "" || p.Model == model) {
+			points = append(points, p)
+		}
+	}
+	if model == "" && len(models) > 1 {
+		names := make([]string, 0, len(models))
+		for m := range models {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("csv: perf_analyzer's layout holds one model and this run has %d (%s); choose one", len(names), strings.Join(names, ", "))
+	}
+	if len(points) == 0 {
+		if model != "" {
+			return nil, fmt.Errorf("csv: no stable points for model %q", model)
+		}
+		return nil, fmt.Errorf("csv: the run has no stable points")
+	}
+	return points, nil
+}
+
+func csvHeader(rate, server, verbose, gpu bool) string {
+	cols := []string{"Concurrency"}
+	if rate {
+		cols[0] = "Request Rate"
+	}
+	cols = append(cols, "Inferences/Second", "Client Send")
+	if server {
+		cols = append(cols, "Network+Server Send/Recv", "Server Queue", "Server Compute Input", "Server Compute Infer", "Server Compute Output")
+	}
+	cols = append(cols, "Client Recv", "p50 latency", "p90 latency", "p95 latency", "p99 latency")
+	if verbose {
+		cols = append(cols, "Avg latency", "request/response", "response wait")
+		if gpu {
+			cols = append(cols, "Avg GPU Utilization", "Avg GPU Power Usage", "Max GPU Memory Usage", "Total GPU Memory")
+		}
+	}
+	return strings.Join(cols, ",") + "\n"
+}
+
+func csvRow(p *result.Point, rate, server, verbose, gpu bool) string {
+	m := &p.Summary
+	var cells []string
+	if rate {
+		cells = append(cells, paFloat(p.RequestRate))
+	} else {
+		cells = append(cells, fmt.Sprint(p.Concurrency))
+	}
+	cells = append(cells, paFloat(m.Throughput), usec(m.ClientSendRecvUs))
+	if server {
+		var s result.ServerStats
+		if m.Server != nil && !m.Server.Reset {
+			s = *m.Server
+		}
+		// Network+Server Send/Recv: the client's wait not accounted for by
+		// the server, floored at zero as perf_analyzer does.
+		wait := truncUs(m.LatencyAvgUs - m.ClientSendRecvUs)
+		accounted := truncUs(s.QueueUs) + truncUs(s.ComputeInputUs) + truncUs(s.ComputeInferUs) + truncUs(s.ComputeOutputUs)
+		network := wait - accounted
+		if network < 0 {
+			network = 0
+		}
+		cells = append(cells, usec(network), usec(s.QueueUs), usec(s.ComputeInputUs), usec(s.ComputeInferUs), usec(s.ComputeOutputUs))
+	}
+	cells = append(cells, "0", usec(m.P50Us), usec(m.P90Us), usec(m.P95Us), usec(m.P99Us))
+	if verbose {
+		cells = append(cells, usec(m.LatencyAvgUs), usec(m.ClientSendRecvUs), usec(m.ClientWaitUs))
+		if gpu {
+			var g result.GPUMetrics
+			if m.GPU != nil {
+				g = *m.GPU
+			}
+			for _, v := range []float64{g.UtilizationAvg, g.PowerAvgWatts, g.MemoryUsedMax, g.MemoryTotalMax} {
+				cells = append(cells, "gpu:"+paFloat(v)+";")
+			}
+		}
+	}
+	return strings.Join(cells, ",") + "\n"
+}

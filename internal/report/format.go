@@ -1,0 +1,223 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/verdict"
+)
+
+// paFloat prints a double the way perf_analyzer's C++ streams do
+// (default precision: 6 significant digits, %g style).
+func paFloat(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// usec truncates microseconds to an integer, as perf_analyzer's ns/1000.
+func usec(v float64) string {
+	if v < 0 || math.IsNaN(v) {
+		return "0"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
+func truncUs(v float64) float64 {
+	if v < 0 || math.IsNaN(v) {
+		return 0
+	}
+	return math.Trunc(v)
+}
+
+// quantity renders a value with its unit for people.
+func quantity(v float64, unit string) string {
+	switch unit {
+	case "us":
+		switch a := math.Abs(v); {
+		case a < 1000:
+			return strconv.FormatFloat(v, 'f', 0, 64) + "us"
+		case a < 1e6:
+			return strconv.FormatFloat(v/1e3, 'f', 2, 64) + "ms"
+		default:
+			return strconv.FormatFloat(v/1e6, 'f', 3, 64) + "s"
+		}
+	case "infer/s":
+		return strconv.FormatFloat(v, 'f', 1, 64) + " infer/s"
+	case "count":
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case "fraction":
+		return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
+	case "", "ratio", "x":
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + " " + unit
+}
+
+func pct(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" }
+
+func signedPct(v float64) string {
+	s := pct(v)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// checkRow is a check's cells, shared by the console, Markdown and HTML
+// tables.
+type checkRow struct {
+	Status, Kind, Name, Where, Value, Bound, Effect, Interval, P, N, MDE string
+}
+
+var checkHeader = []string{"status", "kind", "check", "model/point", "value", "bound", "effect", "interval", "p", "n", "MDE"}
+
+func (r checkRow) cells() []string {
+	return []string{r.Status, r.Kind, r.Name, r.Where, r.Value, r.Bound, r.Effect, r.Interval, r.P, r.N, r.MDE}
+}
+
+func rowOf(c verdict.Check) checkRow {
+	r := checkRow{
+		Status: string(c.Status),
+		Kind:   string(c.Kind),
+		Name:   c.Name,
+		Where:  where(c),
+	}
+	skip := c.Status == verdict.StatusSkip
+	if !skip || c.Value != 0 {
+		r.Value = quantity(c.Value, c.Unit)
+	}
+	if c.Op != "" && (!skip || c.Bound != 0) {
+		r.Bound = c.Op + " " + quantity(c.Bound, c.Unit)
+	}
+	if c.Effect != 0 || (!skip && (c.Kind == verdict.KindComparison || c.Kind == verdict.KindBaseline)) {
+		r.Effect = signedPct(c.Effect)
+	}
+	if c.Lo != 0 || c.Hi != 0 {
+		if c.Kind == verdict.KindComparison {
+			r.Interval = fmt.Sprintf("[%.3f, %.3f]", c.Lo, c.Hi)
+		} else {
+			r.Interval = fmt.Sprintf("[%s, %s]", signedPct(c.Lo), signedPct(c.Hi))
+		}
+		if c.Confidence > 0 {
+			r.Interval += " @" + strconv.FormatFloat(c.Confidence*100, 'g', 3, 64) + "%"
+		}
+	}
+	if c.P > 0 && meaningfulP(c) {
+		r.P = strconv.FormatFloat(c.P, 'g', 3, 64)
+	}
+	switch {
+	case c.N > 0 && c.NRef > 0:
+		r.N = fmt.Sprintf("%d/%d", c.N, c.NRef)
+	case c.N > 0:
+		r.N = strconv.Itoa(c.N)
+	}
+	if c.MDE > 0 {
+		r.MDE = pct(c.MDE)
+	}
+	return r
+}
+
+// meaningfulP: only the rank test and the prediction interval yield a p;
+// tolerance checks and plain ratio comparisons do not.
+func meaningfulP(c verdict.Check) bool {
+	switch c.Method {
+	case "mann-whitney+bootstrap", "prediction-interval":
+		return true
+	case "":
+		return c.Kind != verdict.KindComparison && c.Kind != verdict.KindBaseline
+	}
+	return false
+}
+
+// where names what a check is about: its point, else its model.
+func where(c verdict.Check) string {
+	if c.Point != "" {
+		return c.Point
+	}
+	return c.Model
+}
+
+func label(c verdict.Check) string {
+	if w := where(c); w != "" {
+		return c.Name + " @ " + w
+	}
+	return c.Name
+}
+
+// maxListed caps how many failed checks the one-line summary names.
+const maxListed = 10
+
+// SummaryLine is the closing verdict line, e.g. "PASS: 12 checks passed"
+// or "FAIL: 2 of 12 checks failed: p95 < 30ms @ onnx/c=10; …".
+func SummaryLine(v *verdict.Verdict) string {
+	if v == nil || len(v.Checks) == 0 {
+		return "PASS: no checks defined"
+	}
+	var passed, warned, skipped int
+	for _, c := range v.Checks {
+		switch c.Status {
+		case verdict.StatusPass:
+			passed++
+		case verdict.StatusWarn:
+			passed++
+			warned++
+		case verdict.StatusSkip:
+			skipped++
+		}
+	}
+	failed := v.Failed()
+	if len(failed) == 0 {
+		s := fmt.Sprintf("PASS: %s passed", plural(passed, "check"))
+		var extra []string
+		if warned > 0 {
+			extra = append(extra, plural(warned, "warning"))
+		}
+		if skipped > 0 {
+			extra = append(extra, fmt.Sprintf("%d skipped", skipped))
+		}
+		if len(extra) > 0 {
+			s += " (" + strings.Join(extra, ", ") + ")"
+		}
+		return s
+	}
+	names := make([]string, 0, maxListed)
+	for i, c := range failed {
+		if i == maxListed {
+			names = append(names, fmt.Sprintf("and %d more", len(failed)-maxListed))
+			break
+		}
+		names = append(names, label(c))
+	}
+	return fmt.Sprintf("FAIL: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), strings.Join(names, "; "))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// loadLabel is a point's load as a short coordinate: "c=4", "r=100".
+func loadLabel(p *result.Point) string {
+	switch p.Mode {
+	case "request_rate":
+		return "r=" + strconv.FormatFloat(p.RequestRate, 'g', -1, 64)
+	case "iterations":
+		return fmt.Sprintf("c=%d (iterations)", p.Concurrency)
+	}
+	return fmt.Sprintf("c=%d", p.Concurrency)
+}
+
+// pointCells are a point's summary-table cells (latencies in µs, as
+// perf_analyzer prints them).
+var pointHeader = []string{"point", "status", "batch", "protocol", "infer/s", "avg us", "p50 us", "p90 us", "p95 us", "p99 us", "errors"}
+
+func pointCells(p *result.Point) []string {
+	m := &p.Summary
+	return []string{
+		p.ID, p.Status, strconv.Itoa(p.BatchSize), p.Protocol, paFloat(m.Throughput),
+		usec(m.LatencyAvgUs), usec(m.P50Us), usec(m.P90Us), usec(m.P95Us), usec(m.P99Us),
+		strconv.FormatInt(p.Errors.Count, 10),
+	}
+}

@@ -1,0 +1,34 @@
+package verdict
+
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+func TestAutomaticFailsPointsWhereNothingFinished(t *testing.T) {
+	run := &result.Run{Status: result.StatusComplete, Points: []result.Point{
+		{ID: "hung/c=1", Model: "hung", Status: result.PointUnstable},
+		{ID: "ok/c=1", Model: "ok", Status: result.PointStable, Summary: result.Metrics{Requests: 10, Throughput: 5}},
+		{ID: "imported/c=1", Model: "imported", Status: result.PointImported},
+	}}
+	var hits []Check
+	for _, c := range Automatic(run, true) {
+		if c.Name == "requests completed" {
+			hits = append(hits, c)
+		}
+	}
+	if len(hits) != 1 || hits[0].Point != "hung/c=1" || hits[0].Status != StatusFail || !hits[0].Environment {
+		t.Fatalf("want one environment failure for hung/c=1, got %+v", hits)
+	}
+	// An error-rate threshold over the hung point has no data and fails.
+	ths := Thresholds(thresholdsFor("error_rate", "<=", 0.01), &result.Run{Points: run.Points[:1]})
+	if len(ths) != 1 || ths[0].Status != StatusFail {
+		t.Fatalf("error_rate threshold on a point with nothing finished: %+v", ths)
+	}
+}
+
+func thresholdsFor(metric, op string, v float64) []plan.Threshold {
+	return []plan.Threshold{{Text: metric + " " + op, Metric: metric, Op: op, Value: v}}
+}

@@ -1,0 +1,48 @@
+package verdict
+
+import (
+	"fmt"
+
+	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// Evaluate runs every check of a scenario with default options.
+func Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict {
+	return Options{}.Evaluate(checks, run, base)
+}
+
+// Evaluate runs the automatic checks, thresholds, comparisons and the
+// baseline gate. base may be nil (no baseline recorded yet): the gate is
+// then skipped with a notice saying how to record one.
+func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict {
+	v := &Verdict{}
+	v.Checks = append(v.Checks, Automatic(run, o.AllowUnstable)...)
+	v.Checks = append(v.Checks, Thresholds(checks.Thresholds, run)...)
+	v.Checks = append(v.Checks, o.Comparisons(checks.Comparisons, run)...)
+	if checks.Baseline == nil {
+		return v
+	}
+	if base == nil {
+		target := run.ScenarioPath
+		if target == "" {
+			target = "SCENARIO.yaml"
+		}
+		v.Notices = append(v.Notices, fmt.Sprintf(
+			"no baseline at %s yet; the run passes without one. Record one with `perfscen baseline update %s` or `perfscen baseline update --from results.json`",
+			checks.Baseline.Path, target))
+		return v
+	}
+	if base.ScenarioHash != "" && run.ScenarioHash != "" && base.ScenarioHash != run.ScenarioHash {
+		v.Notices = append(v.Notices, "the scenario file changed since the baseline was recorded; compare with care or re-record it")
+	}
+	gated := o.Baseline(checks.Baseline, base, run)
+	for _, c := range gated {
+		if c.Name == "baseline testbed" {
+			v.Notices = append(v.Notices, c.Message)
+		}
+	}
+	v.Checks = append(v.Checks, gated...)
+	return v
+}

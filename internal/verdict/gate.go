@@ -1,0 +1,270 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// Gate defaults.
+const (
+	DefaultConfidence = 0.99
+	DefaultMinRuns    = 5
+	// DefaultThroughputTolerance and DefaultLatencyTolerance are the
+	// fallback bounds while a baseline has fewer than MinRuns runs.
+	DefaultThroughputTolerance = 0.05
+	DefaultLatencyTolerance    = 0.10
+	// sdFloor is the least job-to-job spread (SD on the log scale) the
+	// prediction interval assumes. A history recorded back to back (by
+	// calibrate, or coarse imports) sees less variation than separate CI
+	// jobs do: on the embedded delay model, five back-to-back runs spread
+	// under 0.5% while later unchanged runs moved 1%, and a 0.25% floor
+	// gave 2 false alarms in 10 A/A runs. 1% is below the 2% job SD the
+	// soundness goals assume, so it does not blunt a calibrated history.
+	sdFloor = 0.01
+)
+
+// DefaultGateMetrics are gated when a scenario names none.
+var DefaultGateMetrics = []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99}
+
+// Baseline gates run against the history in base with default options.
+func Baseline(spec *plan.Baseline, base *baseline.File, run *result.Run) []Check {
+	return Options{}.Baseline(spec, base, run)
+}
+
+// Baseline classifies each gated metric at each point against the run's
+// testbed history. With at least MinRuns history runs a new run's
+// log-median is held to a one-sided Student-t prediction interval built
+// from the history's run log-medians; with fewer, to a percentage
+// tolerance widened to three trial CVs. Only "regressed" fails. A history
+// recorded on another testbed is not compared: one warning says so.
+func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.Run) []Check {
+	o = o.withDefaults()
+	if spec == nil || base == nil {
+		return nil
+	}
+	g := gate{spec: *spec}
+	if g.spec.Confidence <= 0 || g.spec.Confidence >= 1 {
+		g.spec.Confidence = DefaultConfidence
+	}
+	if g.spec.MinRuns <= 0 {
+		g.spec.MinRuns = DefaultMinRuns
+	}
+	if len(g.spec.Metrics) == 0 {
+		g.spec.Metrics = DefaultGateMetrics
+	}
+	id := baseline.TestbedID(run)
+	tb := base.Testbeds[id]
+	if tb == nil || len(tb.Runs) == 0 {
+		return []Check{{Kind: KindBaseline, Name: "baseline testbed", Status: StatusWarn,
+			Message: testbedMismatch(base, id)}}
+	}
+	var out []Check
+	inRun := map[string]bool{}
+	for i := range run.Points {
+		p := &run.Points[i]
+		inRun[p.ID] = true
+		for _, m := range g.spec.Metrics {
+			out = append(out, g.check(tb, p, m, o.AllowUnstable))
+		}
+	}
+	for _, pid := range tb.PointIDs() {
+		if inRun[pid] || tb.Runs[0].Points[pid] == nil {
+			continue
+		}
+		for _, m := range g.spec.Metrics {
+			out = append(out, Check{Kind: KindBaseline, Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
+				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(),
+				Message: "in the baseline but not measured in this run"})
+		}
+	}
+	familyCorrect(out, 1-g.spec.Confidence, o.FamilyAlpha)
+	return out
+}
+
+func testbedMismatch(base *baseline.File, id string) string {
+	ids := base.TestbedIDs()
+	if len(ids) == 0 {
+		return "baseline holds no runs yet; not gated"
+	}
+	return fmt.Sprintf("baseline has no history for testbed %s (recorded on: %v); not gated — figures from different machines are never compared. Record one with: perfscen baseline update", id, ids)
+}
+
+type gate struct{ spec plan.Baseline }
+
+func gateName(metric string) string { return metric + " vs baseline" }
+
+func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowUnstable bool) Check {
+	mi, _ := result.Lookup(metric)
+	c := Check{Kind: KindBaseline, Name: gateName(metric), Model: p.Model, Point: p.ID, Metric: metric,
+		Unit: mi.Unit, Confidence: g.spec.Confidence, Op: "<="}
+	if mi.HigherBetter {
+		c.Op = ">="
+	}
+	hist := tb.Series(p.ID, metric)
+	c.NRef = hist.K()
+	vals := pointValues(p, metric)
+	c.N = len(vals)
+	switch {
+	case p.Status == result.PointUnstable || p.Status == result.PointFailed || p.Status == result.PointPartial:
+		c.Class, c.Status = ClassUnstable, StatusSkip
+		if allowUnstable && p.Status == result.PointUnstable {
+			c.Status = StatusWarn
+		}
+		c.Message = fmt.Sprintf("point is %s; not compared with the baseline", p.Status)
+		return c
+	case hist.K() == 0:
+		c.Class, c.Status = ClassNew, StatusSkip
+		c.Message = "not in the baseline yet; record it with perfscen baseline update"
+		return c
+	case !baseline.Positive(vals):
+		c.Class, c.Status = ClassUnchanged, StatusSkip
+		c.Message = fmt.Sprintf("no positive %s data in this run; the baseline gate works on ratios (use a threshold)", metric)
+		return c
+	}
+	c.Value = baseline.Median(vals)
+	if hist.K() >= g.spec.MinRuns {
+		g.predict(&c, hist, vals, mi.HigherBetter)
+	} else {
+		g.tolerate(&c, hist, vals, mi.HigherBetter)
+	}
+	return c
+}
+
+// pointValues are per-trial values, or the summary alone for imported
+// points without trials.
+func pointValues(p *result.Point, metric string) []float64 {
+	vs, _ := trialValues(p, metric)
+	if len(p.Trials) == 0 {
+		if v, ok := p.Summary.Value(metric); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// predict applies the prediction interval. History log-medians vary by
+// job noise plus the within-run error of a median of the history's trial
+// count; the new run's log-median varies by job noise plus its own
+// within-run error. So Var(new − mean) = s²(1+1/K) + (se_new² − se_hist²),
+// the last term counted only when the new run is the noisier one.
+func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBetter bool) {
+	k := hist.K()
+	mean, s := baseline.MeanSD(hist.LogMedians())
+	sdLog := hist.PooledSDLog()
+	if len(vals) >= 2 {
+		sdLog = baseline.LogSD(vals)
+	}
+	seNew := baseline.LogMedianSE(sdLog, len(vals))
+	seHist := hist.WithinSE()
+	v := s * s * (1 + 1/float64(k))
+	if extra := seNew*seNew - seHist*seHist; extra > 0 {
+		v += extra
+	}
+	sd := math.Sqrt(v)
+	if sd < sdFloor {
+		sd = sdFloor
+		c.Warnings = append(c.Warnings, fmt.Sprintf("history varies less than separate CI jobs do; assuming %.2g%% run-to-run spread", 100*sdFloor))
+	}
+	tc := baseline.TQuantile(c.Confidence, k-1)
+	d := math.Log(c.Value) - mean
+	c.Method = "prediction-interval"
+	c.Effect = math.Expm1(d)
+	c.Lo, c.Hi = math.Expm1(d-tc*sd), math.Expm1(d+tc*sd)
+	c.MDE = baseline.MDE(sd, k, c.Confidence, baseline.DefaultPower)
+	dir := 1.0 // +1: an increase is worse
+	if higherBetter {
+		dir = -1
+	}
+	c.Bound = math.Exp(mean + dir*tc*sd) // the side a regression crosses
+	c.P = 1 - baseline.TCDF(dir*d/sd, k-1)
+	switch {
+	case dir*d > tc*sd:
+		c.Class, c.Status = ClassRegressed, StatusFail
+	case -dir*d > tc*sd:
+		c.Class, c.Status = ClassImproved, StatusPass
+	default:
+		c.Class, c.Status = ClassUnchanged, StatusPass
+	}
+	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g, detectable change %.1f%%)",
+		100*c.Effect, k, c.Bound, c.P, 100*c.MDE)
+	// A tolerance the scenario states is the smallest change that matters
+	// to its owner: a statistically clear change inside it is reported,
+	// not failed. A short or back-to-back history underestimates job noise,
+	// and this keeps such a history from failing builds over trifles.
+	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && c.Class == ClassRegressed && math.Abs(c.Effect) < math.Abs(t) {
+		c.Class, c.Status = ClassUnchanged, StatusPass
+		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.0f%% prediction limit, but within the scenario's %.0f%% tolerance", 100*c.Confidence, 100*math.Abs(t)))
+	}
+	if c.MDE > 0.10 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
+	}
+}
+
+// tolerate is the fallback for a short history: a fixed relative
+// tolerance, widened to three trial CVs so trial noise alone rarely trips it.
+func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBetter bool) {
+	k := hist.K()
+	mean, _ := baseline.MeanSD(hist.LogMedians())
+	center := math.Exp(mean)
+	tol := DefaultLatencyTolerance
+	if higherBetter {
+		tol = DefaultThroughputTolerance
+	}
+	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 {
+		tol = math.Abs(t)
+	}
+	cv := math.Max(hist.TrialCV(), baseline.CV(vals))
+	eff := math.Max(tol, 3*cv)
+	c.Method = "tolerance"
+	c.Effect = c.Value/center - 1
+	c.MDE = eff
+	c.Lo, c.Hi = c.Effect-eff, c.Effect+eff
+	c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): using a ±%.1f%% tolerance instead of a prediction interval", k, g.spec.MinRuns, 100*eff))
+	dir := 1.0
+	if higherBetter {
+		dir = -1
+	}
+	c.Bound = center * (1 + dir*eff) // the side a regression crosses
+	switch {
+	case dir*c.Effect > eff:
+		c.Class, c.Status = ClassRegressed, StatusFail
+	case -dir*c.Effect > eff:
+		c.Class, c.Status = ClassImproved, StatusPass
+	default:
+		c.Class, c.Status = ClassUnchanged, StatusPass
+	}
+	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (tolerance ±%.1f%%, limit %.4g)", 100*c.Effect, k, 100*eff, c.Bound)
+}
+
+// familyCorrect keeps the chance of any false regression per run at most
+// family while each check stays at its own level: prediction-interval
+// regressions stand only if Holm's procedure at the family level, with
+// every step capped at the per-check level, rejects them too.
+func familyCorrect(cs []Check, perCheck, family float64) {
+	var idx []int
+	for i, c := range cs {
+		if c.Method == "prediction-interval" {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return cs[idx[a]].P < cs[idx[b]].P })
+	m := len(idx)
+	stopped := false
+	for j, i := range idx {
+		level := math.Min(perCheck, family/float64(m-j))
+		if !stopped && cs[i].P <= level {
+			continue
+		}
+		stopped = true
+		c := &cs[i]
+		if c.Class == ClassRegressed {
+			c.Class, c.Status = ClassUnchanged, StatusPass
+			c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.0f%% limit, but not significant after correcting for %d gated metric(s)", 100*c.Confidence, m))
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// Thresholds evaluates each absolute bound on the summary of every point
+// it selects. A bound with nothing to check fails: a selector matching no
+// point, or a metric without data at a selected point, is a broken gate,
+// not a pass.
+func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
+	var out []Check
+	for _, th := range ths {
+		mi, _ := result.Lookup(th.Metric)
+		name := th.Text
+		if name == "" {
+			name = fmt.Sprintf("%s %s %g", th.Metric, th.Op, th.Value)
+		}
+		matched := 0
+		for i := range run.Points {
+			p := &run.Points[i]
+			if !selects(th.Selector, p) {
+				continue
+			}
+			matched++
+			c := Check{
+				Kind: KindThreshold, Name: name, Model: p.Model, Point: p.ID,
+				Metric: th.Metric, Unit: mi.Unit, Bound: th.Value, Op: th.Op,
+			}
+			v, ok := p.Summary.Value(th.Metric)
+			switch {
+			case !ok:
+				c.Status = StatusFail
+				c.Message = fmt.Sprintf("no data for %s at %s", th.Metric, p.ID)
+			default:
+				c.Value = v
+				if th.Value != 0 {
+					c.Effect = v/th.Value - 1
+				}
+				holds, err := compare(v, th.Op, th.Value)
+				switch {
+				case err != nil:
+					c.Status, c.Message = StatusFail, err.Error()
+				case holds:
+					c.Status = StatusPass
+				default:
+					c.Status = StatusFail
+					c.Message = fmt.Sprintf("%s is %g %s, bound %s %g", th.Metric, v, mi.Unit, th.Op, th.Value)
+				}
+			}
+			out = append(out, c)
+		}
+		if matched == 0 {
+			out = append(out, Check{
+				Kind: KindThreshold, Name: name, Metric: th.Metric, Unit: mi.Unit,
+				Bound: th.Value, Op: th.Op, Status: StatusFail,
+				Message: "selector matches no measured point",
+			})
+		}
+	}
+	return out
+}
+
+// compare evaluates v op bound; "==" allows a relative 1e-9 for float
+// round-off in unit conversion.
+func compare(v float64, op string, bound float64) (bool, error) {
+	switch op {
+	case "<":
+		return v < bound, nil
+	case "<=":
+		return v <= bound, nil
+	case ">":
+		return v > bound, nil
+	case ">=":
+		return v >= bound, nil
+	case "==":
+		return math.Abs(v-bound) <= 1e-9*math.Max(math.Abs(v), math.Abs(bound)), nil
+	}
+	return false, fmt.Errorf("unknown operator %q", op)
+}

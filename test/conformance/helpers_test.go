@@ -1,0 +1,101 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/refserver"
+)
+
+var protocols = []string{"http", "grpc"}
+
+// start runs a reference server on loopback ports picked by the OS.
+func start(t *testing.T, opts refserver.Options) *refserver.Server {
+	t.Helper()
+	opts.HTTPAddr, opts.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.ShutdownGrace = 2 * time.Second
+	s, err := refserver.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// client connects perfscen's client for proto to s.
+func newClient(t *testing.T, s *refserver.Server, proto string, mod ...func(*client.Options)) client.Client {
+	t.Helper()
+	addr := s.HTTPAddr()
+	if proto == "grpc" {
+		addr = s.GRPCAddr()
+	}
+	opts := client.Options{Protocol: proto, URL: addr, Timeout: 10 * time.Second}
+	for _, m := range mod {
+		m(&opts)
+	}
+	c, err := client.New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func i32(v ...int32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
+func seq(n int, f func(i int) int32) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = f(i)
+	}
+	return out
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// post sends a raw HTTP request, bypassing perfscen's client.
+func post(t *testing.T, s *refserver.Server, path string, header map[string]string, body []byte) reply {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, "http://"+s.HTTPAddr()+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{resp.StatusCode, resp.Header, b}
+}

@@ -1,0 +1,36 @@
+package conformance
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/refserver"
+)
+
+// Large inputs travel from their own memory rather than copied behind the
+// header; small ones are one contiguous body. Alternate both on one client
+// so a pooled request never carries the other's parts.
+func TestLargeAndSmallInputsAlternate(t *testing.T) {
+	s := start(t, refserver.Options{Models: []string{"identity_fp32"}})
+	for _, gzip := range []bool{false, true} {
+		c := newClient(t, s, "http", func(o *client.Options) { o.Gzip = gzip })
+		for i, n := range []int{150528, 16, 150528, 300000, 7} {
+			v := make([]float32, n)
+			for j := range v {
+				v[j] = float32(i*1000 + j%977)
+			}
+			raw := kserve.EncodeFloat32s(v)
+			resp, err := c.Infer(ctxT(t), &client.InferRequest{Model: "identity_fp32",
+				Inputs: []client.Input{input("INPUT0", kserve.FP32, []int64{1, int64(n)}, raw)}})
+			if err != nil {
+				t.Fatalf("gzip=%v, request %d (%d floats): %v", gzip, i, n, err)
+			}
+			out, ok := resp.Output("OUTPUT0")
+			if !ok || !bytes.Equal(out.Raw, raw) {
+				t.Fatalf("gzip=%v, request %d (%d floats): output differs from input", gzip, i, n)
+			}
+		}
+	}
+}
