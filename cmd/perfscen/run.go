@@ -98,9 +98,9 @@ func settledGoroutines(target int) int {
 }
 
 // worse orders exit codes by what CI must hear first: invalid input, then
-// environment failure, then a failed check.
+// environment failure, then a failed check, then an undecided one.
 func worse(a, b int) int {
-	rank := map[int]int{exitcode.OK: 0, exitcode.CheckFailed: 1, exitcode.Environment: 2, exitcode.Invalid: 3}
+	rank := map[int]int{exitcode.OK: 0, exitcode.Inconclusive: 1, exitcode.CheckFailed: 2, exitcode.Environment: 3, exitcode.Invalid: 4}
 	if rank[b] > rank[a] {
 		return b
 	}

@@ -111,6 +111,8 @@ func TestRunInvalidScenarioExits2(t *testing.T) {
 func TestWorseOrdersExitCodes(t *testing.T) {
 	cases := []struct{ a, b, want int }{
 		{0, 1, 1}, {1, 3, 3}, {3, 1, 3}, {3, 2, 2}, {2, 0, 2}, {0, 0, 0},
+		// Inconclusive outranks a pass and yields to everything else.
+		{0, 4, 4}, {4, 0, 4}, {4, 1, 1}, {1, 4, 1}, {4, 3, 3}, {2, 4, 2},
 	}
 	for _, c := range cases {
 		if got := worse(c.a, c.b); got != c.want {

@@ -14,6 +14,10 @@ const (
 	// Environment: the server or environment failed (unreachable, errors,
 	// killed mid-run, unstable measurement, interrupted).
 	Environment = 3
+	// Inconclusive: the data cannot yet tell a regression from noise, even
+	// after the extra trials the scenario allowed; measure more (or on a
+	// quieter testbed) before deciding.
+	Inconclusive = 4
 )
 
 // Error attaches an exit code to an error.
@@ -34,8 +38,9 @@ func With(code int, err error) error {
 }
 
 // Invalidf-style helpers keep call sites short.
-func AsInvalid(err error) error     { return With(Invalid, err) }
-func AsEnvironment(err error) error { return With(Environment, err) }
+func AsInvalid(err error) error      { return With(Invalid, err) }
+func AsEnvironment(err error) error  { return With(Environment, err) }
+func AsInconclusive(err error) error { return With(Inconclusive, err) }
 
 // Of returns the exit code an error carries: the outermost code found, or
 // Environment for an error without one (an unexpected failure is never a

@@ -22,6 +22,10 @@ const (
 	StatusFail Status = "fail"
 	StatusWarn Status = "warn"
 	StatusSkip Status = "skip"
+	// StatusInconclusive: the interval still straddles the bound after
+	// every extra trial the budget allowed, or the testbed was disturbed;
+	// neither a pass nor a demonstrated regression.
+	StatusInconclusive Status = "inconclusive"
 )
 
 // Class is the baseline classification of one point × metric.
@@ -110,11 +114,27 @@ func (v *Verdict) EnvironmentFailure() bool {
 	return true
 }
 
-// ExitCode is exitcode.CheckFailed when any check failed, else OK. Callers
-// that distinguish environment failures consult EnvironmentFailure first.
+// Inconclusive returns the checks whose data could not decide, in order.
+func (v *Verdict) Inconclusive() []Check {
+	var out []Check
+	for _, c := range v.Checks {
+		if c.Status == StatusInconclusive {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ExitCode is exitcode.CheckFailed when any check failed, else
+// exitcode.Inconclusive when any check could not decide, else OK: a
+// demonstrated regression outranks an undecided check. Callers that
+// distinguish environment failures consult EnvironmentFailure first.
 func (v *Verdict) ExitCode() int {
 	if len(v.Failed()) > 0 {
 		return exitcode.CheckFailed
+	}
+	if len(v.Inconclusive()) > 0 {
+		return exitcode.Inconclusive
 	}
 	return exitcode.OK
 }

@@ -32,3 +32,23 @@ func TestAutomaticFailsPointsWhereNothingFinished(t *testing.T) {
 func thresholdsFor(metric, op string, v float64) []plan.Threshold {
 	return []plan.Threshold{{Text: metric + " " + op, Metric: metric, Op: op, Value: v}}
 }
+
+func TestExitCodeRanksFailOverInconclusiveOverPass(t *testing.T) {
+	pass := Check{Status: StatusPass}
+	inc := Check{Status: StatusInconclusive}
+	fail := Check{Status: StatusFail}
+	cases := []struct {
+		checks []Check
+		want   int
+	}{
+		{[]Check{pass}, 0},
+		{[]Check{pass, inc}, 4},
+		{[]Check{inc, fail}, 1},
+	}
+	for _, c := range cases {
+		v := &Verdict{Checks: c.checks}
+		if got := v.ExitCode(); got != c.want {
+			t.Errorf("%v: exit %d, want %d", c.checks, got, c.want)
+		}
+	}
+}
