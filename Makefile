@@ -8,7 +8,7 @@ FUZZTIME  ?= 10s
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test fmt-check vet demo gate baselines bench bench-peers fuzz soak soundness generate clean
+.PHONY: help build test fmt-check vet tidy-check demo gate baselines bench bench-peers fuzz soak soundness generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -16,7 +16,7 @@ help: ## list targets
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
-test: fmt-check vet ## gofmt check, go vet, go test -race ./..., full gate-soundness simulation
+test: fmt-check tidy-check vet ## gofmt check, go.mod tidy, go vet, go test -race ./..., full gate-soundness simulation
 	$(GO) test -race -timeout 15m ./...
 	@# Under -race the simulation runs 200 replicates per noise model; the
 	@# full 2000 (the soundness goals' sample size) run here without it.
@@ -28,6 +28,11 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# go.mod and go.sum must be exactly what `go mod tidy` writes: a direct
+# import marked // indirect, or a module nothing imports, fails here.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 demo: build ## run the quickstart scenario on the embedded reference server
 	$(PERFSCEN) run scenarios/quickstart.yaml
