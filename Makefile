@@ -5,10 +5,13 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 PERFSCEN  := $(BIN)
 FUZZTIME  ?= 10s
+# staticcheck is pinned here and fetched through the module proxy by go run,
+# so a clean clone needs nothing installed but Go.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test fmt-check vet tidy-check demo gate baselines bench bench-peers fuzz soak soundness generate clean
+.PHONY: help build test fmt-check vet tidy-check staticcheck demo gate baselines bench bench-peers fuzz soak soundness generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -16,7 +19,7 @@ help: ## list targets
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
-test: fmt-check tidy-check vet ## gofmt check, go.mod tidy, go vet, go test -race ./..., full gate-soundness simulation
+test: fmt-check tidy-check vet staticcheck ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./..., full gate-soundness simulation
 	$(GO) test -race -timeout 15m ./...
 	@# Under -race the simulation runs 200 replicates per noise model; the
 	@# full 2000 (the soundness goals' sample size) run here without it.
@@ -33,6 +36,9 @@ vet:
 # import marked // indirect, or a module nothing imports, fails here.
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+
+staticcheck: ## staticcheck (pinned version) over every package
+	$(STATICCHECK) ./...
 
 demo: build ## run the quickstart scenario on the embedded reference server
 	$(PERFSCEN) run scenarios/quickstart.yaml

@@ -27,8 +27,7 @@ type grpcClient struct {
 // headerCreds sends Options.Headers as metadata on every call without a
 // per-call context allocation.
 type headerCreds struct {
-	md     map[string]string
-	secure bool
+	md map[string]string
 }
 
 func (h headerCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,21 +86,6 @@ func modelPath(name, version string) string {
 		p += "/versions/" + url.PathEscape(version)
 	}
 	return p
-}
-
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBuf() *bytes.Buffer {
-	b := bufPool.Get().(*bytes.Buffer)
-	b.Reset()
-	return b
-}
-
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() > 16<<20 {
-		return // don't pin huge buffers
-	}
-	bufPool.Put(b)
 }
 
 // httpReply is a fully read reply.

@@ -162,7 +162,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	// redirects is a misconfigured server, reported below by its status.
 	resp, err := c.tr.RoundTrip(hreq)
 	if err != nil {
-		return nil, &TransportError{Protocol: "http", Op: op, Err: fmt.Errorf("Post %s: %w", hreq.URL, err)}
+		return nil, &TransportError{Protocol: "http", Op: op, Err: fmt.Errorf("post %s: %w", hreq.URL, err)}
 	}
 	data, err := c.readBody(resp)
 	resp.Body.Close()

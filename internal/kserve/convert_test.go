@@ -163,7 +163,8 @@ func TestFloat16Rounding(t *testing.T) {
 		{float32(math.Pow(2, -24)), 1}, // smallest subnormal
 		{float32(math.Pow(2, -25)), 0}, // tie with zero -> even (0)
 		{float32(math.Pow(2, -25)) * 1.5, 1},
-		{-0.0, 0},
+		{0, 0},
+		{float32(math.Copysign(0, -1)), 0x8000}, // negative zero keeps its sign
 		{float32(math.Inf(-1)), 0xfc00},
 		{1e-10, 0},
 	}

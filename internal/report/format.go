@@ -198,17 +198,6 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// loadLabel is a point's load as a short coordinate: "c=4", "r=100".
-func loadLabel(p *result.Point) string {
-	switch p.Mode {
-	case "request_rate":
-		return "r=" + strconv.FormatFloat(p.RequestRate, 'g', -1, 64)
-	case "iterations":
-		return fmt.Sprintf("c=%d (iterations)", p.Concurrency)
-	}
-	return fmt.Sprintf("c=%d", p.Concurrency)
-}
-
 // pointCells are a point's summary-table cells (latencies in µs, as
 // perf_analyzer prints them).
 var pointHeader = []string{"point", "status", "batch", "protocol", "infer/s", "avg us", "p50 us", "p90 us", "p95 us", "p99 us", "errors"}
