@@ -29,6 +29,10 @@ func (s *Server) Handler() http.Handler {
 // and known paths with the wrong method with 405, both as JSON errors.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if seg[0] == "v1" {
+		s.serveOpenAI(w, r)
+		return
+	}
 	if len(seg) == 0 || seg[0] != "v2" {
 		notFound(w)
 		return

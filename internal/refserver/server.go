@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/refserver/llmsim"
 )
 
 // Server is a running (or ready to run) reference inference server.
@@ -28,6 +29,7 @@ type Server struct {
 	version string
 	repo    *repository
 	shm     *shmRegistry
+	llm     *llmsim.Server
 
 	// base is the parent of every HTTP request context; cancelling it ends
 	// requests that outlive the shutdown grace (e.g. hung models).
@@ -57,7 +59,11 @@ func New(opts Options) (*Server, error) {
 		s.version = "dev"
 	}
 	defs := builtinModels()
+	opts, llmParams := withoutLLM(opts)
 	if err := checkModels(defs, opts); err != nil {
+		return nil, err
+	}
+	if err := llmsim.CheckParams(llmParams); err != nil {
 		return nil, err
 	}
 	want := opts.Models
@@ -81,6 +87,12 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("loading model %q: %w", name, err)
 		}
 	}
+	llm, err := llmsim.New(llmsim.Options{Params: llmParams})
+	if err != nil {
+		s.repo.closeAll()
+		return nil, err
+	}
+	s.llm = llm
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -290,6 +302,7 @@ func (s *Server) Close() error {
 	wg.Wait()
 	cancel()
 	s.cancelBase()
+	s.llm.Close()
 	s.repo.closeAll()
 	if err := s.shm.closeAll(); err != nil {
 		errs = append(errs, err)
@@ -334,7 +347,11 @@ func orDefault(s, def string) string {
 // parameters, without loading anything: scenario validation uses it so a
 // misspelt model or parameter is caught before a run.
 func CheckOptions(opts Options) error {
-	return checkModels(builtinModels(), opts)
+	opts, llm := withoutLLM(opts)
+	if err := checkModels(builtinModels(), opts); err != nil {
+		return err
+	}
+	return llmsim.CheckParams(llm)
 }
 
 func checkModels(defs map[string]*modelDef, opts Options) error {

@@ -1,0 +1,172 @@
+package llmsim
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// seq is one request's generation. The engine goroutine advances emitted;
+// the HTTP handler reads it after each notify. The counter plus a 1-slot
+// notify channel keep memory per request constant however long the output,
+// and a slow reader gets several tokens at once instead of blocking the
+// engine.
+type seq struct {
+	input     int // prompt tokens: sets the prefill time
+	maxTokens int // tokens to generate
+	failAt    int // inject a mid-stream error after this many tokens; 0 = never
+
+	emitted   atomic.Int64
+	finished  atomic.Bool // emitted == maxTokens, or failed
+	failed    atomic.Bool
+	cancelled atomic.Bool // the client went away
+	notify    chan struct{}
+}
+
+func newSeq(input, maxTokens, failAt int) *seq {
+	return &seq{input: input, maxTokens: maxTokens, failAt: failAt, notify: make(chan struct{}, 1)}
+}
+
+func (s *seq) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// engine simulates continuous batching: every step decodes one token for
+// each running sequence and takes decode_base + decode_per_seq × running,
+// times decode_slowdown; sequences admitted at a step add their prefill to
+// that step (as a chunked-prefill engine stalls decode while it prefills),
+// and get their first token at its end.
+type engine struct {
+	params atomic.Pointer[Params]
+	submit chan *seq
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	now    func() time.Time
+	sleep  func(d time.Duration, quit <-chan struct{}) bool
+
+	inFlight atomic.Int64 // running sequences, for tests and stats
+}
+
+func newEngine(p Params) *engine {
+	e := &engine{submit: make(chan *seq, 1024), quit: make(chan struct{}), now: time.Now, sleep: sleepOrQuit}
+	e.params.Store(&p)
+	return e
+}
+
+func sleepOrQuit(d time.Duration, quit <-chan struct{}) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-quit:
+		return false
+	}
+}
+
+func (e *engine) start() {
+	e.wg.Add(1)
+	go e.run()
+}
+
+func (e *engine) close() {
+	close(e.quit)
+	e.wg.Wait()
+}
+
+// stepTime is the length of one step with running sequences, of which
+// the admitted ones are prefilled in it.
+func stepTime(p *Params, running int, admitted []*seq) time.Duration {
+	d := time.Duration(float64(p.DecodeBase+time.Duration(running)*p.DecodePerSeq) * p.DecodeSlowdown)
+	for _, s := range admitted {
+		d += p.PrefillBase + time.Duration(s.input)*p.PrefillPerToken
+	}
+	return d
+}
+
+func (e *engine) run() {
+	defer e.wg.Done()
+	var running, waiting, admitted []*seq
+	var next, lastStall time.Time
+	for {
+		if len(running) == 0 && len(waiting) == 0 {
+			select {
+			case s := <-e.submit:
+				waiting = append(waiting, s)
+			case <-e.quit:
+				return
+			}
+			next = time.Time{}
+		}
+	drain:
+		for {
+			select {
+			case s := <-e.submit:
+				waiting = append(waiting, s)
+			default:
+				break drain
+			}
+		}
+		p := e.params.Load()
+		admitted = admitted[:0]
+		for len(waiting) > 0 && len(running) < p.MaxBatch {
+			s := waiting[0]
+			waiting = waiting[1:]
+			if s.cancelled.Load() {
+				continue
+			}
+			running = append(running, s)
+			admitted = append(admitted, s)
+		}
+		if len(running) == 0 {
+			continue
+		}
+		e.inFlight.Store(int64(len(running)))
+		d := stepTime(p, len(running), admitted)
+		// Steps follow an ideal schedule so timer lateness does not
+		// accumulate into a slower engine; a backlog longer than a step
+		// (the machine was busy) is dropped rather than replayed in a burst.
+		now := e.now()
+		if next.IsZero() || now.Sub(next) > d {
+			next = now
+		}
+		next = next.Add(d)
+		if p.StallEvery > 0 {
+			if lastStall.IsZero() {
+				lastStall = now
+			} else if now.Sub(lastStall) >= p.StallEvery {
+				lastStall = now
+				next = next.Add(p.StallFor)
+			}
+		}
+		if !e.sleep(next.Sub(e.now()), e.quit) {
+			return
+		}
+		kept := running[:0]
+		for _, s := range running {
+			if s.cancelled.Load() {
+				continue
+			}
+			n := s.emitted.Add(1)
+			switch {
+			case s.failAt > 0 && n >= int64(s.failAt):
+				s.failed.Store(true)
+				s.finished.Store(true)
+			case n >= int64(s.maxTokens):
+				s.finished.Store(true)
+			default:
+				kept = append(kept, s)
+			}
+			s.wake()
+		}
+		clear(running[len(kept):])
+		running = kept
+		e.inFlight.Store(int64(len(running)))
+	}
+}

@@ -1,0 +1,163 @@
+package llmsim
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Parameter keys of a simulated engine (model parameters, as the reference
+// server's other models take them: --model-param llm.decode_slowdown=1.1).
+const (
+	ParamPrefillBase     = "prefill_base"         // fixed part of a prefill (duration)
+	ParamPrefillPerToken = "prefill_per_token"    // prefill time per input token (duration)
+	ParamDecodeBase      = "decode_base"          // one decode step with one sequence (duration)
+	ParamDecodePerSeq    = "decode_per_seq"       // added to a step per sequence in flight (duration)
+	ParamDecodeSlowdown  = "decode_slowdown"      // multiplies every decode step (float ≥ 0.01)
+	ParamMaxBatch        = "max_batch"            // sequences decoded together; more wait (int ≥ 1)
+	ParamChunkTokens     = "chunk_tokens"         // tokens per streamed chunk (int ≥ 1)
+	ParamDefaultMax      = "default_max_tokens"   // output length when a request sets none (int ≥ 1)
+	ParamUsage           = "usage"                // report usage (bool, default true)
+	ParamErrorRate       = "error_rate"           // fraction answered HTTP 500 before any token
+	ParamMidstreamErrors = "midstream_error_rate" // fraction failing with an error event mid-stream
+	ParamStallEvery      = "stall_every"          // the engine pauses once per this period (duration)
+	ParamStallFor        = "stall_for"            // for this long (duration)
+	ParamSeed            = "seed"                 // token and fault RNG seed (uint64)
+)
+
+// Params are a simulated engine's settings, parsed and checked.
+type Params struct {
+	PrefillBase, PrefillPerToken time.Duration
+	DecodeBase, DecodePerSeq     time.Duration
+	DecodeSlowdown               float64
+	MaxBatch                     int
+	ChunkTokens                  int
+	DefaultMaxTokens             int
+	Usage                        bool
+	ErrorRate, MidstreamErrors   float64
+	StallEvery, StallFor         time.Duration
+	Seed                         uint64
+}
+
+// defaults are a small model on a fast GPU, scaled so one 2-core machine
+// can drive it: ~8 ms per token alone, ~13 ms at 64 sequences.
+var defaults = map[string]Params{
+	"llm": {PrefillBase: 2 * time.Millisecond, PrefillPerToken: 20 * time.Microsecond,
+		DecodeBase: 8 * time.Millisecond, DecodePerSeq: 80 * time.Microsecond, DecodeSlowdown: 1,
+		MaxBatch: 256, ChunkTokens: 1, DefaultMaxTokens: 64, Usage: true, Seed: 1},
+	// The same engine as if quantized: decode ~25% faster, prefill alike.
+	"llm_fp8": {PrefillBase: 2 * time.Millisecond, PrefillPerToken: 20 * time.Microsecond,
+		DecodeBase: 6 * time.Millisecond, DecodePerSeq: 60 * time.Microsecond, DecodeSlowdown: 1,
+		MaxBatch: 256, ChunkTokens: 1, DefaultMaxTokens: 64, Usage: true, Seed: 1},
+}
+
+// Models lists the simulated engines, sorted.
+func Models() []string {
+	names := make([]string, 0, len(defaults))
+	for n := range defaults {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// IsModel reports whether name is a simulated engine.
+func IsModel(name string) bool { _, ok := defaults[name]; return ok }
+
+// ParseParams applies kv over model's defaults; keys apply in sorted order
+// so an error names the same key every time.
+func ParseParams(model string, kv map[string]string) (Params, error) {
+	p, ok := defaults[model]
+	if !ok {
+		return p, fmt.Errorf("unknown LLM model %q (simulated: %s)", model, strings.Join(Models(), ", "))
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := p.set(k, kv[k]); err != nil {
+			return p, fmt.Errorf("parameter %q: %w", k, err)
+		}
+	}
+	if p.StallEvery > 0 && p.StallFor >= p.StallEvery {
+		return p, fmt.Errorf("parameter %q: %v must be shorter than %s %v", ParamStallFor, p.StallFor, ParamStallEvery, p.StallEvery)
+	}
+	return p, nil
+}
+
+func (p *Params) set(key, v string) error {
+	var err error
+	switch key {
+	case ParamPrefillBase:
+		p.PrefillBase, err = duration(v)
+	case ParamPrefillPerToken:
+		p.PrefillPerToken, err = duration(v)
+	case ParamDecodeBase:
+		p.DecodeBase, err = duration(v)
+	case ParamDecodePerSeq:
+		p.DecodePerSeq, err = duration(v)
+	case ParamDecodeSlowdown:
+		p.DecodeSlowdown, err = strconv.ParseFloat(v, 64)
+		if err == nil && !(p.DecodeSlowdown >= 0.01 && p.DecodeSlowdown <= 1e4) {
+			err = fmt.Errorf("%q is not a factor in [0.01, 1e4]", v)
+		}
+	case ParamMaxBatch:
+		p.MaxBatch, err = intIn(v, 1, 1<<16)
+	case ParamChunkTokens:
+		p.ChunkTokens, err = intIn(v, 1, 1<<16)
+	case ParamDefaultMax:
+		p.DefaultMaxTokens, err = intIn(v, 1, 1<<20)
+	case ParamUsage:
+		p.Usage, err = strconv.ParseBool(v)
+	case ParamErrorRate:
+		p.ErrorRate, err = fraction(v)
+	case ParamMidstreamErrors:
+		p.MidstreamErrors, err = fraction(v)
+	case ParamStallEvery:
+		p.StallEvery, err = duration(v)
+	case ParamStallFor:
+		p.StallFor, err = duration(v)
+	case ParamSeed:
+		p.Seed, err = strconv.ParseUint(v, 10, 64)
+	default:
+		return fmt.Errorf("unknown parameter (known: %s)", strings.Join(knownParams(), ", "))
+	}
+	return err
+}
+
+func knownParams() []string {
+	k := []string{ParamPrefillBase, ParamPrefillPerToken, ParamDecodeBase, ParamDecodePerSeq, ParamDecodeSlowdown,
+		ParamMaxBatch, ParamChunkTokens, ParamDefaultMax, ParamUsage, ParamErrorRate, ParamMidstreamErrors,
+		ParamStallEvery, ParamStallFor, ParamSeed}
+	slices.Sort(k)
+	return k
+}
+
+func duration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err == nil && (d < 0 || d > time.Minute) {
+		err = fmt.Errorf("%q is not in [0, 1m]", v)
+	}
+	return d, err
+}
+
+func fraction(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err == nil && !(f >= 0 && f <= 1) {
+		err = fmt.Errorf("%q is not a fraction in [0, 1]", v)
+	}
+	return f, err
+}
+
+func intIn(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err == nil && (n < lo || n > hi) {
+		err = fmt.Errorf("%q is not in [%d, %d]", v, lo, hi)
+	}
+	return n, err
+}
