@@ -21,6 +21,7 @@ type serveFlags struct {
 	params             []string
 	tlsCert, tlsKey    string
 	tlsClientCA        string
+	flavor             string
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -30,12 +31,18 @@ func newServeCmd(e *env) *cobra.Command {
 		Example: `  perfscen serve                                  # HTTP 127.0.0.1:8000, gRPC :8001, every built-in model
   perfscen serve --http-port 9000 --grpc-port -1   # HTTP only
   perfscen serve --model-param delay.delay=5ms --model-param simple.error_rate=0.01
+  perfscen serve --flavor kserve                   # plain KServe v2: no Triton extensions, JSON tensors
   curl localhost:8000/v2/health/ready`,
 		Short: "Run the built-in Triton-compatible reference server",
 		Long: `serve runs perfscen's reference inference server: KServe v2 over HTTP and
 gRPC with Triton's extensions (binary data, statistics, system shared memory,
 model configuration and repository, sequences) and built-in models:
 ` + strings.Join(refserver.BuiltinModels(), ", ") + `.
+
+--flavor kserve serves the core KServe v2 protocol only, as servers without
+Triton's extensions do: server metadata lists no extensions, HTTP tensors are
+JSON only, and there are no model configuration, statistics, repository or
+shared-memory endpoints.
 
 Model parameters (--model-param model.key=value) tune service time and
 inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
@@ -50,6 +57,7 @@ inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
 	fl.StringArrayVar(&f.params, "model-param", nil, "model parameter model.key=value (repeatable)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: serve both protocols over TLS")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
+	fl.StringVar(&f.flavor, "flavor", "triton", "server imitated: triton (KServe v2 with Triton's extensions) or kserve (core KServe v2 only)")
 	fl.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA bundle: require client certificates signed by it")
 	return cmd
 }
@@ -66,6 +74,9 @@ func (f serveFlags) options() (refserver.Options, error) {
 		return net.JoinHostPort(f.host, strconv.Itoa(port)), nil
 	}
 	var err error
+	if opts.Flavor, err = refserver.ParseFlavor(f.flavor); err != nil {
+		return opts, fmt.Errorf("--flavor: %w", err)
+	}
 	if opts.HTTPAddr, err = addr(f.httpPort, "http-port"); err != nil {
 		return opts, err
 	}

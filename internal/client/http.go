@@ -62,6 +62,9 @@ func newHTTPClient(_ context.Context, opts Options) (Client, error) {
 		DisableCompression: true,
 		ForceAttemptHTTP2:  false,
 	}
+	if opts.NoBinaryTensors {
+		opts.JSONTensors = true
+	}
 	h := make(http.Header, len(opts.Headers))
 	for k, v := range opts.Headers {
 		h.Set(k, v)

@@ -292,7 +292,12 @@ func binaryInputSize(c *httpClient, req *InferRequest) int {
 
 // sendsBinary reports whether in travels as a binary part after the header.
 func (c *httpClient) sendsBinary(in *Input) bool {
-	return in.Shm == nil && !(c.opts.JSONTensors && kserve.JSONAllowed(in.DataType))
+	return in.Shm == nil && !c.sendsJSON(in.DataType)
+}
+
+// sendsJSON reports whether a tensor of type dt travels as JSON data.
+func (c *httpClient) sendsJSON(dt kserve.DataType) bool {
+	return c.opts.JSONTensors && (c.opts.NoBinaryTensors || kserve.JSONAllowed(dt))
 }
 
 // appendInferHeader writes the request JSON. binary reports whether any
@@ -335,7 +340,7 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 			if dst, err = appendParams(dst, nil, shmParams(pbuf[:0], in.Shm)...); err != nil {
 				return nil, false, err
 			}
-		case c.opts.JSONTensors && kserve.JSONAllowed(in.DataType):
+		case c.sendsJSON(in.DataType):
 			data, err := kserve.MarshalJSONData(in.Tensor)
 			if err != nil {
 				return nil, false, fmt.Errorf("input %q: %w", in.Name, err)
@@ -359,6 +364,11 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 			}
 			dst = append(dst, `{"name":`...)
 			dst = appendJSONString(dst, o.Name)
+			if o.Shm == nil && c.opts.NoBinaryTensors {
+				// A server without the extension may not know binary_data.
+				dst = append(dst, '}')
+				continue
+			}
 			dst = append(dst, `,"parameters":`...)
 			if o.Shm != nil {
 				// Triton refuses shm together with binary_data: true.

@@ -29,8 +29,13 @@ type Options struct {
 	MaxConnections int
 	// JSONTensors sends inputs and asks for outputs as JSON over HTTP instead
 	// of the binary tensor data extension. FP16/BF16 stay binary because
-	// Triton rejects them in JSON.
+	// Triton rejects them in JSON, unless NoBinaryTensors.
 	JSONTensors bool
+	// NoBinaryTensors says the server lacks the binary tensor data
+	// extension (a plain KServe v2 server): every HTTP tensor, FP16 and
+	// BF16 included, travels as JSON and no binary-data parameter is sent.
+	// It implies JSONTensors.
+	NoBinaryTensors bool
 }
 
 type constructor func(ctx context.Context, opts Options) (Client, error)

@@ -11,6 +11,14 @@ import (
 
 // Handler returns the HTTP/REST API (KServe v2 plus Triton extensions).
 func (s *Server) Handler() http.Handler {
+	var h http.Handler = s.tritonHandler()
+	if s.plain() {
+		h = s.plainHTTP(h)
+	}
+	return h
+}
+
+func (s *Server) tritonHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {

@@ -34,7 +34,7 @@ func (s *Server) httpInfer(w http.ResponseWriter, r *http.Request, model, versio
 		return
 	}
 	t := time.Now()
-	resp, headerLen, err := encodeHTTPInfer(req.id, model, out, binaryDefault)
+	resp, headerLen, err := encodeHTTPInfer(req.id, model, out, binaryDefault, s.plain())
 	encode := time.Since(t)
 	out.finish(encode, err)
 	if err != nil {
@@ -108,7 +108,7 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 		return nil, false, errorf(codeInvalidArg, "%v", err)
 	}
 	for i, in := range kr.Inputs {
-		ii, err := httpInput(in, bins[i])
+		ii, err := httpInput(in, bins[i], s.plain())
 		if err != nil {
 			return nil, false, err
 		}
@@ -141,7 +141,9 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 }
 
 // httpInput builds one input from its JSON form and binary bytes.
-func httpInput(in kserve.InferInput, bin []byte) (inferInput, error) {
+// halfJSON accepts FP16 and BF16 as JSON numbers, which plain KServe v2
+// servers do and Triton does not.
+func httpInput(in kserve.InferInput, bin []byte, halfJSON bool) (inferInput, error) {
 	dt, err := kserve.ParseDataType(string(in.DataType))
 	if err != nil {
 		return inferInput{}, errorf(codeInvalidArg, "input '%s': %v", in.Name, err)
@@ -168,7 +170,7 @@ func httpInput(in kserve.InferInput, bin []byte) (inferInput, error) {
 	case ref != nil:
 		ii.shm = ref
 	default:
-		if !kserve.JSONAllowed(dt) {
+		if !kserve.JSONAllowed(dt) && !halfJSON {
 			return ii, errorf(codeInvalidArg, "sending %s data via JSON is not supported. Please use the binary data format for input '%s'", dt, in.Name)
 		}
 		data := in.Data
@@ -301,8 +303,9 @@ func rawShape(spec tensorSpec, n int) ([]int64, error) {
 }
 
 // encodeHTTPInfer renders the response JSON and any binary outputs after
-// it; headerLen is the JSON length.
-func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault bool) ([]byte, int, error) {
+// it; headerLen is the JSON length. halfJSON writes FP16 and BF16 as JSON
+// numbers (plain KServe v2) instead of refusing them (Triton).
+func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault, halfJSON bool) ([]byte, int, error) {
 	resp := kserve.InferResponse{ID: id, ModelName: model, ModelVersion: out.version, Outputs: make([]kserve.InferOutput, 0, len(out.outputs))}
 	var bins [][]byte
 	for _, o := range out.outputs {
@@ -314,7 +317,7 @@ func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault bool) ([
 			ko.Parameters = kserve.Parameters{kserve.ParamBinaryDataSize: len(o.raw)}
 			bins = append(bins, o.raw)
 		default:
-			if !kserve.JSONAllowed(o.dtype) {
+			if !kserve.JSONAllowed(o.dtype) && !halfJSON {
 				return nil, 0, errorf(codeInvalidArg, "sending %s data via JSON is not supported. Please use the binary data format for output", o.dtype)
 			}
 			data, err := kserve.MarshalJSONData(kserve.Tensor{Name: o.name, DataType: o.dtype, Shape: o.shape, Raw: o.raw})

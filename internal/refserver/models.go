@@ -18,6 +18,7 @@ func builtinModels() map[string]*modelDef {
 		identityModel("identity_fp32", kserve.FP32),
 		identityModel("identity_int32", kserve.INT32),
 		identityModel("identity_bytes", kserve.BYTES),
+		identityModel("identity_fp16", kserve.FP16),
 		delayModel(),
 		mlpModel("mlp_reference", mlpReference),
 		mlpModel("mlp_optimized", mlpOptimized),

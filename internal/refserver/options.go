@@ -28,6 +28,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported in server metadata; "" means "dev".
 	Version string
+	// Flavor is the server imitated: Triton (default) or plain KServe v2.
+	Flavor Flavor
 	// ShutdownGrace bounds how long Close waits for in-flight requests
 	// before cancelling them; 0 means 10s.
 	ShutdownGrace time.Duration

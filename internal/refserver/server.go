@@ -51,6 +51,11 @@ type Server struct {
 
 // New builds a server with its models loaded; Start binds the listeners.
 func New(opts Options) (*Server, error) {
+	flavor, err := ParseFlavor(string(opts.Flavor))
+	if err != nil {
+		return nil, err
+	}
+	opts.Flavor = flavor
 	s := &Server{opts: opts, log: opts.Logger, version: opts.Version, shm: newShmRegistry(), done: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -201,6 +206,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if grpcLn != nil {
 		s.grpcAddr = grpcLn.Addr()
 		gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(1<<31 - 1), grpc.MaxSendMsgSize(1<<31 - 1)}
+		gopts = append(gopts, s.grpcFlavorOptions()...)
 		if tlsCfg != nil {
 			gopts = append(gopts, grpc.Creds(credentials.NewTLS(cloneTLS(tlsCfg))))
 		}
