@@ -66,6 +66,22 @@ func TestHTTPRequestBytes(t *testing.T) {
 				`{"name":"p","parameters":{"binary_data":false}}]}`,
 			wantBinary: []byte{0, 0x3c},
 		},
+		{
+			// A server without the binary extension: every tensor in JSON,
+			// FP16 included, and no binary-data parameter anywhere.
+			name: "no binary extension",
+			opts: Options{NoBinaryTensors: true},
+			req: &InferRequest{Model: "m",
+				Inputs: []Input{
+					{Tensor: kserve.Tensor{Name: "a", DataType: kserve.FP32, Shape: []int64{2}, Raw: kserve.EncodeFloat32s([]float32{0.5, 2})}},
+					{Tensor: kserve.Tensor{Name: "h", DataType: kserve.FP16, Shape: []int64{2}, Raw: []byte{0, 0x3c, 0, 0xc0}}},
+				},
+				Outputs: []RequestedOutput{{Name: "p"}, {Name: "q"}}},
+			wantJSON: `{"inputs":[` +
+				`{"name":"a","shape":[2],"datatype":"FP32","data":[0.5,2]},` +
+				`{"name":"h","shape":[2],"datatype":"FP16","data":[1,-2]}],` +
+				`"outputs":[{"name":"p"},{"name":"q"}]}`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,10 +93,13 @@ func TestHTTPRequestBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := <-ch
-			if hl := got.header.Get(kserve.HeaderContentLength); hl != strconv.Itoa(len(tc.wantJSON)) {
-				t.Errorf("%s = %q, want %d", kserve.HeaderContentLength, hl, len(tc.wantJSON))
+			wantHL, want := strconv.Itoa(len(tc.wantJSON)), kserve.EncodeBinaryBody([]byte(tc.wantJSON), tc.wantBinary)
+			if tc.wantBinary == nil {
+				wantHL, want = "", []byte(tc.wantJSON)
 			}
-			want := kserve.EncodeBinaryBody([]byte(tc.wantJSON), tc.wantBinary)
+			if hl := got.header.Get(kserve.HeaderContentLength); hl != wantHL {
+				t.Errorf("%s = %q, want %q", kserve.HeaderContentLength, hl, wantHL)
+			}
 			if !bytes.Equal(got.body, want) {
 				t.Errorf("body\n got %q\nwant %q", got.body, want)
 			}
