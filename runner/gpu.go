@@ -179,6 +179,16 @@ func (g *gpuScraper) window(from, to time.Time) *result.GPUMetrics {
 }
 
 // describe names the GPUs seen, for result.Environment.GPU.
+// count is how many GPUs the server's metrics name.
+func (g *gpuScraper) count() int {
+	if g == nil {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.uuids)
+}
+
 func (g *gpuScraper) describe() string {
 	if g == nil {
 		return ""

@@ -55,6 +55,9 @@ type Options struct {
 	Seed uint64
 	// MetricsInterval is the GPU metrics scrape period (default 1 s).
 	MetricsInterval time.Duration
+	// Testbed names the testbed the run is filed under; empty derives it
+	// from the hardware and the server.
+	Testbed TestbedName
 }
 
 func (o Options) withDefaults() Options {
@@ -158,7 +161,7 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	if deps.Client == nil || deps.Inputs == nil {
 		return finishRun(run, opts, exitcode.AsInvalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
 	}
-	env, err := environment(ctx, p, deps.Client, opts.Version)
+	env, err := environment(ctx, p, deps.Client, opts.Version, opts.Testbed)
 	run.Environment = env
 	if err != nil {
 		return finishRun(run, opts, exitcode.AsEnvironment(err))
@@ -211,7 +214,11 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	}
 	if rs.gpu != nil {
 		run.Environment.GPU = rs.gpu.describe()
-		run.Environment.Testbed = testbed(run.Environment)
+		if run.Environment.GPUCount == 0 {
+			// A remote server's GPUs are known only by its metrics.
+			run.Environment.GPUCount = rs.gpu.count()
+		}
+		setTestbed(&run.Environment, opts.Testbed)
 	}
 	return finishRun(run, opts, runErr)
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/perfscen/perfscen/internal/baseline"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -205,6 +206,13 @@ func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baselin
 	if in.MinRuns != 0 {
 		b.MinRuns = in.MinRuns
 	}
+	if in.Testbed != "" {
+		if err := baseline.CheckTestbedName(in.Testbed); err != nil {
+			c.at(p.child("testbed"), "%v", err)
+		}
+		b.Testbed = in.Testbed
+	}
+	b.Required = in.Required
 	if b.MinRuns > b.Keep {
 		c.at(p.child("min_runs"), "min_runs (%d) cannot exceed keep (%d): the gate would never have enough history", b.MinRuns, b.Keep)
 	}

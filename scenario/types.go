@@ -145,4 +145,6 @@ type Baseline struct {
 	Confidence float64           `yaml:"confidence"`
 	Keep       int               `yaml:"keep"`
 	MinRuns    int               `yaml:"min_runs"`
+	Testbed    string            `yaml:"testbed"`
+	Required   bool              `yaml:"required"`
 }

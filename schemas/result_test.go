@@ -40,9 +40,9 @@ func fullRun() *result.Run {
 		Source:        "perfscen",
 		Environment: result.Environment{
 			PerfscenVersion: "v0.1.0", Host: "ci-1", OS: "linux", Arch: "amd64",
-			CPU: "Xeon", NumCPU: 2, GPU: "none",
+			CPU: "Xeon", NumCPU: 2, GPU: "none", MemoryGiB: 8, GPUModel: "NVIDIA A10", GPUCount: 1,
 			Server:  result.ServerInfo{URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true},
-			Testbed: "tb-1",
+			Testbed: "tb-1", TestbedSource: "flag",
 		},
 		Started:  t0,
 		Finished: t0.Add(time.Minute),

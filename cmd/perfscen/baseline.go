@@ -46,7 +46,9 @@ func newBaselineShowCmd(e *env) *cobra.Command {
 // "baseline update" wired by the run command.
 type baselineUpdateFlags struct {
 	from, path string
-	opts       baseline.UpdateOptions
+	// testbed files the run under this name (--testbed).
+	testbed string
+	opts    baseline.UpdateOptions
 }
 
 func newBaselineUpdateCmd(e *env) *cobra.Command {
@@ -61,6 +63,7 @@ checks, unstable or partial points are refused unless --force; the diff is
 printed before the file is written, under a lock, atomically.`,
 		Example: `  perfscen baseline update scenarios/quickstart.yaml
   perfscen baseline update --from out/quickstart.json
+  perfscen baseline update --testbed ci-gpu-a10 --from out/quickstart.json
   perfscen baseline update --replace scenarios/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -84,6 +87,7 @@ printed before the file is written, under a lock, atomically.`,
 	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "drop the testbed's history and keep only this run")
 	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "record a run with failed, unstable or partial points")
 	cmd.Flags().IntVar(&f.opts.Keep, "keep", baseline.DefaultKeep, "history runs to keep per testbed")
+	cmd.Flags().StringVar(&f.testbed, "testbed", "", "testbed to record under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived; with --from: the run's own testbed)")
 	return cmd
 }
 
@@ -93,6 +97,12 @@ func baselineUpdateFrom(e *env, run *result.Run, f baselineUpdateFlags) error {
 	path := f.path
 	if path == "" {
 		path = filepath.Join("baselines", run.Scenario+".json")
+	}
+	if f.testbed != "" && f.testbed != run.Environment.Testbed {
+		if err := baseline.CheckTestbedName(f.testbed); err != nil {
+			return exitcode.AsInvalid(fmt.Errorf("--testbed: %w", err))
+		}
+		run.Environment.Testbed, run.Environment.TestbedSource = f.testbed, "flag"
 	}
 	_, err := baseline.UpdateFile(path, run, f.opts, func(d *baseline.Diff) error {
 		_, err := io.WriteString(e.stdout, d.String())
@@ -111,11 +121,20 @@ func baselineUpdateFrom(e *env, run *result.Run, f baselineUpdateFlags) error {
 // showBaseline prints, per testbed, the history and a noise table.
 func showBaseline(w io.Writer, f *baseline.File) error {
 	fmt.Fprintf(w, "scenario %s (format %d)\n", f.Scenario, f.FormatVersion)
+	fmt.Fprintf(w, "testbeds: %d\n", len(f.Testbeds))
+	for _, id := range f.TestbedIDs() {
+		tb := f.Testbeds[id]
+		first, last := "", ""
+		if n := len(tb.Runs); n > 0 {
+			last, first = tb.Runs[0].Recorded.UTC().Format(time.RFC3339), tb.Runs[n-1].Recorded.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "  %-24s %3d run(s), first recorded %s, last recorded %s\n", id, len(tb.Runs), orNA(first), orNA(last))
+	}
 	for _, id := range f.TestbedIDs() {
 		tb := f.Testbeds[id]
 		env := tb.Environment
-		fmt.Fprintf(w, "\ntestbed %s: host %s, gpu %s, server %s %s; %d run(s)\n",
-			id, orNA(env.Host), orNA(env.GPU), orNA(env.Server.Name), env.Server.Version, len(tb.Runs))
+		fmt.Fprintf(w, "\ntestbed %s: cpu %s ×%d, memory %s, gpu %s, server %s %s; last host %s; %d run(s)\n",
+			id, orNA(env.CPU), env.NumCPU, gib(env.MemoryGiB), gpuText(env), orNA(env.Server.Name), env.Server.Version, orNA(env.Host), len(tb.Runs))
 		for i, r := range tb.Runs {
 			fmt.Fprintf(w, "  %2d  recorded %s  started %s  %s  %d point(s)\n", i+1,
 				r.Recorded.UTC().Format(time.RFC3339), r.Started.UTC().Format(time.RFC3339), r.Source, len(r.Points))
@@ -144,6 +163,23 @@ func showBaseline(w io.Writer, f *baseline.File) error {
 	}
 	fmt.Fprintln(w, "\nmde: smallest change the history gate detects with 80% probability at 0.99 confidence")
 	return nil
+}
+
+func gib(n int) string {
+	if n <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%d GiB", n)
+}
+
+func gpuText(env result.Environment) string {
+	switch {
+	case env.GPUModel != "":
+		return fmt.Sprintf("%d× %s", env.GPUCount, env.GPUModel)
+	case env.GPUCount > 0:
+		return fmt.Sprintf("%d", env.GPUCount)
+	}
+	return orNA(env.GPU)
 }
 
 func orNA(s string) string {

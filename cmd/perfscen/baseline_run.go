@@ -22,12 +22,12 @@ import (
 // the run is what a baseline is made of. It refuses runs whose thresholds
 // or comparisons fail unless force is set: a baseline must not enshrine a
 // broken build.
-func freshRun(e *env, file string, force bool) (*plan.Plan, *result.Run, error) {
+func freshRun(e *env, file string, force bool, testbed string) (*plan.Plan, *result.Run, error) {
 	pl, err := scenario.LoadPlan(file, e.getenv)
 	if err != nil {
 		return nil, nil, exitcode.AsInvalid(err)
 	}
-	run, err := measure(e, pl, reportFlags{})
+	run, err := measure(e, pl, reportFlags{testbed: testbed})
 	if err != nil {
 		return pl, run, err
 	}
@@ -59,7 +59,7 @@ func baselineUpdateScenarios(e *env, args []string, f baselineUpdateFlags, keepS
 		return err
 	}
 	for _, file := range files {
-		pl, run, err := freshRun(e, file, f.opts.Force)
+		pl, run, err := freshRun(e, file, f.opts.Force, f.testbed)
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ baseline history, which calibrates the gate at once (K >= min_runs).`,
 			var all []*result.Run
 			for i := 0; i < runs; i++ {
 				fmt.Fprintf(e.stderr, "calibration run %d of %d\n", i+1, runs)
-				p, run, err := freshRun(e, args[0], f.opts.Force)
+				p, run, err := freshRun(e, args[0], f.opts.Force, f.testbed)
 				if err != nil {
 					return err
 				}
@@ -135,6 +135,7 @@ baseline history, which calibrates the gate at once (K >= min_runs).`,
 	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "with --record: start a new history")
 	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "use runs with failed checks or unstable points")
 	cmd.Flags().IntVar(&f.opts.Keep, "keep", baseline.DefaultKeep, "history runs to keep per testbed")
+	cmd.Flags().StringVar(&f.testbed, "testbed", "", "testbed to record under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived)")
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/perfscen/perfscen/internal/report"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner"
 	"github.com/perfscen/perfscen/scenario"
 )
 
@@ -143,8 +144,8 @@ func bands(base *baseline.File, run *result.Run) []report.Band {
 	if base == nil {
 		return nil
 	}
-	tb, ok := base.Testbeds[baseline.TestbedID(run)]
-	if !ok || tb == nil {
+	tb, _, _ := base.Lookup(run)
+	if tb == nil {
 		return nil
 	}
 	var out []report.Band
@@ -164,11 +165,42 @@ func bands(base *baseline.File, run *result.Run) []report.Band {
 
 // measure runs the plan, with progress on stderr when it is a terminal.
 func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
+	tb, err := testbedFor(e, pl, f.testbed)
+	if err != nil {
+		return nil, err
+	}
 	return launch.Run(e.ctx, pl, launch.Options{
 		Version:        version,
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,
+		Runner:         runner.Options{Testbed: tb},
 	})
+}
+
+// testbedFor names the run's testbed: --testbed, else PERFSCEN_TESTBED,
+// else the scenario's baseline.testbed; empty lets the runner derive one
+// from the hardware and the server.
+func testbedFor(e *env, pl *plan.Plan, flag string) (runner.TestbedName, error) {
+	tb := runner.TestbedName{}
+	switch {
+	case flag != "":
+		tb = runner.TestbedName{Name: flag, Source: "flag"}
+	case e.getenv("PERFSCEN_TESTBED") != "":
+		tb = runner.TestbedName{Name: e.getenv("PERFSCEN_TESTBED"), Source: "env"}
+	case pl.Checks.Baseline != nil && pl.Checks.Baseline.Testbed != "":
+		tb = runner.TestbedName{Name: pl.Checks.Baseline.Testbed, Source: "scenario"}
+	}
+	if tb.Name != "" {
+		if err := baseline.CheckTestbedName(tb.Name); err != nil {
+			if tb.Source == "env" {
+				err = fmt.Errorf("PERFSCEN_TESTBED: %w", err)
+			} else if tb.Source == "flag" {
+				err = fmt.Errorf("--testbed: %w", err)
+			}
+			return tb, exitcode.AsInvalid(err)
+		}
+	}
+	return tb, nil
 }
 
 // applyModelParams lays --model-param overrides over the scenario's

@@ -31,6 +31,8 @@ type reportFlags struct {
 	connectTimeout time.Duration
 	// modelParams override embedded-server model parameters (model.key=value).
 	modelParams []string
+	// testbed names the testbed (--testbed).
+	testbed string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -82,6 +84,7 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
+	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", launch.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
 	return cmd

@@ -16,6 +16,9 @@ func (d *Diff) String() string {
 	case d.NewTestbed:
 		fmt.Fprintf(&b, "scenario %s: new testbed %s\n", d.Scenario, d.Testbed)
 	}
+	if d.MigratedFrom != "" {
+		fmt.Fprintf(&b, "testbed %s: history moved from legacy testbed %s (same hardware and server; its id hashed the hostname)\n", d.Testbed, d.MigratedFrom)
+	}
 	fmt.Fprintf(&b, "testbed %s: history %d → %d run(s)", d.Testbed, d.RunsBefore, d.RunsAfter)
 	if d.Replaced && d.RunsBefore > 0 {
 		b.WriteString(" (history replaced)")

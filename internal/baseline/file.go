@@ -9,7 +9,12 @@ import (
 
 // FormatVersion is the version of the baseline document. Readers refuse
 // documents with a newer version.
-const FormatVersion = 1
+//
+// Version 2: testbeds are named or derived without the hostname, and runs
+// carry how disturbed the machine was. Version 1 files are read as they
+// are; their hostname-hashed testbeds are found by Lookup on matching
+// hardware and re-keyed at the next update.
+const FormatVersion = 2
 
 // DefaultKeep is how many history runs a testbed keeps unless told.
 const DefaultKeep = 10

@@ -134,9 +134,8 @@ func located(b []byte, err error) error {
 
 // Encode renders f as indented JSON with a trailing newline.
 func Encode(f *File) ([]byte, error) {
-	if f.FormatVersion == 0 {
-		f.FormatVersion = FormatVersion
-	}
+	// Whatever version was read, what is written has this version's shape.
+	f.FormatVersion = FormatVersion
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding baseline: %w", err)

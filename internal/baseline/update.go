@@ -30,6 +30,9 @@ type Diff struct {
 	Scenario            string
 	Testbed             string
 	NewFile, NewTestbed bool
+	// MigratedFrom is the legacy (hostname-hashed) testbed key whose
+	// history moved under Testbed.
+	MigratedFrom        string
 	Replaced            bool
 	RunsBefore          int
 	RunsAfter           int
@@ -73,9 +76,15 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	id := TestbedID(run)
-	d := &Diff{Scenario: f.Scenario, Testbed: id, NewFile: len(f.Testbeds) == 0, Replaced: opts.Replace}
-	tb := f.Testbeds[id]
+	tb, id, legacy := f.Lookup(run)
+	d := &Diff{Scenario: f.Scenario, Testbed: id, NewFile: len(f.Testbeds) == 0, Replaced: opts.Replace, MigratedFrom: legacy}
+	if legacy != "" {
+		// The legacy history moves under the derived key, so the next
+		// update does not find it twice.
+		delete(f.Testbeds, legacy)
+		tb.ID = id
+		f.Testbeds[id] = tb
+	}
 	if tb == nil {
 		tb = &Testbed{ID: id}
 		f.Testbeds[id] = tb

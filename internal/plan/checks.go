@@ -49,4 +49,10 @@ type Baseline struct {
 	Confidence float64            `json:"confidence"` // prediction-interval level, default 0.99
 	Keep       int                `json:"keep"`       // history length, default 10
 	MinRuns    int                `json:"min_runs"`   // runs before the PI gate is used, default 5
+	// Testbed names the testbed the run is filed under (overridden by
+	// --testbed and PERFSCEN_TESTBED); empty derives it from the hardware.
+	Testbed string `json:"testbed,omitempty"`
+	// Required turns "this testbed has no history" from a warning into an
+	// environment failure (exit 3), for CI jobs that must be gated.
+	Required bool `json:"required,omitempty"`
 }

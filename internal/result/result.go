@@ -40,18 +40,30 @@ type Run struct {
 
 // Environment identifies where a run happened.
 type Environment struct {
-	PerfscenVersion string     `json:"perfscen_version"`
-	Host            string     `json:"host"`
-	OS              string     `json:"os"`
-	Arch            string     `json:"arch"`
-	CPU             string     `json:"cpu,omitempty"`
-	NumCPU          int        `json:"num_cpu"`
-	GPU             string     `json:"gpu,omitempty"`
-	Server          ServerInfo `json:"server"`
-	// Testbed is a stable id derived from host, CPU, GPU and server version;
-	// baselines are keyed by it so figures from different machines are never
-	// compared silently.
+	PerfscenVersion string `json:"perfscen_version"`
+	Host            string `json:"host"`
+	OS              string `json:"os"`
+	Arch            string `json:"arch"`
+	CPU             string `json:"cpu,omitempty"`
+	NumCPU          int    `json:"num_cpu"`
+	// MemoryGiB is the host's memory, rounded to GiB (0: unknown).
+	MemoryGiB int `json:"memory_gib,omitempty"`
+	// GPU lists the server's GPU UUIDs from its metrics, for the record.
+	GPU string `json:"gpu,omitempty"`
+	// GPUModel and GPUCount describe the GPUs that decide the figures:
+	// the local driver's model names, and the count from the driver or
+	// from the server's metrics.
+	GPUModel string     `json:"gpu_model,omitempty"`
+	GPUCount int        `json:"gpu_count,omitempty"`
+	Server   ServerInfo `json:"server"`
+	// Testbed is the name baselines are filed under, so figures from
+	// different machines are never compared silently: a name given with
+	// --testbed, PERFSCEN_TESTBED or the scenario's baseline.testbed, else
+	// an id derived from CPU, memory, GPU and server (never the hostname).
 	Testbed string `json:"testbed"`
+	// TestbedSource says where Testbed came from: flag, env, scenario or
+	// derived.
+	TestbedSource string `json:"testbed_source,omitempty"`
 }
 
 // ServerInfo is what the server's metadata endpoint said.

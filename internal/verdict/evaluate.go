@@ -32,6 +32,10 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 		v.Notices = append(v.Notices, fmt.Sprintf(
 			"no baseline at %s yet; the run passes without one. Record one with `perfscen baseline update %s` or `perfscen baseline update --from results.json`",
 			checks.Baseline.Path, target))
+		if checks.Baseline.Required {
+			v.Checks = append(v.Checks, Check{Kind: KindBaseline, Name: NameNoHistory, Status: StatusFail, Environment: true,
+				Message: fmt.Sprintf("NOT GATED: no baseline at %s and baseline.required is set (exit 3)", checks.Baseline.Path)})
+		}
 		return v
 	}
 	if base.ScenarioHash != "" && run.ScenarioHash != "" && base.ScenarioHash != run.ScenarioHash {
@@ -39,7 +43,7 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 	}
 	gated := o.Baseline(checks.Baseline, base, run)
 	for _, c := range gated {
-		if c.Name == "baseline testbed" {
+		if c.Name == NameNoHistory && c.Status != StatusPass {
 			v.Notices = append(v.Notices, c.Message)
 		}
 	}

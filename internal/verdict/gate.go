@@ -57,13 +57,15 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	if len(g.spec.Metrics) == 0 {
 		g.spec.Metrics = DefaultGateMetrics
 	}
-	id := baseline.TestbedID(run)
-	tb := base.Testbeds[id]
+	tb, id, legacy := base.Lookup(run)
 	if tb == nil || len(tb.Runs) == 0 {
-		return []Check{{Kind: KindBaseline, Name: "baseline testbed", Status: StatusWarn,
-			Message: testbedMismatch(base, id)}}
+		return []Check{noHistory(base, run, id, g.spec.Required)}
 	}
 	var out []Check
+	if legacy != "" {
+		out = append(out, Check{Kind: KindBaseline, Name: "baseline testbed", Status: StatusPass,
+			Message: fmt.Sprintf("testbed %s: using the history of legacy testbed %s (same hardware and server); the next baseline update files it under %s", id, legacy, id)})
+	}
 	inRun := map[string]bool{}
 	for i := range run.Points {
 		p := &run.Points[i]
@@ -86,12 +88,33 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	return out
 }
 
-func testbedMismatch(base *baseline.File, id string) string {
-	ids := base.TestbedIDs()
-	if len(ids) == 0 {
-		return "baseline holds no runs yet; not gated"
+// NameNoHistory names the check a run gets when its testbed has no
+// history in the baseline.
+const NameNoHistory = "baseline testbed"
+
+// noHistory is the check for a run whose testbed has no history: a loud
+// warning, or with baseline.required an environment failure (exit 3) —
+// in CI an ungated run must not pass as if it had been gated.
+func noHistory(base *baseline.File, run *result.Run, id string, required bool) Check {
+	c := Check{Kind: KindBaseline, Name: NameNoHistory, Status: StatusWarn}
+	from := run.Environment.TestbedSource
+	if from == "" {
+		from = "derived"
 	}
-	return fmt.Sprintf("baseline has no history for testbed %s (recorded on: %v); not gated — figures from different machines are never compared. Record one with: perfscen baseline update", id, ids)
+	var where string
+	if len(base.Testbeds) == 0 {
+		where = "the baseline holds no runs yet"
+	} else {
+		where = "the baseline has history only for: " + base.RunCounts()
+	}
+	c.Message = fmt.Sprintf("NOT GATED: testbed %s (%s) has no baseline history; %s. Figures from different testbeds are never compared. "+
+		"Name the testbed with --testbed or PERFSCEN_TESTBED (or baseline.testbed) and record history with: perfscen baseline update --testbed %s",
+		id, from, where, id)
+	if required {
+		c.Status, c.Environment = StatusFail, true
+		c.Message += " (baseline.required is set: exit 3)"
+	}
+	return c
 }
 
 type gate struct{ spec plan.Baseline }

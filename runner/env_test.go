@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+func TestDerivedTestbedIgnoresHostname(t *testing.T) {
+	base := result.Environment{Host: "ci-runner-7f9c", CPU: "AMD EPYC", NumCPU: 2, MemoryGiB: 16,
+		GPUModel: "NVIDIA A10", GPUCount: 2, Server: result.ServerInfo{Name: "triton", Version: "2.50"}}
+	id := DerivedTestbed(base)
+	other := base
+	other.Host, other.GPU = "ci-runner-0a1b", "GPU-3333,GPU-4444"
+	if got := DerivedTestbed(other); got != id {
+		t.Errorf("a new hostname or GPU UUIDs changed the testbed: %s vs %s", got, id)
+	}
+	for name, change := range map[string]func(*result.Environment){
+		"cpu model":      func(e *result.Environment) { e.CPU = "Intel Xeon" },
+		"core count":     func(e *result.Environment) { e.NumCPU = 4 },
+		"memory":         func(e *result.Environment) { e.MemoryGiB = 32 },
+		"gpu model":      func(e *result.Environment) { e.GPUModel = "NVIDIA H100" },
+		"gpu count":      func(e *result.Environment) { e.GPUCount = 1 },
+		"server name":    func(e *result.Environment) { e.Server.Name = "perfscen-refserver" },
+		"server version": func(e *result.Environment) { e.Server.Version = "2.51" },
+	} {
+		e := base
+		change(&e)
+		if DerivedTestbed(e) == id {
+			t.Errorf("%s does not change the testbed", name)
+		}
+	}
+}
+
+func TestHostFacts(t *testing.T) {
+	if got := memoryGiB("testdata/meminfo"); got != 16 {
+		t.Errorf("memoryGiB = %d, want 16", got)
+	}
+	if got := memoryGiB("testdata/none"); got != 0 {
+		t.Errorf("memoryGiB of a missing file = %d, want 0", got)
+	}
+	model, n := localGPUs("testdata/nvidia")
+	if model != "NVIDIA A10" || n != 2 {
+		t.Errorf("localGPUs = %q, %d; want NVIDIA A10, 2", model, n)
+	}
+	if model, n := localGPUs("testdata/none"); model != "" || n != 0 {
+		t.Errorf("localGPUs of a missing dir = %q, %d", model, n)
+	}
+}
+
+func TestNamedTestbedWins(t *testing.T) {
+	e := result.Environment{CPU: "x"}
+	setTestbed(&e, TestbedName{Name: "ci-gpu", Source: "env"})
+	if e.Testbed != "ci-gpu" || e.TestbedSource != "env" {
+		t.Errorf("named testbed not used: %+v", e)
+	}
+	setTestbed(&e, TestbedName{})
+	if e.Testbed != DerivedTestbed(e) || e.TestbedSource != "derived" {
+		t.Errorf("derived testbed not used: %+v", e)
+	}
+}
