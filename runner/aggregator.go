@@ -74,11 +74,16 @@ type aggStats struct {
 }
 
 // aggregator is the single owner of a session's measurement state: it reads
-// samples from the workers, cuts windows and hands closed ones to the
+// the workers' batches of samples, cuts windows and hands closed ones to the
 // controller. whole mode (iterations) keeps one window spanning first send to
 // last completion, closed when the workers are done.
 type aggregator struct {
-	in       <-chan sample
+	in <-chan []sample
+	// pending, when set, hands over samples the workers hold in batches
+	// not yet full; called before every cut. recycle, when set, takes each
+	// batch back once recorded.
+	pending  func(record func(*sample))
+	recycle  func([]sample)
 	out      chan *acc
 	stopping <-chan struct{}
 	done     chan struct{}
@@ -139,8 +144,8 @@ func (a *aggregator) run() {
 	defer close(a.done)
 	defer close(a.out)
 	if a.whole {
-		for s := range a.in {
-			a.record(&s)
+		for b := range a.in {
+			a.recordBatch(b)
 		}
 		a.emit(a.c.cur)
 		return
@@ -149,21 +154,25 @@ func (a *aggregator) run() {
 	defer timer.Stop()
 	for {
 		select {
-		case s, ok := <-a.in:
+		case b, ok := <-a.in:
 			if !ok {
 				a.finish()
 				return
 			}
-			a.record(&s)
+			a.recordBatch(b)
 		case <-timer.C:
-			// Samples already in the channel completed before now; take them
-			// before cutting so they land in their own window.
+			// Samples already handed over or waiting in a worker's batch
+			// completed before now; take them before cutting so they land
+			// in their own window.
 			for n := len(a.in); n > 0; n-- {
-				s, ok := <-a.in
+				b, ok := <-a.in
 				if !ok {
 					break
 				}
-				a.record(&s)
+				a.recordBatch(b)
+			}
+			if a.pending != nil {
+				a.pending(a.record)
 			}
 			if w := a.c.tick(); w != nil && !a.emit(w) {
 				a.drain()
@@ -174,11 +183,20 @@ func (a *aggregator) run() {
 	}
 }
 
+func (a *aggregator) recordBatch(b []sample) {
+	for i := range b {
+		a.record(&b[i])
+	}
+	if a.recycle != nil {
+		a.recycle(b)
+	}
+}
+
 // drain consumes the rest of the samples after a stop so workers never
 // block on a full channel.
 func (a *aggregator) drain() {
-	for s := range a.in {
-		a.record(&s)
+	for b := range a.in {
+		a.recordBatch(b)
 	}
 	a.finish()
 }

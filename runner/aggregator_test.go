@@ -11,14 +11,14 @@ import (
 )
 
 func TestAggregatorWholeWindow(t *testing.T) {
-	in := make(chan sample, 16)
+	in := make(chan []sample, 16)
 	a := &aggregator{in: in, out: make(chan *acc, 1), stopping: make(chan struct{}), done: make(chan struct{}),
 		clock: func() time.Duration { return 0 }, c: newCutter(cutter{}), whole: true}
 	go a.run()
-	in <- sample{sched: 30 * ms, sent: 30 * ms, done: 40 * ms}
-	in <- sample{sched: 10 * ms, sent: 12 * ms, done: 20 * ms, checked: true}
-	in <- sample{sched: 50 * ms, sent: 50 * ms, done: 90 * ms, err: &client.TransportError{Op: "infer", Err: errors.New("refused")}}
-	in <- sample{sched: 50 * ms, sent: 55 * ms, done: 60 * ms, checked: true, mismatch: "OUTPUT0[3]: expected 1, got 2"}
+	in <- []sample{{sched: 30 * ms, sent: 30 * ms, done: 40 * ms}}
+	in <- []sample{{sched: 10 * ms, sent: 12 * ms, done: 20 * ms, checked: true}}
+	in <- []sample{{sched: 50 * ms, sent: 50 * ms, done: 90 * ms, err: &client.TransportError{Op: "infer", Err: errors.New("refused")}}}
+	in <- []sample{{sched: 50 * ms, sent: 55 * ms, done: 60 * ms, checked: true, mismatch: "OUTPUT0[3]: expected 1, got 2"}}
 	close(in)
 	w := <-a.out
 	<-a.done
@@ -31,7 +31,7 @@ func TestAggregatorWholeWindow(t *testing.T) {
 }
 
 func TestAggregatorTimeWindowsAndStop(t *testing.T) {
-	in := make(chan sample, 64)
+	in := make(chan []sample, 64)
 	stopping := make(chan struct{})
 	epoch := time.Now()
 	clock := func() time.Duration { return time.Since(epoch) }
@@ -40,7 +40,7 @@ func TestAggregatorTimeWindowsAndStop(t *testing.T) {
 	go a.run()
 	for i := 0; i < 3; i++ {
 		now := clock()
-		in <- sample{sched: now - ms, sent: now - ms, done: now}
+		in <- []sample{{sched: now - ms, sent: now - ms, done: now}}
 		w := <-a.out
 		if w.n != 1 || w.end-w.start != 20*ms {
 			t.Errorf("window %d: n %d over %v", i, w.n, w.end-w.start)
@@ -50,7 +50,7 @@ func TestAggregatorTimeWindowsAndStop(t *testing.T) {
 	// draining so workers never block, then exit once they are done.
 	close(stopping)
 	for i := 0; i < 50; i++ {
-		in <- sample{done: clock()}
+		in <- []sample{{done: clock()}}
 	}
 	close(in)
 	<-a.done

@@ -3,8 +3,8 @@ package runner
 import "time"
 
 // sample is what a worker reports for one request. Times are offsets from
-// the point's epoch on the monotonic clock. It travels by value through the
-// results channel, so a successful request allocates nothing here.
+// the point's epoch on the monotonic clock. It travels by value in a reused
+// batch (outbox.go), so a successful request allocates nothing here.
 type sample struct {
 	sched time.Duration // when it was due (== sent in closed-loop modes)
 	sent  time.Duration

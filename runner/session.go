@@ -16,7 +16,8 @@ const (
 	cutGrace = 5 * time.Millisecond
 	// growCap bounds an auto-grown request-rate pool.
 	growCap = 4096
-	// resultsBuffer is the results channel capacity.
+	// resultsBuffer is how many samples the results channel holds, in
+	// batches of batchSize.
 	resultsBuffer = 4096
 )
 
@@ -33,8 +34,8 @@ type loadSpec struct {
 }
 
 // session is one stretch of load on a point with its aggregator. Workers
-// report samples by value on one channel; the aggregator alone owns the
-// measurement state; the controller reads closed windows and calls stop.
+// report samples by value, in batches (mailroom); the aggregator alone owns
+// the measurement state; the controller reads closed windows and calls stop.
 type session struct {
 	epoch   time.Time
 	clock   func() time.Duration
@@ -45,7 +46,7 @@ type session struct {
 	drainCtx    context.Context
 	drainCancel context.CancelFunc
 	wg          sync.WaitGroup
-	results     chan sample
+	mail        *mailroom
 	agg         *aggregator
 	budget      atomic.Int64
 
@@ -54,7 +55,7 @@ type session struct {
 }
 
 func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
-	s := &session{epoch: time.Now(), stopCh: make(chan struct{}), results: make(chan sample, resultsBuffer)}
+	s := &session{epoch: time.Now(), stopCh: make(chan struct{}), mail: newMailroom()}
 	s.clock = func() time.Duration { return time.Since(s.epoch) }
 	// In-flight requests outlive the caller's cancellation by the drain
 	// deadline, so an interrupt still lets them complete.
@@ -62,7 +63,8 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
 	s.budget.Store(spec.budget)
 	out := make(chan *acc, 16)
 	s.windows = out
-	s.agg = &aggregator{in: s.results, out: out, stopping: s.stopCh, done: make(chan struct{}),
+	s.agg = &aggregator{in: s.mail.out, pending: s.mail.collect, recycle: s.mail.recycle,
+		out: out, stopping: s.stopCh, done: make(chan struct{}),
 		clock: s.clock, grace: cutGrace, c: newCutter(spec.cut), whole: spec.whole}
 	go s.agg.run()
 
@@ -78,7 +80,7 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
 	}
 	go func() {
 		s.wg.Wait()
-		close(s.results)
+		close(s.mail.out)
 	}()
 	// Stop promptly when the caller is cancelled.
 	go func() {
@@ -96,11 +98,11 @@ func (s *session) fail(err error) {
 	s.requestStop(0)
 }
 
-func (s *session) report(smp *sample) {
+func (s *session) report(o *outbox, smp *sample) {
 	if smp.err != nil && s.drainCtx.Err() != nil && errors.Is(smp.err, context.Canceled) {
 		return // abandoned by the drain deadline, not a server failure
 	}
-	s.results <- *smp
+	s.mail.post(o, smp)
 }
 
 func (s *session) stopped() bool {
@@ -120,6 +122,8 @@ func (s *session) closedLoop(pl *pointLoad, id, workers int, budgeted bool) {
 		return
 	}
 	defer w.close()
+	o := s.mail.open()
+	defer s.mail.flush(o)
 	for !s.stopped() {
 		if budgeted && s.budget.Add(-1) < 0 {
 			return
@@ -127,7 +131,7 @@ func (s *session) closedLoop(pl *pointLoad, id, workers int, budgeted bool) {
 		var smp sample
 		w.do(s.drainCtx, &smp, s.clock)
 		smp.sched = smp.sent
-		s.report(&smp)
+		s.report(o, &smp)
 	}
 }
 
@@ -196,13 +200,15 @@ func (s *session) openLoop(pl *pointLoad, id, workers int, ticks <-chan time.Dur
 	}
 	w.cursor = pl.data.Cursor(id%workers, workers)
 	defer w.close()
+	o := s.mail.open()
+	defer s.mail.flush(o)
 	for due := range ticks {
 		if s.stopped() {
 			continue
 		}
 		smp := sample{sched: due}
 		w.do(s.drainCtx, &smp, s.clock)
-		s.report(&smp)
+		s.report(o, &smp)
 	}
 }
 
