@@ -54,6 +54,10 @@ type worker struct {
 	stream    client.Stream
 	streamCtx context.Context
 
+	// conn is this worker's own connection when the client offers one:
+	// the worker's goroutine then does the whole exchange itself.
+	conn client.Conn
+
 	outputs *workerOutputs // this worker's output shm regions
 }
 
@@ -62,6 +66,9 @@ func (pl *pointLoad) newWorker(ctx context.Context, id, workers int) (*worker, e
 		reqs: make([]*client.InferRequest, pl.data.Len())}
 	if pl.sequence {
 		w.params = map[string]any{}
+	}
+	if cc, ok := pl.client.(client.ConnClient); ok && pl.streamer == nil {
+		w.conn = cc.NewConn()
 	}
 	if pl.shm != nil {
 		o, err := pl.shm.workerOutputs(ctx, id)
@@ -147,6 +154,9 @@ func (w *worker) call(ctx context.Context, req *client.InferRequest) (*client.In
 	if w.pl.streamer != nil {
 		return w.callStream(req)
 	}
+	if w.conn != nil {
+		return w.conn.Infer(ctx, req, w.pl.timeout)
+	}
 	if w.pl.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.pl.timeout)
@@ -190,6 +200,10 @@ func (w *worker) callStream(req *client.InferRequest) (*client.InferResponse, er
 }
 
 func (w *worker) close() {
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
 	if w.stream != nil {
 		_ = w.stream.CloseSend()
 		w.stream = nil

@@ -37,6 +37,23 @@ type Client interface {
 	Close() error
 }
 
+// ConnClient is implemented by clients that can give one caller a
+// connection of its own, on which the caller's goroutine does the whole
+// exchange: no hand-off to transport goroutines per request.
+type ConnClient interface {
+	// NewConn returns nil when the client's options rule it out; the
+	// caller then uses Infer.
+	NewConn() Conn
+}
+
+// Conn is one caller's connection. It is not safe for concurrent use. It
+// sends what Client.Infer sends and reports the same errors; timeout (0 =
+// none) bounds each call besides ctx's deadline and the client's Timeout.
+type Conn interface {
+	Infer(ctx context.Context, req *InferRequest, timeout time.Duration) (*InferResponse, error)
+	Close() error
+}
+
 // Streamer is implemented by clients with a bidirectional inference stream
 // (gRPC ModelStreamInfer).
 type Streamer interface {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 type httpClient struct {
 	base    string // scheme://host:port
 	opts    Options
+	tlsCfg  *tls.Config // nil: plaintext
 	hc      *http.Client
 	tr      *http.Transport
 	headers http.Header
@@ -72,6 +74,7 @@ func newHTTPClient(_ context.Context, opts Options) (Client, error) {
 	return &httpClient{
 		base:    scheme + "://" + hostport,
 		opts:    opts,
+		tlsCfg:  tlsCfg,
 		hc:      &http.Client{Transport: tr},
 		tr:      tr,
 		headers: h,
