@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
@@ -31,29 +32,32 @@ func TestAggregatorWholeWindow(t *testing.T) {
 }
 
 func TestAggregatorTimeWindowsAndStop(t *testing.T) {
-	in := make(chan []sample, 64)
-	stopping := make(chan struct{})
-	epoch := time.Now()
-	clock := func() time.Duration { return time.Since(epoch) }
-	a := &aggregator{in: in, out: make(chan *acc), stopping: stopping, done: make(chan struct{}),
-		clock: clock, grace: time.Millisecond, c: newCutter(cutter{window: 20 * ms})}
-	go a.run()
-	for i := 0; i < 3; i++ {
-		now := clock()
-		in <- []sample{{sched: now - ms, sent: now - ms, done: now}}
-		w := <-a.out
-		if w.n != 1 || w.end-w.start != 20*ms {
-			t.Errorf("window %d: n %d over %v", i, w.n, w.end-w.start)
+	// Fake time: a loaded machine must not move a sample past a boundary.
+	synctest.Test(t, func(t *testing.T) {
+		in := make(chan []sample, 64)
+		stopping := make(chan struct{})
+		epoch := time.Now()
+		clock := func() time.Duration { return time.Since(epoch) }
+		a := &aggregator{in: in, out: make(chan *acc), stopping: stopping, done: make(chan struct{}),
+			clock: clock, grace: time.Millisecond, c: newCutter(cutter{window: 20 * ms})}
+		go a.run()
+		for i := 0; i < 3; i++ {
+			now := clock()
+			in <- []sample{{sched: now - ms, sent: now - ms, done: now}}
+			w := <-a.out
+			if w.n != 1 || w.end-w.start != 20*ms {
+				t.Errorf("window %d: n %d over %v", i, w.n, w.end-w.start)
+			}
 		}
-	}
-	// Stopped with nobody reading windows: the aggregator must keep
-	// draining so workers never block, then exit once they are done.
-	close(stopping)
-	for i := 0; i < 50; i++ {
-		in <- []sample{{done: clock()}}
-	}
-	close(in)
-	<-a.done
+		// Stopped with nobody reading windows: the aggregator must keep
+		// draining so workers never block, then exit once they are done.
+		close(stopping)
+		for i := 0; i < 50; i++ {
+			in <- []sample{{done: clock()}}
+		}
+		close(in)
+		<-a.done
+	})
 }
 
 func TestTally(t *testing.T) {
