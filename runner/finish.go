@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -70,7 +71,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		out.Summary.Server = mergeServer(servers)
 		out.Summary.GPU = mergeGPU(gpus)
 	}
-	if pr.late > 0 && p.Load.Mode == "request_rate" {
+	if pr.late > 0 && p.Load.Mode == plan.LoadRequestRate {
 		sent := out.Summary.Requests + out.Summary.Errors
 		if sent > 0 && float64(pr.late) > 0.01*float64(sent) {
 			out.Notes = append(out.Notes, "more than 1% of requests left over 1 ms after their schedule ("+
@@ -83,9 +84,9 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	return out
 }
 
-func orNone(s string) string {
+func orNone(s plan.SharedMemory) plan.SharedMemory {
 	if s == "" {
-		return "none"
+		return plan.ShmNone
 	}
 	return s
 }

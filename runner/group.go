@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -13,7 +14,7 @@ import (
 func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, error) {
 	for _, pr := range prs {
 		rs.progress(Event{Kind: PointStarted, Index: pr.idx, Point: pr.p})
-		if pr.p.Load.Mode == "iterations" {
+		if pr.p.Load.Mode == plan.LoadIterations {
 			// A fixed count has no windows to alternate; run it whole.
 			if interrupted, err := pr.standalone(ctx); interrupted || err != nil {
 				return interrupted, err
@@ -33,7 +34,7 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 	keep := keepCount(rs.plan.Measurement.Trials)
 	for round := 0; round < keep; round++ {
 		for _, pr := range prs {
-			if pr.p.Load.Mode == "iterations" {
+			if pr.p.Load.Mode == plan.LoadIterations {
 				continue
 			}
 			err := pr.segment(ctx, func(m *measured) bool {

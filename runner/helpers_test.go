@@ -141,7 +141,7 @@ func testPlan(url, proto string, m plan.Measurement, models []plan.Model, pts ..
 
 // loose is a measurement that stabilizes quickly on a noisy test machine.
 func loose() plan.Measurement {
-	return plan.Measurement{Mode: "time_windows", Window: 100 * time.Millisecond, StabilityPct: 200,
+	return plan.Measurement{Mode: plan.TimeWindows, Window: 100 * time.Millisecond, StabilityPct: 200,
 		MaxTrials: 6, Warmup: 30 * time.Millisecond, Trials: 3}
 }
 

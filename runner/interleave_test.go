@@ -20,9 +20,9 @@ func TestRunInterleavesGroups(t *testing.T) {
 	c := newClient(t, "http", srv.HTTPAddr())
 	models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}}
 	p := testPlan(srv.HTTPAddr(), "http", loose(), models,
-		plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
-		plan.Point{Model: "solo", Load: plan.Load{Mode: "iterations", Iterations: 5}},
-		plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}},
+		plan.Point{Model: "solo", Load: plan.Load{Mode: plan.LoadIterations, Iterations: 5}},
+		plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	p.Models = append(p.Models, plan.Model{Alias: "solo", Name: "simple"})
 	var seq []int
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
@@ -72,7 +72,7 @@ func TestRunCounterResetIsMarked(t *testing.T) {
 	// the fresh ones can reach in one window: they must go backwards.
 	m.Warmup = 400 * time.Millisecond
 	p := testPlan(addr, "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
 		Progress: func(e Event) {
 			if e.Kind == WindowDone && e.Window.Index == 1 {
@@ -118,7 +118,7 @@ func TestRunScrapesGPUMetrics(t *testing.T) {
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
 	c := newClient(t, "http", srv.HTTPAddr())
 	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	p.Server.MetricsURL = metrics.URL
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))},
 		Options{MetricsInterval: 10 * time.Millisecond})

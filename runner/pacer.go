@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // A Pacer decides when the next request of an open-loop load is due. It is a
@@ -100,8 +102,8 @@ func (p PoissonPacer) Pace(elapsed time.Duration, sent uint64) (time.Duration, b
 }
 
 // newPacer picks the pacer for a request-rate point.
-func newPacer(distribution string, rate float64, seed uint64) Pacer {
-	if distribution == "poisson" {
+func newPacer(distribution plan.Distribution, rate float64, seed uint64) Pacer {
+	if distribution == plan.Poisson {
 		return NewPoissonPacer(rate, seed, 0)
 	}
 	return ConstantPacer{Rate: rate}

@@ -91,7 +91,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 			}
 			return r.String()
 		}
-		if pr.m.Mode != "count_windows" && p.Load.Mode != "iterations" {
+		if pr.m.Mode != plan.CountWindows && p.Load.Mode != plan.LoadIterations {
 			pl.validateEvery = rs.opts.ValidateEvery
 		}
 	}
@@ -122,16 +122,13 @@ func (pr *pointRunner) spec() loadSpec {
 	o := pr.rs.opts
 	s := loadSpec{workers: max(ld.Concurrency, 1), drain: o.Drain,
 		cut: cutter{warmupEnd: pr.m.Warmup, window: pr.m.Window}}
-	if pr.m.Mode == "count_windows" {
+	if pr.m.Mode == plan.CountWindows {
 		s.cut.count = true
 		s.cut.minCount = int64(max(pr.m.RequestCount, 1))
 		s.cut.step = o.MinCountWindow
 		s.cut.maxLen = o.MaxCountWindow
 	}
-	if s.cut.window <= 0 {
-		s.cut.window = 5 * time.Second // perf_analyzer's measurement interval
-	}
-	if ld.Mode == "request_rate" {
+	if ld.Mode == plan.LoadRequestRate {
 		s.rate = true
 		s.pacer = newPacer(ld.Distribution, ld.Rate, o.Seed+uint64(pr.idx))
 		s.maxWorkers = ld.MaxThreads
@@ -267,14 +264,7 @@ func (pr *pointRunner) windowsOf(ms []*measured) []result.Window {
 // windows ran) and, when keepGoing, then until it holds its kept trials.
 // It returns the index of the first kept window, or -1 when unstable.
 func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, error) {
-	maxTrials := pr.m.MaxTrials
-	if maxTrials <= 0 {
-		maxTrials = 10
-	}
-	pct := pr.m.StabilityPct
-	if pct <= 0 {
-		pct = 10
-	}
+	maxTrials, pct := pr.m.MaxTrials, pr.m.StabilityPct
 	keep := keepCount(pr.m.Trials)
 	first := len(pr.windows)
 	stableAt := -1
@@ -302,7 +292,7 @@ func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, erro
 
 // standalone measures a point on its own.
 func (pr *pointRunner) standalone(ctx context.Context) (bool, error) {
-	if pr.p.Load.Mode == "iterations" {
+	if pr.p.Load.Mode == plan.LoadIterations {
 		return pr.iterations(ctx)
 	}
 	stableAt, err := pr.stabilize(ctx, true)

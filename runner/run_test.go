@@ -26,7 +26,7 @@ func TestRunConcurrencySimple(t *testing.T) {
 			c := newClient(t, proto, addr)
 			m := loose()
 			p := testPlan(addr, proto, m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
-				plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 2}, BatchSize: 2})
+				plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}, BatchSize: 2})
 			var events []EventKind
 			run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))},
 				Options{Version: "test", ValidateEvery: 1, Progress: func(e Event) { events = append(events, e.Kind) }})
@@ -114,7 +114,7 @@ func TestRunIterationsExactCount(t *testing.T) {
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
 	c := newClient(t, "http", srv.HTTPAddr())
 	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
-		plan.Point{Load: plan.Load{Mode: "iterations", Concurrency: 3, WarmupIterations: 5, Iterations: 37}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 3, WarmupIterations: 5, Iterations: 37}})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4))}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestRunRequestRateStallShowsInP99(t *testing.T) {
 	m.MaxTrials = 3
 	m.StabilityPct = 1000
 	p := testPlan(srv.HTTPAddr(), "http", m, []plan.Model{{Alias: "m", Name: "delay"}},
-		plan.Point{Load: plan.Load{Mode: "request_rate", Rate: 50, Distribution: "constant"}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadRequestRate, Rate: 50, Distribution: "constant"}})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestRunCountWindows(t *testing.T) {
 	m := loose()
 	m.Mode, m.RequestCount = "count_windows", 20
 	p := testPlan(srv.GRPCAddr(), "grpc", m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 2))},
 		Options{MinCountWindow: 50 * time.Millisecond})
 	if err != nil {
@@ -208,7 +208,7 @@ func TestRunStreamingAndSequences(t *testing.T) {
 	})
 	for _, streaming := range []bool{false, true} {
 		p := testPlan(srv.GRPCAddr(), "grpc", loose(), []plan.Model{{Alias: "m", Name: "accumulate", Validate: true, Sequence: true}},
-			plan.Point{Load: plan.Load{Mode: "iterations", Concurrency: 3, Iterations: 60, Streaming: streaming}})
+			plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 3, Iterations: 60, Streaming: streaming}})
 		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(d)}, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +227,7 @@ func TestRunUnreachableServer(t *testing.T) {
 	c := newClient(t, "http", addr)
 	srv.Close()
 	p := testPlan(addr, "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{})
 	if err == nil || exitcode.Of(err) != exitcode.Environment {
 		t.Fatalf("err = %v (code %d), want an environment error", err, exitcode.Of(err))
@@ -245,8 +245,8 @@ func TestRunServerDiesMidRun(t *testing.T) {
 	m.StabilityPct = 0.0001 // never stable: keeps measuring
 	m.MaxTrials = 50
 	p := testPlan(srv.GRPCAddr(), "grpc", m, []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 2}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}},
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	windows := 0
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))},
 		Options{Progress: func(e Event) {
@@ -276,8 +276,8 @@ func TestRunInterrupt(t *testing.T) {
 	m.StabilityPct = 0.0001
 	m.MaxTrials = 100
 	p := testPlan(srv.HTTPAddr(), "http", m, []plan.Model{{Alias: "m", Name: "delay"}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 4}},
-		plan.Point{Load: plan.Load{Mode: "concurrency", Concurrency: 4}})
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 4}},
+		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 4}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var cancelled time.Time
@@ -307,7 +307,7 @@ func TestRunCUDAIsInvalid(t *testing.T) {
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
 	c := newClient(t, "http", srv.HTTPAddr())
 	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{SharedMemory: "cuda", Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		plan.Point{SharedMemory: "cuda", Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	_, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{})
 	if !errors.Is(err, errCUDA) || exitcode.Of(err) != exitcode.Invalid {
 		t.Errorf("err = %v, want the CUDA error with exit code 2", err)

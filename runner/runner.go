@@ -105,6 +105,23 @@ type Event struct {
 	Result *result.Point
 }
 
+// checkMeasurement refuses a measurement that scenario resolution did not
+// default: the runner applies no defaults of its own, so a zero here is a
+// caller that built a plan by hand and forgot a field.
+func checkMeasurement(m plan.Measurement) error {
+	switch {
+	case m.Mode != plan.TimeWindows && m.Mode != plan.CountWindows:
+		return fmt.Errorf("runner: measurement mode %q is not %s or %s", m.Mode, plan.TimeWindows, plan.CountWindows)
+	case m.Mode == plan.TimeWindows && m.Window <= 0:
+		return fmt.Errorf("runner: measurement window %s must be positive", m.Window)
+	case m.MaxTrials <= 0:
+		return fmt.Errorf("runner: measurement max_trials %d must be positive", m.MaxTrials)
+	case m.StabilityPct <= 0:
+		return fmt.Errorf("runner: measurement stability %g%% must be positive", m.StabilityPct)
+	}
+	return nil
+}
+
 // ErrUnreachable marks a run stopped because requests could no longer reach
 // the server.
 var ErrUnreachable = errors.New("server unreachable")
@@ -160,6 +177,9 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	}
 	if deps.Client == nil || deps.Inputs == nil {
 		return finishRun(run, opts, exitcode.AsInvalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
+	}
+	if err := checkMeasurement(p.Measurement); err != nil {
+		return finishRun(run, opts, exitcode.AsInvalid(err))
 	}
 	env, err := environment(ctx, p, deps.Client, opts.Version, opts.Testbed)
 	run.Environment = env

@@ -12,6 +12,7 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/shm"
 )
 
@@ -224,13 +225,13 @@ func (s *shmSet) close() error {
 }
 
 // shmMode checks a point's shared_memory setting.
-func shmMode(mode string) (system bool, err error) {
+func shmMode(mode plan.SharedMemory) (system bool, err error) {
 	switch mode {
-	case "", "none":
+	case "", plan.ShmNone:
 		return false, nil
-	case "system":
+	case plan.ShmSystem:
 		return true, nil
-	case "cuda":
+	case plan.ShmCUDA:
 		return false, exitcode.AsInvalid(errCUDA)
 	}
 	return false, exitcode.AsInvalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))

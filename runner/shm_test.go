@@ -48,7 +48,7 @@ func TestRunSystemSharedMemory(t *testing.T) {
 	checkShm(t)
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
 	c := newClient(t, "http", srv.HTTPAddr())
-	p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: "concurrency", Concurrency: 2})
+	p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
 	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{ValidateEvery: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestRunSystemSharedMemoryCleanupOnError(t *testing.T) {
 	c := newClient(t, "http", srv.HTTPAddr())
 	for _, n := range []int32{2, 4} { // an input region; a worker's output region
 		fc := &failingRegister{Client: c, n: n}
-		p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: "concurrency", Concurrency: 2})
+		p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
 		run, err := Run(context.Background(), p, Deps{Client: fc, Inputs: inputsOf(simpleData(2, 3))}, Options{})
 		if err == nil {
 			t.Fatalf("failure at registration %d went unnoticed", n)
@@ -90,7 +90,7 @@ func TestRunSystemSharedMemoryCleanupOnCancel(t *testing.T) {
 	c := newClient(t, "http", srv.HTTPAddr())
 	m := loose()
 	m.StabilityPct, m.MaxTrials = 0.0001, 100
-	p := shmPlan(srv.HTTPAddr(), m, plan.Load{Mode: "concurrency", Concurrency: 2})
+	p := shmPlan(srv.HTTPAddr(), m, plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	time.AfterFunc(250*time.Millisecond, cancel)

@@ -34,14 +34,14 @@ func Estimate(p *plan.Plan) Estimation {
 	e := Estimation{PerPoint: make([]time.Duration, len(p.Points))}
 	for i, pt := range p.Points {
 		rate := pointRate(pt.Load)
-		if pt.Load.Mode == "iterations" {
+		if pt.Load.Mode == plan.LoadIterations {
 			n := float64(pt.Load.WarmupIterations + pt.Load.Iterations)
 			d := m.Warmup + seconds(n/rate)
 			e.PerPoint[i], e.Total, e.Worst = d, e.Total+d, e.Worst+d
 			continue
 		}
 		w := m.Window
-		if m.Mode == "count_windows" {
+		if m.Mode == plan.CountWindows {
 			w = max(time.Second, seconds(float64(m.RequestCount)/rate))
 		}
 		best := m.Warmup + time.Duration(StabilityWindows+m.Trials)*w
@@ -52,14 +52,14 @@ func Estimate(p *plan.Plan) Estimation {
 	}
 	e.Assumption = fmt.Sprintf("per point: warm-up + (%d stabilization windows + %d trials) × window at best, (%d max trials + %d trials) × window at worst",
 		StabilityWindows, m.Trials, m.MaxTrials, m.Trials)
-	if m.Mode == "count_windows" || hasIterations(p) {
+	if m.Mode == plan.CountWindows || hasIterations(p) {
 		e.Assumption += fmt.Sprintf("; count windows and iterations assume %.0f requests/s per outstanding request (or the request rate), at least 1s per count window", NominalRate)
 	}
 	return e
 }
 
 func pointRate(l plan.Load) float64 {
-	if l.Mode == "request_rate" && l.Rate > 0 {
+	if l.Mode == plan.LoadRequestRate && l.Rate > 0 {
 		return l.Rate
 	}
 	return NominalRate * float64(max(1, l.Concurrency))
@@ -67,7 +67,7 @@ func pointRate(l plan.Load) float64 {
 
 func hasIterations(p *plan.Plan) bool {
 	for _, pt := range p.Points {
-		if pt.Load.Mode == "iterations" {
+		if pt.Load.Mode == plan.LoadIterations {
 			return true
 		}
 	}

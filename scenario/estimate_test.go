@@ -16,26 +16,26 @@ func TestEstimate(t *testing.T) {
 	}{
 		{
 			name:  "time windows",
-			m:     plan.Measurement{Mode: "time_windows", Window: time.Second, MaxTrials: 6, Trials: 5, Warmup: 2 * time.Second},
-			loads: []plan.Load{{Mode: "concurrency", Concurrency: 1}, {Mode: "concurrency", Concurrency: 2}},
+			m:     plan.Measurement{Mode: plan.TimeWindows, Window: time.Second, MaxTrials: 6, Trials: 5, Warmup: 2 * time.Second},
+			loads: []plan.Load{{Mode: plan.LoadConcurrency, Concurrency: 1}, {Mode: plan.LoadConcurrency, Concurrency: 2}},
 			total: 2 * (2 + 8) * time.Second, wrst: 2 * (2 + 11) * time.Second,
 		},
 		{
 			name:  "count windows at a request rate: 500 requests at 250/s = 2s windows",
-			m:     plan.Measurement{Mode: "count_windows", RequestCount: 500, MaxTrials: 10, Trials: 10},
-			loads: []plan.Load{{Mode: "request_rate", Rate: 250}},
+			m:     plan.Measurement{Mode: plan.CountWindows, RequestCount: 500, MaxTrials: 10, Trials: 10},
+			loads: []plan.Load{{Mode: plan.LoadRequestRate, Rate: 250}},
 			total: 13 * 2 * time.Second, wrst: 20 * 2 * time.Second,
 		},
 		{
 			name:  "count windows last at least 1s",
-			m:     plan.Measurement{Mode: "count_windows", RequestCount: 50, MaxTrials: 10, Trials: 1},
-			loads: []plan.Load{{Mode: "concurrency", Concurrency: 8}},
+			m:     plan.Measurement{Mode: plan.CountWindows, RequestCount: 50, MaxTrials: 10, Trials: 1},
+			loads: []plan.Load{{Mode: plan.LoadConcurrency, Concurrency: 8}},
 			total: 4 * time.Second, wrst: 11 * time.Second,
 		},
 		{
 			name:  "iterations: 1000 requests at concurrency 4 = 2.5s",
-			m:     plan.Measurement{Mode: "time_windows", Window: time.Second, MaxTrials: 10, Trials: 10},
-			loads: []plan.Load{{Mode: "iterations", Concurrency: 4, Iterations: 900, WarmupIterations: 100}},
+			m:     plan.Measurement{Mode: plan.TimeWindows, Window: time.Second, MaxTrials: 10, Trials: 10},
+			loads: []plan.Load{{Mode: plan.LoadIterations, Concurrency: 4, Iterations: 900, WarmupIterations: 100}},
 			total: 2500 * time.Millisecond, wrst: 2500 * time.Millisecond,
 		},
 	}

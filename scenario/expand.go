@@ -54,7 +54,7 @@ type loadLevel struct {
 }
 
 func (r *resolved) loadLevels() []loadLevel {
-	if r.load.Mode == "request_rate" {
+	if r.load.Mode == plan.LoadRequestRate {
 		var out []loadLevel
 		for _, v := range orOneFloat(r.sweep.rate, r.load.Rate) {
 			out = append(out, loadLevel{rate: v})
@@ -69,12 +69,13 @@ func (r *resolved) loadLevels() []loadLevel {
 }
 
 // point builds one cell; batch 0 means "the model's own batch size".
-func (r *resolved) point(mi int, m plan.Model, proto, shm string, ss *ShapeSet, batch int, lv loadLevel) plan.Point {
+func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeSet, batch int, lv loadLevel) plan.Point {
 	if batch == 0 {
 		batch = r.batch[mi]
 	}
 	load := r.load
 	load.Concurrency, load.Rate = lv.concurrency, lv.rate
+	shm := plan.SharedMemory(shmName)
 	pt := plan.Point{
 		Model:        m.Alias,
 		Protocol:     proto,
@@ -84,14 +85,14 @@ func (r *resolved) point(mi int, m plan.Model, proto, shm string, ss *ShapeSet, 
 		Coords: map[string]string{
 			CoordBatchSize:    strconv.Itoa(batch),
 			CoordProtocol:     proto,
-			CoordSharedMemory: shm,
+			CoordSharedMemory: shmName,
 		},
 	}
-	if shm != "none" {
+	if shm != plan.ShmNone {
 		pt.OutputShmSize = r.outShm
 	}
 	var id []string
-	if load.Mode == "request_rate" {
+	if load.Mode == plan.LoadRequestRate {
 		v := formatNumber(lv.rate)
 		pt.Coords[CoordRequestRate] = v
 		id = append(id, "r="+v)
@@ -117,7 +118,7 @@ func (r *resolved) point(mi int, m plan.Model, proto, shm string, ss *ShapeSet, 
 		id = append(id, "proto="+proto)
 	}
 	if r.sweep.shm != nil {
-		id = append(id, "shm="+shm)
+		id = append(id, "shm="+shmName)
 	}
 	pt.ID = m.Alias + "/" + strings.Join(id, ",")
 	return pt

@@ -44,10 +44,6 @@ const (
 	DefaultTrials        = 10
 	DefaultStringLength  = 128
 	DefaultOutputShmSize = 102400
-	DefaultAlpha         = 0.01
-	DefaultConfidence    = 0.99
-	DefaultKeep          = 10
-	DefaultMinRuns       = 5
 )
 
 // resolve applies defaults and checks what the schema cannot express.

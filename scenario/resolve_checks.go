@@ -131,7 +131,7 @@ func resolveComparison(c *collector, p path, in Comparison, aliases map[string]b
 		out.Name = fmt.Sprintf("%s-vs-%s-%s", in.Candidate, in.Reference, metric)
 	}
 	if out.Alpha == 0 {
-		out.Alpha = DefaultAlpha
+		out.Alpha = plan.DefaultAlpha
 	}
 	return out, true
 }
@@ -155,9 +155,9 @@ func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baselin
 	b := &plan.Baseline{
 		Path:       filepath.Join("baselines", name+".json"),
 		Metrics:    []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99},
-		Confidence: DefaultConfidence,
-		Keep:       DefaultKeep,
-		MinRuns:    DefaultMinRuns,
+		Confidence: plan.DefaultConfidence,
+		Keep:       plan.DefaultKeep,
+		MinRuns:    plan.DefaultMinRuns,
 	}
 	if in.Path != "" {
 		b.Path = rel(dir, in.Path)

@@ -7,11 +7,11 @@ import (
 func resolveLoad(s *Scenario, c *collector, r *resolved) {
 	in := s.Load
 	p := path{"load"}
-	mode := in.Mode
+	mode := plan.LoadMode(in.Mode)
 	if mode == "" {
-		mode = "concurrency"
+		mode = plan.LoadConcurrency
 		if in.RequestRate > 0 || len(s.Sweep.RequestRate) > 0 {
-			mode = "request_rate"
+			mode = plan.LoadRequestRate
 		}
 	}
 	l := plan.Load{
@@ -23,7 +23,7 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		MaxThreads:       in.MaxThreads,
 	}
 	switch mode {
-	case "concurrency", "iterations":
+	case plan.LoadConcurrency, plan.LoadIterations:
 		if l.Concurrency == 0 {
 			l.Concurrency = 1
 		}
@@ -36,14 +36,14 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		if in.Distribution != "" {
 			c.atKey(p.child("distribution"), "applies only with mode: request_rate")
 		}
-		if mode == "iterations" && in.Iterations == 0 {
+		if mode == plan.LoadIterations && in.Iterations == 0 {
 			c.at(p, "mode iterations needs `iterations` (requests per point)")
 		}
-		if mode == "concurrency" && in.Iterations != 0 {
+		if mode == plan.LoadConcurrency && in.Iterations != 0 {
 			c.atKey(p.child("iterations"), "applies only with mode: iterations")
 		}
 		l.Iterations = in.Iterations
-	case "request_rate":
+	case plan.LoadRequestRate:
 		if in.Concurrency != 0 {
 			c.atKey(p.child("concurrency"), "does not apply with mode: request_rate (the rate sets the load)")
 		}
@@ -57,15 +57,15 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 			c.atKey(p.child("iterations"), "applies only with mode: iterations")
 		}
 		l.Rate = in.RequestRate
-		l.Distribution = in.Distribution
+		l.Distribution = plan.Distribution(in.Distribution)
 		if l.Distribution == "" {
-			l.Distribution = "constant"
+			l.Distribution = plan.Constant
 		}
 	}
 	r.load = l
 	r.shm = in.SharedMemory
 	if r.shm == "" {
-		r.shm = "none"
+		r.shm = string(plan.ShmNone)
 	}
 	r.outShm = DefaultOutputShmSize
 	if in.OutputSharedMemorySize != "" {

@@ -8,7 +8,7 @@ func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {
 	in := s.Measurement
 	p := path{"measurement"}
 	m := plan.Measurement{
-		Mode:          in.Mode,
+		Mode:          plan.MeasurementMode(in.Mode),
 		Window:        DefaultWindow,
 		RequestCount:  DefaultRequestCount,
 		StabilityPct:  DefaultStabilityPct,
@@ -18,10 +18,10 @@ func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {
 		AllowUnstable: in.AllowUnstable,
 	}
 	if m.Mode == "" {
-		m.Mode = "time_windows"
+		m.Mode = plan.TimeWindows
 	}
 	if in.Window != "" {
-		if m.Mode == "count_windows" {
+		if m.Mode == plan.CountWindows {
 			c.atKey(p.child("window"), "applies only with mode: time_windows (count windows end after request_count requests)")
 		}
 		if d, err := ParseDuration(in.Window); err != nil {
@@ -33,7 +33,7 @@ func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {
 		}
 	}
 	if in.RequestCount != 0 {
-		if m.Mode != "count_windows" {
+		if m.Mode != plan.CountWindows {
 			c.atKey(p.child("request_count"), "applies only with mode: count_windows")
 		}
 		m.RequestCount = in.RequestCount

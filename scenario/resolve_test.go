@@ -142,7 +142,7 @@ sweep: {request_rate: [12.5, 250.0]}
 	p, _ := Expand(s)
 	var got []string
 	for _, pt := range p.Points {
-		got = append(got, pt.ID+" "+pt.Coords[CoordRequestRate]+" "+pt.Load.Distribution)
+		got = append(got, pt.ID+" "+pt.Coords[CoordRequestRate]+" "+string(pt.Load.Distribution))
 	}
 	want := []string{"simple/r=12.5 12.5 constant", "simple/r=250 250 constant"}
 	if d := cmp.Diff(want, got); d != "" {

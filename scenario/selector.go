@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // Coordinate names, as used in plan.Point.Coords and check selectors.
@@ -43,7 +45,7 @@ func (r *resolved) coordValues() map[string][]string {
 	out := map[string][]string{}
 	d := r.sweep
 	switch r.load.Mode {
-	case "request_rate":
+	case plan.LoadRequestRate:
 		if d.rate != nil {
 			for _, v := range d.rate {
 				out[CoordRequestRate] = append(out[CoordRequestRate], formatNumber(v))

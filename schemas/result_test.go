@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/schemas"
 )
@@ -50,7 +51,7 @@ func fullRun() *result.Run {
 		Errors:   []string{"server restarted"},
 		Points: []result.Point{{
 			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1",
-			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: "concurrency",
+			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: plan.LoadConcurrency,
 			Concurrency: 1, RequestRate: 10,
 			Shapes: map[string][]int64{"INPUT0": {16}},
 			Coords: map[string]string{"concurrency": "1"},

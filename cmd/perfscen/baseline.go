@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -86,7 +87,7 @@ printed before the file is written, under a lock, atomically.`,
 	cmd.Flags().StringVar(&f.path, "baseline", "", "baseline file (default baselines/<scenario>.json)")
 	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "drop the testbed's history and keep only this run")
 	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "record a run with failed, unstable or partial points")
-	cmd.Flags().IntVar(&f.opts.Keep, "keep", baseline.DefaultKeep, "history runs to keep per testbed")
+	cmd.Flags().IntVar(&f.opts.Keep, "keep", plan.DefaultKeep, "history runs to keep per testbed")
 	cmd.Flags().StringVar(&f.testbed, "testbed", "", "testbed to record under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived; with --from: the run's own testbed)")
 	return cmd
 }

@@ -134,7 +134,7 @@ baseline history, which calibrates the gate at once (K >= min_runs).`,
 	cmd.Flags().StringVar(&f.path, "baseline", "", "baseline file (default: the scenario's baseline path)")
 	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "with --record: start a new history")
 	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "use runs with failed checks or unstable points")
-	cmd.Flags().IntVar(&f.opts.Keep, "keep", baseline.DefaultKeep, "history runs to keep per testbed")
+	cmd.Flags().IntVar(&f.opts.Keep, "keep", plan.DefaultKeep, "history runs to keep per testbed")
 	cmd.Flags().StringVar(&f.testbed, "testbed", "", "testbed to record under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived)")
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
 )
@@ -48,7 +49,7 @@ counts when it exceeds --tolerance. "~" means no significant change.`,
 			return nil
 		},
 	}
-	cmd.Flags().Float64Var(&o.Alpha, "alpha", verdict.DefaultAlpha, "significance level of the two-sided U test")
+	cmd.Flags().Float64Var(&o.Alpha, "alpha", plan.DefaultAlpha, "significance level of the two-sided U test")
 	cmd.Flags().Float64Var(&o.MinChange, "min-change", 0.02, "smallest relative change reported when a test is possible")
 	cmd.Flags().Float64Var(&o.Tolerance, "tolerance", 0.05, "relative change that counts when no test is possible")
 	return cmd

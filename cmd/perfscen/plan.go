@@ -70,7 +70,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		if pt.Group != 0 {
 			group = strconv.Itoa(pt.Group)
 		}
-		rows[i] = []string{pt.Model, pt.ID, pt.Protocol, pt.SharedMemory, strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
+		rows[i] = []string{pt.Model, pt.ID, pt.Protocol, string(pt.SharedMemory), strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
 	}
 	if err := renderTable(w, []string{"model", "point", "protocol", "shm", "batch", "load", "group"}, rows); err != nil {
 		return err
@@ -86,9 +86,9 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 func loadText(l plan.Load) string {
 	var s string
 	switch l.Mode {
-	case "request_rate":
+	case plan.LoadRequestRate:
 		s = fmt.Sprintf("rate %s/s %s", strconv.FormatFloat(l.Rate, 'f', -1, 64), l.Distribution)
-	case "iterations":
+	case plan.LoadIterations:
 		s = fmt.Sprintf("%d iterations, concurrency %d", l.Iterations, l.Concurrency)
 	default:
 		s = fmt.Sprintf("concurrency %d", l.Concurrency)
@@ -104,7 +104,7 @@ func loadText(l plan.Load) string {
 
 func measurementText(m plan.Measurement) string {
 	var b strings.Builder
-	if m.Mode == "count_windows" {
+	if m.Mode == plan.CountWindows {
 		fmt.Fprintf(&b, "count windows of %d requests", m.RequestCount)
 	} else {
 		fmt.Fprintf(&b, "time windows of %s", m.Window)

@@ -16,9 +16,6 @@ import (
 // hardware and re-keyed at the next update.
 const FormatVersion = 2
 
-// DefaultKeep is how many history runs a testbed keeps unless told.
-const DefaultKeep = 10
-
 // File is one scenario's baseline, for any number of testbeds.
 type File struct {
 	FormatVersion int    `json:"format_version"`

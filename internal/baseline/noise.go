@@ -4,11 +4,9 @@ import (
 	"math"
 	"sort"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
-
-// DefaultConfidence is the prediction-interval level MDE figures assume.
-const DefaultConfidence = 0.99
 
 // Estimate is the noise of one point × metric over a testbed's history.
 type Estimate struct {
@@ -151,7 +149,7 @@ func (s Series) Estimate() Estimate {
 		WithinSE: s.WithinSE(),
 	}
 	if k >= 2 {
-		e.MDE = MDE(sd*math.Sqrt(1+1/float64(k)), k, DefaultConfidence, DefaultPower)
+		e.MDE = MDE(sd*math.Sqrt(1+1/float64(k)), k, plan.DefaultConfidence, DefaultPower)
 	}
 	return e
 }

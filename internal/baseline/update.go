@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -18,7 +19,7 @@ type UpdateOptions struct {
 	// AllowUnstable accepts unstable (but complete) points, for scenarios
 	// that set allow_unstable: their gate is judged on the trials.
 	AllowUnstable bool
-	Keep          int       // history length; 0 means DefaultKeep
+	Keep          int       // history length; 0 means plan.DefaultKeep
 	Now           time.Time // recording time; zero means time.Now()
 }
 
@@ -70,7 +71,7 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 	}
 	keep := opts.Keep
 	if keep <= 0 {
-		keep = DefaultKeep
+		keep = plan.DefaultKeep
 	}
 	now := opts.Now
 	if now.IsZero() {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -137,7 +138,7 @@ func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
 		return nil, fmt.Errorf("%s: perf_analyzer CSV has a header but no rows", name)
 	}
 	sort.SliceStable(points, func(i, j int) bool {
-		if points[i].Mode == "request_rate" {
+		if points[i].Mode == plan.LoadRequestRate {
 			return points[i].RequestRate < points[j].RequestRate
 		}
 		return points[i].Concurrency < points[j].Concurrency

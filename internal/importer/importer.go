@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -153,13 +154,13 @@ func newPoint(model string, lv level, batch int, protocol, shm string) result.Po
 		protocol = "http"
 	}
 	if shm == "" {
-		shm = "none"
+		shm = string(plan.ShmNone)
 	}
 	p := result.Point{
 		Model:        model,
 		ModelName:    model,
 		Protocol:     protocol,
-		SharedMemory: shm,
+		SharedMemory: plan.SharedMemory(shm),
 		BatchSize:    batch,
 		Status:       result.PointImported,
 		Coords: map[string]string{
@@ -170,12 +171,12 @@ func newPoint(model string, lv level, batch int, protocol, shm string) result.Po
 	}
 	if lv.rate {
 		r := formatFloat(lv.requestRate)
-		p.Mode = "request_rate"
+		p.Mode = plan.LoadRequestRate
 		p.RequestRate = lv.requestRate
 		p.ID = model + "/r=" + r
 		p.Coords["request_rate"] = r
 	} else {
-		p.Mode = "concurrency"
+		p.Mode = plan.LoadConcurrency
 		p.Concurrency = lv.concurrency
 		p.ID = fmt.Sprintf("%s/c=%d", model, lv.concurrency)
 		p.Coords["concurrency"] = strconv.Itoa(lv.concurrency)

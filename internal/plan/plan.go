@@ -68,23 +68,63 @@ type Input struct {
 
 // Measurement mirrors perf_analyzer's measurement options.
 type Measurement struct {
-	Mode          string        `json:"mode"` // time_windows | count_windows
-	Window        time.Duration `json:"window"`
-	RequestCount  int           `json:"request_count"`
-	StabilityPct  float64       `json:"stability_pct"` // e.g. 10 for 10%
-	MaxTrials     int           `json:"max_trials"`    // windows allowed to reach stability
-	Percentile    int           `json:"percentile"`    // 0: use average latency for stability
-	Warmup        time.Duration `json:"warmup"`
-	Trials        int           `json:"trials"` // windows kept after stabilization
-	AllowUnstable bool          `json:"allow_unstable"`
+	Mode          MeasurementMode `json:"mode"`
+	Window        time.Duration   `json:"window"`
+	RequestCount  int             `json:"request_count"`
+	StabilityPct  float64         `json:"stability_pct"` // e.g. 10 for 10%
+	MaxTrials     int             `json:"max_trials"`    // windows allowed to reach stability
+	Percentile    int             `json:"percentile"`    // 0: use average latency for stability
+	Warmup        time.Duration   `json:"warmup"`
+	Trials        int             `json:"trials"` // windows kept after stabilization
+	AllowUnstable bool            `json:"allow_unstable"`
 }
+
+// LoadMode is how a point issues requests. It is the one definition of the
+// load modes: scenario resolves the YAML string into one of these, and
+// runner, report and importer compare against the constants.
+type LoadMode string
+
+const (
+	// LoadConcurrency keeps a fixed number of requests outstanding.
+	LoadConcurrency LoadMode = "concurrency"
+	// LoadRequestRate sends on a schedule, whatever the replies do.
+	LoadRequestRate LoadMode = "request_rate"
+	// LoadIterations is concurrency mode that stops after a fixed request
+	// count instead of measuring windows.
+	LoadIterations LoadMode = "iterations"
+)
+
+// MeasurementMode says what ends a measurement window.
+type MeasurementMode string
+
+const (
+	TimeWindows  MeasurementMode = "time_windows"  // a window lasts Measurement.Window
+	CountWindows MeasurementMode = "count_windows" // a window ends after RequestCount requests
+)
+
+// SharedMemory is where a point's tensors travel.
+type SharedMemory string
+
+const (
+	ShmNone   SharedMemory = "none"   // in the request body
+	ShmSystem SharedMemory = "system" // POSIX shared memory registered with the server
+	ShmCUDA   SharedMemory = "cuda"   // CUDA IPC memory (not supported by this build)
+)
+
+// Distribution is the spacing of request-rate sends.
+type Distribution string
+
+const (
+	Constant Distribution = "constant"
+	Poisson  Distribution = "poisson"
+)
 
 // Point is one cell of the sweep matrix for one model.
 type Point struct {
 	ID            string             `json:"id"`    // stable key, e.g. "onnx/c=10"
 	Model         string             `json:"model"` // alias
 	Protocol      string             `json:"protocol"`
-	SharedMemory  string             `json:"shared_memory"` // none | system | cuda
+	SharedMemory  SharedMemory       `json:"shared_memory"`
 	OutputShmSize int64              `json:"output_shm_size,omitempty"`
 	BatchSize     int                `json:"batch_size"`
 	ShapeSet      string             `json:"shape_set,omitempty"`
@@ -100,13 +140,13 @@ type Point struct {
 
 // Load is how requests are issued at a point.
 type Load struct {
-	Mode             string  `json:"mode"` // concurrency | request_rate | iterations
-	Concurrency      int     `json:"concurrency,omitempty"`
-	Rate             float64 `json:"rate,omitempty"`         // requests per second
-	Distribution     string  `json:"distribution,omitempty"` // constant | poisson
-	Async            bool    `json:"async,omitempty"`
-	Streaming        bool    `json:"streaming,omitempty"`
-	WarmupIterations int     `json:"warmup_iterations,omitempty"`
-	Iterations       int     `json:"iterations,omitempty"`
-	MaxThreads       int     `json:"max_threads,omitempty"` // request_rate worker cap
+	Mode             LoadMode     `json:"mode"`
+	Concurrency      int          `json:"concurrency,omitempty"`
+	Rate             float64      `json:"rate,omitempty"` // requests per second
+	Distribution     Distribution `json:"distribution,omitempty"`
+	Async            bool         `json:"async,omitempty"`
+	Streaming        bool         `json:"streaming,omitempty"`
+	WarmupIterations int          `json:"warmup_iterations,omitempty"`
+	Iterations       int          `json:"iterations,omitempty"`
+	MaxThreads       int          `json:"max_threads,omitempty"` // request_rate worker cap
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
 )
@@ -86,7 +87,7 @@ func colorLine(s string, color bool) string {
 // pointBlock follows perf_analyzer's report (inference_profiler.cc
 // ReportClientSideStats / ReportServerSideStats), trailing spaces included.
 func pointBlock(w io.Writer, p *result.Point) {
-	if p.Mode == "request_rate" {
+	if p.Mode == plan.LoadRequestRate {
 		fmt.Fprintf(w, "Request Rate: %s inference requests per seconds\n", paFloat(p.RequestRate))
 	} else {
 		fmt.Fprintf(w, "Request concurrency: %d\n", p.Concurrency)

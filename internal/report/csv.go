@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
 )
@@ -24,9 +25,9 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 	if err != nil {
 		return err
 	}
-	rate := points[0].Mode == "request_rate"
+	rate := points[0].Mode == plan.LoadRequestRate
 	for _, p := range points[1:] {
-		if (p.Mode == "request_rate") != rate {
+		if (p.Mode == plan.LoadRequestRate) != rate {
 			return fmt.Errorf("csv: model %s mixes concurrency and request-rate points; perf_analyzer's layout holds one load mode", p.Model)
 		}
 	}

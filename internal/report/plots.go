@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -192,7 +193,7 @@ func pointsByModel(run *result.Run) ([]string, map[string][]*result.Point) {
 	for _, m := range models {
 		pts := by[m]
 		sort.SliceStable(pts, func(i, j int) bool {
-			if pts[i].Mode == "request_rate" {
+			if pts[i].Mode == plan.LoadRequestRate {
 				return pts[i].RequestRate < pts[j].RequestRate
 			}
 			return pts[i].Concurrency < pts[j].Concurrency

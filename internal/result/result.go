@@ -1,6 +1,10 @@
 package result
 
-import "time"
+import (
+	"time"
+
+	"github.com/perfscen/perfscen/internal/plan"
+)
 
 // SchemaVersion is the version of the result JSON document. Readers refuse
 // documents with a newer version.
@@ -82,9 +86,9 @@ type Point struct {
 	ModelName    string             `json:"model_name"`
 	ModelVersion string             `json:"model_version,omitempty"`
 	Protocol     string             `json:"protocol"`
-	SharedMemory string             `json:"shared_memory"`
+	SharedMemory plan.SharedMemory  `json:"shared_memory"`
 	BatchSize    int                `json:"batch_size"`
-	Mode         string             `json:"mode"` // concurrency | request_rate | iterations
+	Mode         plan.LoadMode      `json:"mode"`
 	Concurrency  int                `json:"concurrency,omitempty"`
 	RequestRate  float64            `json:"request_rate,omitempty"`
 	Shapes       map[string][]int64 `json:"shapes,omitempty"`

@@ -33,7 +33,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 	for _, cmp := range cs {
 		alpha := cmp.Alpha
 		if alpha <= 0 {
-			alpha = DefaultAlpha
+			alpha = plan.DefaultAlpha
 		}
 		matched := 0
 		for i := range run.Points {

@@ -12,8 +12,6 @@ import (
 
 // Gate defaults.
 const (
-	DefaultConfidence = 0.99
-	DefaultMinRuns    = 5
 	// DefaultThroughputTolerance and DefaultLatencyTolerance are the
 	// fallback bounds while a baseline has fewer than MinRuns runs.
 	DefaultThroughputTolerance = 0.05
@@ -49,10 +47,10 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	}
 	g := gate{spec: *spec}
 	if g.spec.Confidence <= 0 || g.spec.Confidence >= 1 {
-		g.spec.Confidence = DefaultConfidence
+		g.spec.Confidence = plan.DefaultConfidence
 	}
 	if g.spec.MinRuns <= 0 {
-		g.spec.MinRuns = DefaultMinRuns
+		g.spec.MinRuns = plan.DefaultMinRuns
 	}
 	if len(g.spec.Metrics) == 0 {
 		g.spec.Metrics = DefaultGateMetrics

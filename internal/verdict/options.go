@@ -22,7 +22,6 @@ type Options struct {
 const (
 	DefaultMinTrials   = 10
 	DefaultResamples   = 2000
-	DefaultAlpha       = 0.01
 	DefaultFamilyAlpha = 0.03
 	// CIConfidence is the level of the bootstrap ratio interval.
 	CIConfidence = 0.95

@@ -8,6 +8,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -61,7 +62,7 @@ var compareMetrics = []string{
 // change rule when they do not (imported perf_analyzer summaries).
 func CompareRuns(old, cur *result.Run, o CompareOptions) []Delta {
 	if o.Alpha <= 0 {
-		o.Alpha = DefaultAlpha
+		o.Alpha = plan.DefaultAlpha
 	}
 	if o.MinChange <= 0 {
 		o.MinChange = 0.02

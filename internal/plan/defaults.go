@@ -1,0 +1,18 @@
+package plan
+
+// Check defaults. scenario fills them into a Plan, verdict falls back on
+// them for checks built outside a scenario (perfscen compare, the gate
+// command), and baseline uses them for history length and MDE figures:
+// this is the one place they are defined.
+const (
+	// DefaultAlpha is the significance level of a model comparison's
+	// two-sided test.
+	DefaultAlpha = 0.01
+	// DefaultConfidence is the baseline gate's prediction-interval level.
+	DefaultConfidence = 0.99
+	// DefaultKeep is how many history runs a baseline testbed keeps.
+	DefaultKeep = 10
+	// DefaultMinRuns is how many history runs the prediction-interval gate
+	// needs; with fewer, fixed tolerances apply.
+	DefaultMinRuns = 5
+)
