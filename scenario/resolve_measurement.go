@@ -47,6 +47,9 @@ func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {
 			m.StabilityPct = v
 		}
 	}
+	if in.MaxErrorRate != "" {
+		m.MaxErrorRate = parseErrorRate(in.MaxErrorRate, p.child("max_error_rate"), c)
+	}
 	if in.MaxTrials != 0 {
 		m.MaxTrials = in.MaxTrials
 	}
@@ -61,4 +64,18 @@ func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {
 		}
 	}
 	return m
+}
+
+// parseErrorRate reads an error budget ("1%", "0.5%") as a fraction.
+func parseErrorRate(s string, at path, c *collector) float64 {
+	v, err := ParsePercent(s, false)
+	if err != nil {
+		c.at(at, "%v", err)
+		return 0
+	}
+	if v > 100 {
+		c.at(at, "%s is more than 100%%", s)
+		return 0
+	}
+	return v / 100
 }

@@ -37,6 +37,10 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 			Sequence:       m.Sequence,
 			Input:          resolveInput(m, c, p.child("input_data"), dir),
 		}
+		if m.MaxErrorRate != "" {
+			v := parseErrorRate(m.MaxErrorRate, p.child("max_error_rate"), c)
+			pm.MaxErrorRate = &v
+		}
 		r.models = append(r.models, pm)
 		r.batch = append(r.batch, batch)
 		r.shapes = append(r.shapes, m.Shapes)

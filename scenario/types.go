@@ -58,6 +58,7 @@ type Model struct {
 	ValidateOutputs bool               `yaml:"validate_outputs"`
 	FloatTolerance  float64            `yaml:"float_tolerance"`
 	Sequence        bool               `yaml:"sequence"`
+	MaxErrorRate    string             `yaml:"max_error_rate"`
 }
 
 // LoadSpec is how requests are issued; shared memory lives here because it is a
@@ -103,6 +104,7 @@ type Measurement struct {
 	Warmup        string `yaml:"warmup"`
 	Trials        int    `yaml:"trials"`
 	AllowUnstable bool   `yaml:"allow_unstable"`
+	MaxErrorRate  string `yaml:"max_error_rate"`
 }
 
 // At selects sweep coordinates; values are compared canonically.

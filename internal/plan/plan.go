@@ -56,6 +56,9 @@ type Model struct {
 	// FloatTolerance is the absolute+relative tolerance for FP outputs.
 	FloatTolerance float64 `json:"float_tolerance,omitempty"`
 	Sequence       bool    `json:"sequence,omitempty"` // send correlation ids / start / end flags
+	// MaxErrorRate is this model's error budget (a fraction); nil means
+	// Measurement.MaxErrorRate.
+	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
 }
 
 // Input says where input tensors come from.
@@ -77,6 +80,9 @@ type Measurement struct {
 	Warmup        time.Duration   `json:"warmup"`
 	Trials        int             `json:"trials"` // windows kept after stabilization
 	AllowUnstable bool            `json:"allow_unstable"`
+	// MaxErrorRate is the error budget of every point: the largest fraction
+	// of failed requests in the kept trials that passes (default 0).
+	MaxErrorRate float64 `json:"max_error_rate"`
 }
 
 // LoadMode is how a point issues requests. It is the one definition of the
