@@ -60,7 +60,10 @@ func (c *cutter) due() time.Duration { return c.boundary }
 // samples still in the channel). It returns the closed window, or nil when a
 // count window needs more time.
 func (c *cutter) tick() *acc {
-	if c.count && c.cur.n < c.minCount && c.boundary-c.cur.start < c.maxLen {
+	// A window in which requests only failed closes at once: it can never
+	// reach its count, and the point is decided by that alone.
+	onlyErrors := c.cur.n == 0 && c.cur.errs > 0
+	if c.count && c.cur.n < c.minCount && !onlyErrors && c.boundary-c.cur.start < c.maxLen {
 		// perf_analyzer sleeps another second and checks again.
 		c.boundary += c.step
 		start := c.cur.start

@@ -33,6 +33,9 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	case err != nil:
 		out.Status = result.PointFailed
 		out.Notes = append(out.Notes, err.Error())
+	case pr.failure != nil:
+		out.Status = result.PointFailed
+		out.Notes = append(out.Notes, pr.failure.Error())
 	case out.Status == "":
 		out.Status = result.PointFailed
 	}

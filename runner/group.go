@@ -25,6 +25,9 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 		if interrupted, err := pr.outcome(err); interrupted || err != nil {
 			return interrupted, err
 		}
+		if pr.failure != nil {
+			continue
+		}
 		if stableAt < 0 {
 			pr.status = result.PointUnstable
 		} else {
@@ -34,7 +37,7 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 	keep := keepCount(rs.plan.Measurement.Trials)
 	for round := 0; round < keep; round++ {
 		for _, pr := range prs {
-			if pr.p.Load.Mode == plan.LoadIterations {
+			if pr.p.Load.Mode == plan.LoadIterations || pr.failure != nil {
 				continue
 			}
 			err := pr.segment(ctx, func(m *measured) bool {
@@ -45,6 +48,22 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 			if interrupted, err := pr.outcome(err); interrupted || err != nil {
 				return interrupted, err
 			}
+		}
+	}
+	// The kept rounds are the point's trials: all of them must lie within
+	// the stability band, as for a point measured on its own.
+	pct := rs.plan.Measurement.StabilityPct
+	for _, pr := range prs {
+		if pr.p.Load.Mode == plan.LoadIterations || pr.failure != nil || pr.status != result.PointStable || len(pr.kept) == 0 {
+			continue
+		}
+		kept := make([]result.Window, len(pr.kept))
+		for i, k := range pr.kept {
+			kept[i] = pr.windows[k].win
+		}
+		if st, _ := isStableAll(kept, pct, pr.p.Load.Async); !st {
+			pr.status = result.PointUnstable
+			pr.noteSpread(pr.kept[0])
 		}
 	}
 	return false, nil

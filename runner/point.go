@@ -37,6 +37,13 @@ type pointRunner struct {
 	kept     []int // indexes into windows
 	status   string
 
+	// failure ends this point without ending the run (nothing succeeded
+	// in a window): the point is failed, the next point is measured.
+	failure error
+	// refused counts consecutive windows in which requests failed and none
+	// succeeded.
+	refused int
+
 	errs       tally
 	mismatches tally
 	checked    int64
@@ -230,11 +237,49 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
 				return exitcode.AsEnvironment(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
 			}
+			if err := pr.emptyWindow(w, m, false); err != nil {
+				return err
+			}
 			if !next(m) {
 				return nil
 			}
 		}
 	}
+}
+
+// errPointFailed marks a point that cannot be measured while the server
+// still answers (every request refused, or none completing in a count
+// window's longest time); the run goes on to the next point.
+var errPointFailed = errors.New("point could not be measured")
+
+// emptyWindow decides a window without one successful request. When
+// requests failed and none succeeded in three windows in a row (the
+// stability window: one short window can fall between two slow
+// successes), no later window will differ in kind, so the point stops with
+// the server's first error rather than running to max_trials as
+// "unstable". A whole-load window (iterations) decides at once. A count
+// window that reached its longest time with nothing completed stops the
+// point too.
+func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
+	if w.n > 0 {
+		pr.refused = 0
+		return nil
+	}
+	if w.errs > 0 {
+		pr.refused++
+		if pr.refused < stabilityWindow && !whole {
+			return nil
+		}
+		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
+		if first := pr.errs.first(); len(first) > 0 {
+			msg += "; first error: " + first[0]
+		}
+		return fmt.Errorf("%w: %s", errPointFailed, msg)
+	}
+	if pr.m.Mode == plan.CountWindows && m.win.Duration >= pr.rs.opts.MaxCountWindow {
+		return fmt.Errorf("%w: no request completed in %s (count window limit)", errPointFailed, m.win.Duration)
+	}
+	return nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {
@@ -260,32 +305,45 @@ func (pr *pointRunner) windowsOf(ms []*measured) []result.Window {
 	return out
 }
 
-// stabilize measures windows until the point is stable (or max_trials
-// windows ran) and, when keepGoing, then until it holds its kept trials.
+// stabilize measures windows until the point is stable (or its window
+// budget is spent). Without keepGoing a point is stable as soon as its last
+// three windows agree (perf_analyzer's rule); with keepGoing it is stable
+// when its last max(trials, 3) windows all lie within the band, so every
+// kept trial is within ±stability, not only the first three. The budget is
+// max_trials windows to stabilize plus the trials beyond the first three.
 // It returns the index of the first kept window, or -1 when unstable.
 func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, error) {
 	maxTrials, pct := pr.m.MaxTrials, pr.m.StabilityPct
-	keep := keepCount(pr.m.Trials)
+	need := stabilityWindow
+	budget := maxTrials
+	if keepGoing {
+		need = keepCount(pr.m.Trials)
+		budget = maxTrials + need - stabilityWindow
+	}
 	first := len(pr.windows)
 	stableAt := -1
+	announced := false
 	err := pr.segment(ctx, func(m *measured) bool {
-		mine := pr.windows[first:]
+		mine := pr.windowsOf(pr.windows[first:])
 		justStable := false
-		if stableAt < 0 {
-			stable, latUnstable := isStable(pr.windowsOf(mine), pct, pr.p.Load.Async)
-			if stable {
-				stableAt = len(pr.windows) - stabilityWindow
-				justStable = true
-				if latUnstable {
-					pr.notes = append(pr.notes, "latency is not stabilizing; stabilized on throughput alone (async load)")
-				}
+		if !announced {
+			// The progress line says "stable" when perf_analyzer would.
+			if st, _ := isStable(mine, pct, pr.p.Load.Async); st {
+				announced, justStable = true, true
 			}
 		}
 		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: justStable})
-		if stableAt < 0 {
-			return len(mine) < maxTrials
+		if len(mine) >= need {
+			stable, latUnstable := isStableAll(mine[len(mine)-need:], pct, pr.p.Load.Async)
+			if stable {
+				stableAt = len(pr.windows) - need
+				if latUnstable {
+					pr.notes = append(pr.notes, "latency is not stabilizing; stabilized on throughput alone (async load)")
+				}
+				return false
+			}
 		}
-		return keepGoing && len(pr.windows)-stableAt < keep
+		return len(mine) < budget
 	})
 	return stableAt, err
 }
@@ -302,9 +360,19 @@ func (pr *pointRunner) standalone(ctx context.Context) (bool, error) {
 		pr.keep(stableAt, len(pr.windows))
 	default:
 		pr.status = result.PointUnstable
-		pr.keep(max(len(pr.windows)-stabilityWindow, 0), len(pr.windows))
+		from := max(len(pr.windows)-keepCount(pr.m.Trials), 0)
+		pr.keep(from, len(pr.windows))
+		pr.noteSpread(from)
 	}
 	return pr.outcome(err)
+}
+
+// noteSpread says how far apart the kept windows of an unstable point are.
+func (pr *pointRunner) noteSpread(from int) {
+	if r := spread(pr.windowsOf(pr.windows[from:])); r > 0 {
+		pct := pr.m.StabilityPct
+		pr.notes = append(pr.notes, fmt.Sprintf("kept windows' throughput spans max/min %.2f, over the stability limit %.2f (stability %g%%)", r, 1+pct/100, pct))
+	}
 }
 
 func (pr *pointRunner) keep(from, to int) {
@@ -317,6 +385,10 @@ func (pr *pointRunner) keep(from, to int) {
 func (pr *pointRunner) outcome(err error) (bool, error) {
 	if errors.Is(err, errInterrupted) {
 		return true, nil
+	}
+	if errors.Is(err, errPointFailed) {
+		pr.failure = err
+		return false, nil
 	}
 	return false, err
 }
@@ -364,6 +436,9 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	pr.status = result.PointStable
 	if w != nil && w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
 		return false, exitcode.AsEnvironment(fmt.Errorf("%w: none of %d requests succeeded", ErrUnreachable, w.errs))
+	}
+	if w != nil {
+		return pr.outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))
 	}
 	return false, nil
 }

@@ -13,7 +13,16 @@ func stableTail(ws []result.Window, pct float64, throughputOnly bool) bool {
 	if len(ws) < stabilityWindow {
 		return false
 	}
-	tail := ws[len(ws)-stabilityWindow:]
+	return stableAll(ws[len(ws)-stabilityWindow:], pct, throughputOnly)
+}
+
+// stableAll applies the same rule to every window of tail: the kept trials
+// of a point, all of them, must lie within the stability band, not only
+// the first three that made it stable.
+func stableAll(tail []result.Window, pct float64, throughputOnly bool) bool {
+	if len(tail) == 0 {
+		return false
+	}
 	limit := 1 + pct/100
 	minT, maxT := tail[0].Throughput, tail[0].Throughput
 	minL, maxL := tail[0].LatencyUs, tail[0].LatencyUs
@@ -40,13 +49,37 @@ func stableTail(ws []result.Window, pct float64, throughputOnly bool) bool {
 // loads perf_analyzer's fallback that accepts a level whose throughput alone
 // is stable (it warns that latency is not stabilizing).
 func isStable(ws []result.Window, pct float64, async bool) (stable, latencyUnstable bool) {
-	if stableTail(ws, pct, false) {
+	if len(ws) < stabilityWindow {
+		return false, false
+	}
+	return isStableAll(ws[len(ws)-stabilityWindow:], pct, async)
+}
+
+// isStableAll is isStable over every window of tail.
+func isStableAll(tail []result.Window, pct float64, async bool) (stable, latencyUnstable bool) {
+	if stableAll(tail, pct, false) {
 		return true, false
 	}
-	if async && stableTail(ws, pct, true) {
+	if async && stableAll(tail, pct, true) {
 		return true, true
 	}
 	return false, false
+}
+
+// spread is max/min throughput over ws, for messages (0 when a window had
+// none).
+func spread(ws []result.Window) float64 {
+	if len(ws) == 0 {
+		return 0
+	}
+	lo, hi := ws[0].Throughput, ws[0].Throughput
+	for _, w := range ws {
+		lo, hi = min(lo, w.Throughput), max(hi, w.Throughput)
+	}
+	if lo <= 0 {
+		return 0
+	}
+	return hi / lo
 }
 
 // keepCount is how many windows a point keeps as trials: the requested

@@ -14,7 +14,6 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
-	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/scenario"
 )
 
@@ -33,7 +32,7 @@ func freshRun(e *env, file string, force bool, testbed string) (*plan.Plan, *res
 	}
 	checks := pl.Checks
 	checks.Baseline = nil
-	v := verdict.Options{AllowUnstable: pl.Measurement.AllowUnstable}.Evaluate(checks, run, nil)
+	v := verdictOptions(pl).Evaluate(checks, run, nil)
 	if failed := v.Failed(); len(failed) > 0 && !force {
 		names := make([]string, 0, len(failed))
 		for _, c := range failed {

@@ -93,6 +93,7 @@ measurement:
   window: 100ms
   max_trials: 3
   allow_unstable: true
+  max_error_rate: 50%
 `)
 	before := runtime.NumGoroutine()
 	r := runFault(t, context.Background(), "run", sc, "-q", "--out-dir", dir)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
 	"github.com/perfscen/perfscen/internal/baseline"
@@ -20,7 +21,9 @@ import (
 )
 
 // runOne runs one scenario file end to end and returns its exit code; it
-// prints everything it has to say itself.
+// prints everything it has to say itself. Every scenario that got as far
+// as its plan gets its outputs, a run that never reached the server
+// included, so CI sees each scenario's verdict.
 func runOne(e *env, file string, f reportFlags, many bool) int {
 	pl, err := scenario.LoadPlan(file, e.getenv)
 	if err != nil {
@@ -42,15 +45,22 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		}
 	}
 	run, runErr := measure(e, pl, f)
-	if run == nil {
-		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
-		return exitcode.Of(runErr)
-	}
-	code := exitcode.OK
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
-		code = exitcode.Of(runErr)
+		if exitcode.Of(runErr) == exitcode.Invalid {
+			// The scenario or its data is wrong: no verdict to record.
+			return exitcode.Invalid
+		}
 	}
+	if run == nil {
+		run = unmeasured(e, pl, runErr)
+	}
+	checks := pl.Checks
+	if f.noBaseline {
+		checks.Baseline = nil
+	}
+	v := verdictOptions(pl).Evaluate(checks, run, base)
+	code := exitFor(v.Outcome())
 	if p := resultPath(f, pl.Scenario, many); p != "" {
 		// Results are written whatever happened, partial runs included,
 		// so nothing measured is lost.
@@ -61,22 +71,44 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 			fmt.Fprintf(e.stderr, "results written to %s\n", p)
 		}
 	}
-	checks := pl.Checks
-	if f.noBaseline {
-		checks.Baseline = nil
-	}
-	v := verdict.Options{AllowUnstable: pl.Measurement.AllowUnstable}.Evaluate(checks, run, base)
 	if err := writeReports(e, f, pl, run, v, base, many); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 		code = worse(code, exitcode.Of(err))
 	}
-	switch {
-	case v.EnvironmentFailure():
-		code = worse(code, exitcode.Environment)
-	default:
-		code = worse(code, v.ExitCode())
-	}
 	return code
+}
+
+// unmeasured is the result of a run that never reached a point: no
+// figures, its status and the error that stopped it.
+func unmeasured(e *env, pl *plan.Plan, runErr error) *result.Run {
+	now := time.Now()
+	run := &result.Run{
+		SchemaVersion: result.SchemaVersion, Scenario: pl.Scenario, ScenarioPath: pl.ScenarioPath,
+		ScenarioHash: pl.ScenarioHash, Source: "perfscen", Started: now, Finished: now,
+		Status: result.StatusFailed, Points: []result.Point{},
+	}
+	run.Environment.PerfscenVersion = version
+	if e.ctx.Err() != nil {
+		run.Status = result.StatusInterrupted
+	}
+	if runErr != nil {
+		run.Errors = []string{runErr.Error()}
+	}
+	return run
+}
+
+// verdictOptions are the verdict settings a plan asks for.
+func verdictOptions(pl *plan.Plan) verdict.Options {
+	o := verdict.Options{AllowUnstable: pl.Measurement.AllowUnstable, MaxErrorRate: pl.Measurement.MaxErrorRate}
+	for _, m := range pl.Models {
+		if m.MaxErrorRate != nil {
+			if o.ModelMaxErrorRate == nil {
+				o.ModelMaxErrorRate = map[string]float64{}
+			}
+			o.ModelMaxErrorRate[m.Alias] = *m.MaxErrorRate
+		}
+	}
+	return o
 }
 
 func resultPath(f reportFlags, name string, many bool) string {

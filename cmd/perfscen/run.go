@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/launch"
+	"github.com/perfscen/perfscen/internal/verdict"
 )
 
 func init() { register(newRunCmd) }
@@ -45,8 +46,10 @@ if asked, measure every sweep point as perf_analyzer does, keep the trials,
 evaluate thresholds, same-run comparisons and the baseline, print the report
 and write the results.
 
-Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
-3 server or environment failure (unreachable, errors, unstable, interrupted).`,
+Exit codes: 0 pass · 1 a check failed on measured data · 2 invalid scenario,
+data, baseline or flags · 3 could not measure (server unreachable, a point
+where no request succeeded, unstable, interrupted) · 4 inconclusive. With
+several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 		Example: `  perfscen run scenarios/quickstart.yaml
   perfscen run scenarios/ --junit out/junit.xml --html out/report.html
   perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv
@@ -63,7 +66,13 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or flags ·
 				fmt.Fprintf(e.stderr, "perfscen: goroutines at start: %d\n", start)
 			}
 			worst := exitcode.OK
-			for _, file := range files {
+			for i, file := range files {
+				if e.ctx.Err() != nil {
+					// Interrupted: the scenarios not yet started are not run.
+					fmt.Fprintf(e.stderr, "perfscen: interrupted; not run: %s\n", strings.Join(files[i:], ", "))
+					worst = worse(worst, exitcode.Environment)
+					break
+				}
 				code := runOne(e, file, f, len(files) > 1)
 				worst = worse(worst, code)
 			}
@@ -100,10 +109,26 @@ func settledGoroutines(target int) int {
 	return n
 }
 
-// worse orders exit codes by what CI must hear first: invalid input, then
-// environment failure, then a failed check, then an undecided one.
+// exitFor is the exit code of one scenario's outcome.
+func exitFor(o verdict.Outcome) int {
+	switch o {
+	case verdict.OutcomeFail:
+		return exitcode.CheckFailed
+	case verdict.OutcomeNotMeasured, verdict.OutcomeInterrupted:
+		return exitcode.Environment
+	case verdict.OutcomeInconclusive:
+		return exitcode.Inconclusive
+	}
+	return exitcode.OK
+}
+
+// worse combines the exit codes of several scenarios (or of one scenario's
+// verdict and its outputs) by what CI must hear first: a failure
+// demonstrated by data (1) is never hidden; then an invalid scenario,
+// data or command line (2), which no retry fixes; then could not measure
+// (3); then inconclusive (4); then pass (0).
 func worse(a, b int) int {
-	rank := map[int]int{exitcode.OK: 0, exitcode.Inconclusive: 1, exitcode.CheckFailed: 2, exitcode.Environment: 3, exitcode.Invalid: 4}
+	rank := map[int]int{exitcode.OK: 0, exitcode.Inconclusive: 1, exitcode.Environment: 2, exitcode.Invalid: 3, exitcode.CheckFailed: 4}
 	if rank[b] > rank[a] {
 		return b
 	}

@@ -110,7 +110,10 @@ func TestRunInvalidScenarioExits2(t *testing.T) {
 
 func TestWorseOrdersExitCodes(t *testing.T) {
 	cases := []struct{ a, b, want int }{
-		{0, 1, 1}, {1, 3, 3}, {3, 1, 3}, {3, 2, 2}, {2, 0, 2}, {0, 0, 0},
+		// A failure demonstrated by data is never hidden by another
+		// scenario's invalid input or environment failure.
+		{0, 1, 1}, {1, 3, 1}, {3, 1, 1}, {1, 2, 1}, {2, 1, 1},
+		{3, 2, 2}, {2, 3, 2}, {2, 0, 2}, {0, 0, 0}, {3, 0, 3},
 		// Inconclusive outranks a pass and yields to everything else.
 		{0, 4, 4}, {4, 0, 4}, {4, 1, 1}, {1, 4, 1}, {4, 3, 3}, {2, 4, 2},
 	}
@@ -124,13 +127,19 @@ func TestWorseOrdersExitCodes(t *testing.T) {
 func TestRunModelParamOverridesEmbeddedModel(t *testing.T) {
 	dir := t.TempDir()
 	sc := writeScenario(t, dir, "tiny.yaml", strings.Replace(iterationsScenario, "%s", "http", 1))
-	// Every request fails: the errors == 0 threshold must fail (exit 1).
-	code, stdout, stderr := runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple.error_rate=1")
+	// Half the requests fail: the errors == 0 threshold fails (exit 1).
+	code, stdout, stderr := runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple.error_rate=0.5")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "errors == 0") {
 		t.Errorf("report does not name the failed threshold:\n%s", stdout)
+	}
+	// Every request fails: nothing was measured (exit 3), with the
+	// server's error.
+	code, stdout, stderr = runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple.error_rate=1")
+	if code != 3 || !strings.Contains(stdout, "injected failure") {
+		t.Fatalf("exit %d, want 3 naming the server's error\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple")
 	if code != 2 || !strings.Contains(stderr, "model.key=value") {

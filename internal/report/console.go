@@ -57,8 +57,12 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 				return err
 			}
 			for _, c := range v.Checks {
-				if c.Status == verdict.StatusFail && c.Message != "" {
+				switch {
+				case c.Message == "":
+				case c.Status == verdict.StatusFail, c.Status == verdict.StatusInconclusive:
 					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
+				case c.Status == verdict.StatusWarn:
+					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), c.Message)
 				}
 				for _, warn := range c.Warnings {
 					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), warn)
@@ -80,6 +84,9 @@ func colorLine(s string, color bool) string {
 	}
 	if strings.HasPrefix(s, "FAIL") {
 		return ansiBold + ansiRed + s + ansiReset
+	}
+	if !strings.HasPrefix(s, "PASS") {
+		return ansiBold + ansiYellow + s + ansiReset
 	}
 	return ansiBold + ansiGreen + s + ansiReset
 }

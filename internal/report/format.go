@@ -147,10 +147,12 @@ func label(c verdict.Check) string {
 // maxListed caps how many failed checks the one-line summary names.
 const maxListed = 10
 
-// SummaryLine is the closing verdict line, e.g. "PASS: 12 checks passed"
-// or "FAIL: 2 of 12 checks failed: p95 < 30ms @ onnx/c=10; …".
+// SummaryLine is the closing verdict line; its first word is the run's
+// outcome, so it always agrees with the exit code: "PASS: 12 checks
+// passed", "FAIL: 2 of 12 checks failed: p95 < 30ms @ onnx/c=10; …",
+// "COULD NOT MEASURE: …", "INTERRUPTED: …", "INCONCLUSIVE: …".
 func SummaryLine(v *verdict.Verdict) string {
-	if v == nil || len(v.Checks) == 0 {
+	if v == nil {
 		return "PASS: no checks defined"
 	}
 	var passed, warned, skipped int
@@ -166,29 +168,57 @@ func SummaryLine(v *verdict.Verdict) string {
 		}
 	}
 	failed := v.Failed()
-	if len(failed) == 0 {
-		s := fmt.Sprintf("PASS: %s passed", plural(passed, "check"))
-		var extra []string
-		if warned > 0 {
-			extra = append(extra, plural(warned, "warning"))
-		}
-		if skipped > 0 {
-			extra = append(extra, fmt.Sprintf("%d skipped", skipped))
-		}
-		if len(extra) > 0 {
-			s += " (" + strings.Join(extra, ", ") + ")"
-		}
-		return s
+	switch v.Outcome() {
+	case verdict.OutcomeInterrupted:
+		return "INTERRUPTED: the run was cancelled before it finished; no verdict on the server" + listed(" (", failed, ")")
+	case verdict.OutcomeNotMeasured:
+		return fmt.Sprintf("COULD NOT MEASURE: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), names(failed, true))
+	case verdict.OutcomeFail:
+		return fmt.Sprintf("FAIL: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), names(failed, false))
+	case verdict.OutcomeInconclusive:
+		inc := v.Inconclusive()
+		return fmt.Sprintf("INCONCLUSIVE: %d of %s undecided: %s", len(inc), plural(len(v.Checks), "check"), names(inc, false))
 	}
-	names := make([]string, 0, maxListed)
-	for i, c := range failed {
+	if len(v.Checks) == 0 {
+		return "PASS: no checks defined"
+	}
+	s := fmt.Sprintf("PASS: %s passed", plural(passed, "check"))
+	var extra []string
+	if warned > 0 {
+		extra = append(extra, plural(warned, "warning"))
+	}
+	if skipped > 0 {
+		extra = append(extra, fmt.Sprintf("%d skipped", skipped))
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+func listed(pre string, cs []verdict.Check, post string) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return pre + names(cs, false) + post
+}
+
+// names lists checks for the summary line, at most maxListed; withMessage
+// adds the first check's message, the reason a run could not measure.
+func names(cs []verdict.Check, withMessage bool) string {
+	out := make([]string, 0, maxListed)
+	for i, c := range cs {
 		if i == maxListed {
-			names = append(names, fmt.Sprintf("and %d more", len(failed)-maxListed))
+			out = append(out, fmt.Sprintf("and %d more", len(cs)-maxListed))
 			break
 		}
-		names = append(names, label(c))
+		n := label(c)
+		if withMessage && i == 0 && c.Message != "" {
+			n += " (" + c.Message + ")"
+		}
+		out = append(out, n)
 	}
-	return fmt.Sprintf("FAIL: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), strings.Join(names, "; "))
+	return strings.Join(out, "; ")
 }
 
 func plural(n int, noun string) string {

@@ -15,6 +15,7 @@ const (
 	StatusComplete    = "complete"    // every point measured
 	StatusPartial     = "partial"     // stopped early (server died, fatal error)
 	StatusInterrupted = "interrupted" // Ctrl-C / SIGTERM
+	StatusFailed      = "failed"      // nothing measured: the run could not start (server unreachable)
 )
 
 // Point status values.

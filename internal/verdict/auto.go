@@ -2,31 +2,30 @@ package verdict
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/result"
 )
 
-// Automatic returns the checks every run gets without asking: the run
-// finished, each point was measured and stable, and validated outputs
-// matched. Unstable, failed and partial points fail as environment
-// failures (exit 3); with allowUnstable an unstable point only warns.
+// Automatic returns the automatic checks with only allowUnstable set.
 func Automatic(run *result.Run, allowUnstable bool) []Check {
+	return Options{AllowUnstable: allowUnstable}.Automatic(run)
+}
+
+// Automatic returns the checks every run gets without asking: the run
+// finished, each point was measured and stable, its failed requests stayed
+// within the error budget, and validated outputs matched. Unstable, failed
+// and partial points fail as environment failures (exit 3); with
+// AllowUnstable an unstable point only warns.
+func (o Options) Automatic(run *result.Run) []Check {
 	var out []Check
-	if run.Status != "" && run.Status != result.StatusComplete || len(run.Errors) > 0 {
-		c := Check{Kind: KindErrors, Name: "run completed", Status: StatusFail, Environment: true,
-			Message: fmt.Sprintf("run is %s", run.Status)}
-		if run.Status == result.StatusComplete || run.Status == "" {
-			c.Message = "run reported errors"
-		}
-		if len(run.Errors) > 0 {
-			c.Message += ": " + strings.Join(run.Errors, "; ")
-		}
+	if c, ok := runCompleted(run); ok {
 		out = append(out, c)
 	}
 	for i := range run.Points {
 		p := &run.Points[i]
-		if c, ok := stability(p, allowUnstable); ok {
+		if c, ok := stability(p, o.AllowUnstable); ok {
 			out = append(out, c)
 		}
 		if c, ok := completed(p); ok {
@@ -35,17 +34,100 @@ func Automatic(run *result.Run, allowUnstable bool) []Check {
 		if c, ok := validation(p); ok {
 			out = append(out, c)
 		}
-		if p.Errors.Count > 0 {
-			c := Check{Kind: KindErrors, Name: "request errors", Model: p.Model, Point: p.ID,
-				Metric: result.MetricErrors, Value: float64(p.Errors.Count), Unit: "count", Status: StatusWarn,
-				Message: fmt.Sprintf("%d request(s) failed", p.Errors.Count)}
-			if len(p.Errors.First) > 0 {
-				c.Message += ": " + strings.Join(p.Errors.First, "; ")
-			}
+		if c, ok := errorBudget(p, o.errorBudget(p.Model)); ok {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// runCompleted fails a run that stopped early; an interrupted run says so
+// without blaming the server.
+func runCompleted(run *result.Run) (Check, bool) {
+	if (run.Status == "" || run.Status == result.StatusComplete) && len(run.Errors) == 0 {
+		return Check{}, false
+	}
+	c := Check{Kind: KindErrors, Name: "run completed", Status: StatusFail, Environment: true,
+		Message: fmt.Sprintf("run is %s", run.Status)}
+	switch run.Status {
+	case result.StatusComplete, "":
+		c.Message = "run reported errors"
+	case result.StatusInterrupted:
+		c.Message = fmt.Sprintf("interrupted (SIGINT or SIGTERM) after %d point(s) measured; the run says nothing about the server", measuredPoints(run))
+	}
+	if len(run.Errors) > 0 {
+		c.Message += ": " + strings.Join(run.Errors, "; ")
+	}
+	return c, true
+}
+
+func measuredPoints(run *result.Run) int {
+	n := 0
+	for _, p := range run.Points {
+		if measured(&p) {
+			n++
+		}
+	}
+	return n
+}
+
+// measured reports whether a point has figures a check may judge: points
+// that failed or were interrupted have none worth gating on; their own
+// automatic check says why.
+func measured(p *result.Point) bool {
+	return p.Status != result.PointFailed && p.Status != result.PointPartial
+}
+
+// notMeasured is the check a rule gets at a point it cannot judge.
+func notMeasured(c Check, p *result.Point) Check {
+	c.Status = StatusSkip
+	c.Message = fmt.Sprintf("not measured: point %s is %s", p.ID, p.Status)
+	return c
+}
+
+// errorBudget fails a point whose kept trials have more failed requests
+// than the budget allows (default none). A point where nothing succeeded
+// is an environment failure with the server's first error: there is no
+// performance to judge, only a server that refused the requests.
+func errorBudget(p *result.Point, budget float64) (Check, bool) {
+	if !measured(p) || p.Status == result.PointImported && p.Summary.Errors == 0 {
+		return Check{}, false
+	}
+	s := &p.Summary
+	if p.Errors.Count == 0 && s.Errors == 0 {
+		return Check{}, false
+	}
+	c := Check{Kind: KindErrors, Name: fmt.Sprintf("error rate <= %s", pctText(budget)), Model: p.Model, Point: p.ID,
+		Metric: result.MetricErrorRate, Value: s.ErrorRate, Bound: budget, Op: "<=", Unit: "fraction"}
+	first := ""
+	if len(p.Errors.First) > 0 {
+		first = ": " + strings.Join(p.Errors.First, "; ")
+	}
+	sent := s.Requests + s.Errors
+	switch {
+	case s.Requests == 0 && s.Errors > 0:
+		c.Status, c.Environment = StatusFail, true
+		c.Message = fmt.Sprintf("no request succeeded (%d failed)%s", s.Errors, first)
+	case s.ErrorRate > budget:
+		c.Status = StatusFail
+		c.Message = fmt.Sprintf("%d of %d request(s) failed (%s), over the error budget of %s%s",
+			s.Errors, sent, pctText(s.ErrorRate), pctText(budget), first)
+	default:
+		c.Status = StatusWarn
+		c.Message = fmt.Sprintf("%d request(s) failed", p.Errors.Count)
+		if s.Errors > 0 {
+			c.Message = fmt.Sprintf("%d of %d request(s) in the kept trials failed (%s), within the error budget of %s",
+				s.Errors, sent, pctText(s.ErrorRate), pctText(budget))
+		} else {
+			c.Message += " outside the kept trials"
+		}
+		c.Message += first
+	}
+	return c, true
+}
+
+func pctText(f float64) string {
+	return strconv.FormatFloat(100*f, 'g', 4, 64) + "%"
 }
 
 func stability(p *result.Point, allowUnstable bool) (Check, bool) {
@@ -59,6 +141,7 @@ func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 			c.Message += "; allowed by allow_unstable"
 		}
 	case result.PointFailed:
+		c.Name = "point measured"
 		c.Message = "could not be measured"
 		if len(p.Errors.First) > 0 {
 			c.Message += ": " + p.Errors.First[0]
@@ -75,7 +158,7 @@ func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 // response nor with an error: a hung server must never leave a point whose
 // empty figures pass every threshold.
 func completed(p *result.Point) (Check, bool) {
-	if p.Status == result.PointImported || p.Summary.Requests > 0 || p.Summary.Errors > 0 {
+	if !measured(p) || p.Status == result.PointImported || p.Summary.Requests > 0 || p.Summary.Errors > 0 {
 		return Check{}, false
 	}
 	return Check{Kind: KindErrors, Name: "requests completed", Model: p.Model, Point: p.ID,

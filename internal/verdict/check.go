@@ -85,6 +85,8 @@ type Check struct {
 type Verdict struct {
 	Checks  []Check  `json:"checks"`
 	Notices []string `json:"notices,omitempty"`
+	// Interrupted is set when the run was cancelled before it finished.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Failed returns the failing checks in order.

@@ -43,6 +43,17 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			}
 			matched++
 			ref := reference(run, cmp.Reference, cand.Coords)
+			if !measured(cand) || ref != nil && !measured(ref) {
+				for _, b := range bounds(cmp) {
+					c := Check{Kind: KindComparison, Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID, Metric: cmp.Metric}
+					if measured(cand) {
+						out = append(out, notMeasured(c, ref))
+					} else {
+						out = append(out, notMeasured(c, cand))
+					}
+				}
+				continue
+			}
 			for _, b := range bounds(cmp) {
 				c, ok, ciClears := o.compareAt(cmp, b, cand, ref, alpha)
 				out = append(out, c)
@@ -55,8 +66,12 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			}
 		}
 		if matched == 0 {
-			out = append(out, Check{Kind: KindComparison, Name: comparisonName(cmp, bound{}), Model: cmp.Candidate,
-				Metric: cmp.Metric, Status: StatusFail, Message: "selector matches no measured point of the candidate"})
+			c := Check{Kind: KindComparison, Name: comparisonName(cmp, bound{}), Model: cmp.Candidate,
+				Metric: cmp.Metric, Status: StatusFail, Message: "selector matches no measured point of the candidate"}
+			if run.Status != "" && run.Status != result.StatusComplete {
+				c.Status, c.Message = StatusSkip, fmt.Sprintf("not measured: the run is %s", run.Status)
+			}
+			out = append(out, c)
 		}
 	}
 	rej := holm(ps, alphas)

@@ -17,8 +17,8 @@ func Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict
 // baseline gate. base may be nil (no baseline recorded yet): the gate is
 // then skipped with a notice saying how to record one.
 func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict {
-	v := &Verdict{}
-	v.Checks = append(v.Checks, Automatic(run, o.AllowUnstable)...)
+	v := &Verdict{Interrupted: run.Status == result.StatusInterrupted}
+	v.Checks = append(v.Checks, o.Automatic(run)...)
 	v.Checks = append(v.Checks, Thresholds(checks.Thresholds, run)...)
 	v.Checks = append(v.Checks, o.Comparisons(checks.Comparisons, run)...)
 	if checks.Baseline == nil {

@@ -16,6 +16,17 @@ type Options struct {
 	// effect moves several metrics together); each check also stays within
 	// its own level.
 	FamilyAlpha float64
+	// MaxErrorRate is every point's error budget (a fraction; default 0)
+	// and ModelMaxErrorRate overrides it by model alias.
+	MaxErrorRate      float64
+	ModelMaxErrorRate map[string]float64
+}
+
+func (o Options) errorBudget(model string) float64 {
+	if v, ok := o.ModelMaxErrorRate[model]; ok {
+		return v
+	}
+	return o.MaxErrorRate
 }
 
 // Default comparison and gate settings.

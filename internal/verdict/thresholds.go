@@ -31,6 +31,10 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 				Kind: KindThreshold, Name: name, Model: p.Model, Point: p.ID,
 				Metric: th.Metric, Unit: mi.Unit, Bound: th.Value, Op: th.Op,
 			}
+			if !measured(p) {
+				out = append(out, notMeasured(c, p))
+				continue
+			}
 			v, ok := p.Summary.Value(th.Metric)
 			switch {
 			case !ok:
@@ -55,11 +59,16 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 			out = append(out, c)
 		}
 		if matched == 0 {
-			out = append(out, Check{
+			c := Check{
 				Kind: KindThreshold, Name: name, Metric: th.Metric, Unit: mi.Unit,
 				Bound: th.Value, Op: th.Op, Status: StatusFail,
 				Message: "selector matches no measured point",
-			})
+			}
+			if run.Status != "" && run.Status != result.StatusComplete {
+				// The run stopped before the selected points: nothing to judge.
+				c.Status, c.Message = StatusSkip, fmt.Sprintf("not measured: the run is %s", run.Status)
+			}
+			out = append(out, c)
 		}
 	}
 	return out

@@ -1,0 +1,48 @@
+package verdict
+
+// Outcome is what a scenario's run amounts to, decided once from its
+// checks; cmd maps it to the process exit code.
+type Outcome string
+
+const (
+	// OutcomePass: every check passed (warnings and skips allowed).
+	OutcomePass Outcome = "pass"
+	// OutcomeFail: a check failed on measured data (a regression, a
+	// threshold, wrong outputs, an error budget overrun).
+	OutcomeFail Outcome = "fail"
+	// OutcomeNotMeasured: the server or environment kept the run from
+	// measuring (unreachable, a point where no request succeeded, an
+	// unstable point, a run that stopped early).
+	OutcomeNotMeasured Outcome = "could_not_measure"
+	// OutcomeInterrupted: the run was cancelled (SIGINT, SIGTERM) before it
+	// finished; nothing it says is a verdict on the server.
+	OutcomeInterrupted Outcome = "interrupted"
+	// OutcomeInconclusive: the data cannot yet tell a change from noise.
+	OutcomeInconclusive Outcome = "inconclusive"
+)
+
+// Outcome decides the run: interrupted first (a cancelled run is never a
+// verdict on the server), then a failure demonstrated by data, then an
+// environment failure, then an undecided check, else pass. A demonstrated
+// failure outranks an environment failure at another point: what was
+// measured and found wrong must not be hidden by what could not be
+// measured.
+func (v *Verdict) Outcome() Outcome {
+	if v.Interrupted {
+		return OutcomeInterrupted
+	}
+	env := false
+	for _, c := range v.Failed() {
+		if !c.Environment {
+			return OutcomeFail
+		}
+		env = true
+	}
+	if env {
+		return OutcomeNotMeasured
+	}
+	if len(v.Inconclusive()) > 0 {
+		return OutcomeInconclusive
+	}
+	return OutcomePass
+}
