@@ -16,16 +16,17 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
-// environment describes the client host and asks the server who it is. A
-// server that does not answer its metadata endpoint cannot be measured.
-// named, when set, is the testbed the caller chose (--testbed,
-// PERFSCEN_TESTBED or the scenario); otherwise the testbed is derived from
-// the hardware and the server.
-func environment(ctx context.Context, p *plan.Plan, c client.Client, version string, named TestbedName) (result.Environment, error) {
+// environment describes the client host and asks the server who it is,
+// unless md already says. A server that does not answer its metadata
+// endpoint cannot be measured. named, when set, is the testbed the caller
+// chose (--testbed, PERFSCEN_TESTBED or the scenario); otherwise the
+// testbed is derived from the hardware and the server.
+func environment(ctx context.Context, p *plan.Plan, c client.Client, md *kserve.ServerMetadata, version string, named TestbedName) (result.Environment, error) {
 	host, _ := os.Hostname()
 	env := result.Environment{
 		PerfscenVersion: version, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
@@ -33,9 +34,12 @@ func environment(ctx context.Context, p *plan.Plan, c client.Client, version str
 		Server: result.ServerInfo{URL: p.Server.URL, Embedded: p.Server.Embedded},
 	}
 	env.GPUModel, env.GPUCount = localGPUs("/proc/driver/nvidia/gpus")
-	mctx, cancel := context.WithTimeout(ctx, metadataTimeout(p.Server.Timeout))
-	defer cancel()
-	md, err := c.ServerMetadata(mctx)
+	var err error
+	if md == nil {
+		mctx, cancel := context.WithTimeout(ctx, metadataTimeout(p.Server.Timeout))
+		defer cancel()
+		md, err = c.ServerMetadata(mctx)
+	}
 	if err == nil {
 		env.Server.Name, env.Server.Version = md.Name, md.Version
 		env.Server.Extensions = append([]string(nil), md.Extensions...)

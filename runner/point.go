@@ -53,7 +53,7 @@ type pointRunner struct {
 
 func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, error) {
 	p := &rs.plan.Points[i]
-	pr := &pointRunner{rs: rs, idx: i, p: p, m: rs.plan.Measurement}
+	pr := &pointRunner{rs: rs, idx: i, p: p, m: rs.plan.Measurement, statsOff: rs.deps.NoServerStats}
 	found := false
 	for _, m := range rs.plan.Models {
 		if m.Alias == p.Model {

@@ -10,6 +10,7 @@ import (
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -27,6 +28,15 @@ type Deps struct {
 	// Inputs returns the request data of a point (its model, batch size and
 	// shapes), loaded and checked against the model before the run starts.
 	Inputs func(p *plan.Point) (*inputdata.Data, error)
+	// ServerMetadata, when set, is the server's metadata as already read
+	// by the caller; the run does not ask again.
+	ServerMetadata *kserve.ServerMetadata
+	// NoServerStats skips the statistics calls around windows: the caller
+	// knows the server has no statistics extension and has said so once.
+	NoServerStats bool
+	// Notes are run-level remarks recorded in the result (e.g. what the
+	// server lacks that the scenario did not need).
+	Notes []string
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -181,7 +191,8 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	if err := checkMeasurement(p.Measurement); err != nil {
 		return finishRun(run, opts, exitcode.AsInvalid(err))
 	}
-	env, err := environment(ctx, p, deps.Client, opts.Version, opts.Testbed)
+	run.Notes = append(run.Notes, deps.Notes...)
+	env, err := environment(ctx, p, deps.Client, deps.ServerMetadata, opts.Version, opts.Testbed)
 	run.Environment = env
 	if err != nil {
 		return finishRun(run, opts, exitcode.AsEnvironment(err))

@@ -57,6 +57,7 @@ func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) 
 	resolveModels(s, c, r, dir)
 	resolveLoad(s, c, r)
 	resolveSweep(s, c, r)
+	resolveEndpoints(s, c, r)
 	r.measurement = resolveMeasurement(s, c)
 	resolveChecks(s, c, r, dir)
 	return r

@@ -21,16 +21,27 @@ func resolveServer(s *Scenario, c *collector, getenv func(string) string, dir st
 		Timeout:        DefaultTimeout,
 		MetricsURL:     in.MetricsURL,
 		EmbeddedModels: in.EmbeddedModels,
-		JSONTensors:    in.TensorFormat == "json",
+		TensorFormat:   plan.TensorFormat(in.TensorFormat),
+		HTTPURL:        in.HTTPURL,
+		GRPCURL:        in.GRPCURL,
+		EmbeddedFlavor: in.EmbeddedFlavor,
+	}
+	if out.TensorFormat == "" {
+		out.TensorFormat = plan.TensorAuto
 	}
 	if out.Protocol == "" {
 		out.Protocol = "http"
 	}
-	switch {
-	case in.Embedded && in.URL != "":
-		c.at(p.child("url"), "must be absent with embedded: true (the embedded server picks its own loopback address)")
-	case !in.Embedded && in.URL == "":
-		c.at(p, "missing `url` (or set embedded: true to use the built-in reference server)")
+	for _, u := range []struct{ key, v string }{{"url", in.URL}, {"http_url", in.HTTPURL}, {"grpc_url", in.GRPCURL}} {
+		if in.Embedded && u.v != "" {
+			c.at(p.child(u.key), "must be absent with embedded: true (the embedded server picks its own loopback address)")
+		}
+	}
+	if !in.Embedded && in.URL == "" && in.HTTPURL == "" && in.GRPCURL == "" {
+		c.at(p, "missing `url` (or http_url/grpc_url, or set embedded: true to use the built-in reference server)")
+	}
+	if in.EmbeddedFlavor != "" && !in.Embedded {
+		c.atKey(p.child("embedded_flavor"), "applies only with embedded: true")
 	}
 	if len(in.EmbeddedModels) > 0 && !in.Embedded {
 		c.atKey(p.child("embedded_models"), "applies only with embedded: true")
@@ -46,7 +57,7 @@ func resolveServer(s *Scenario, c *collector, getenv func(string) string, dir st
 		}
 	}
 	out.Headers, out.Secret = resolveHeaders(in.Headers, c, p.child("headers"), getenv)
-	if in.TLS != nil || strings.HasPrefix(in.URL, "https://") {
+	if in.TLS != nil || strings.HasPrefix(in.URL, "https://") || strings.HasPrefix(in.HTTPURL, "https://") || strings.HasPrefix(in.GRPCURL, "grpcs://") {
 		if in.Embedded {
 			c.atKey(p.child("tls"), "does not apply to the embedded server, which listens in plain text on loopback")
 		}

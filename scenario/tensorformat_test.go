@@ -5,10 +5,10 @@ import "testing"
 func TestTensorFormat(t *testing.T) {
 	for _, tc := range []struct {
 		format string
-		json   bool
+		want   string
 		ok     bool
 	}{
-		{"", false, true}, {"binary", false, true}, {"json", true, true}, {"xml", false, false},
+		{"", "auto", true}, {"auto", "auto", true}, {"binary", "binary", true}, {"json", "json", true}, {"xml", "", false},
 	} {
 		y := "version: 1\nserver: {embedded: true}\nmodels: [{name: simple}]\n"
 		if tc.format != "" {
@@ -25,8 +25,8 @@ func TestTensorFormat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Server.JSONTensors != tc.json {
-			t.Errorf("tensor_format %q: JSONTensors = %v", tc.format, p.Server.JSONTensors)
+		if string(p.Server.TensorFormat) != tc.want {
+			t.Errorf("tensor_format %q: TensorFormat = %q, want %q", tc.format, p.Server.TensorFormat, tc.want)
 		}
 	}
 }

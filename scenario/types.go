@@ -26,8 +26,11 @@ type Scenario struct {
 // Server says which server to load.
 type Server struct {
 	URL            string                       `yaml:"url"`
+	HTTPURL        string                       `yaml:"http_url"`
+	GRPCURL        string                       `yaml:"grpc_url"`
 	Protocol       string                       `yaml:"protocol"`
 	Embedded       bool                         `yaml:"embedded"`
+	EmbeddedFlavor string                       `yaml:"embedded_flavor"`
 	EmbeddedModels map[string]map[string]string `yaml:"embedded_models"`
 	Timeout        string                       `yaml:"timeout"`
 	Headers        map[string]string            `yaml:"headers"`

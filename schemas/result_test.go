@@ -49,6 +49,7 @@ func fullRun() *result.Run {
 		Finished: t0.Add(time.Minute),
 		Status:   result.StatusComplete,
 		Errors:   []string{"server restarted"},
+		Notes:    []string{"server statistics unavailable"},
 		Points: []result.Point{{
 			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1",
 			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: plan.LoadConcurrency,

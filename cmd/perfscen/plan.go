@@ -60,8 +60,19 @@ func runPlan(e *env, file string, asJSON bool) error {
 
 func printPlan(w io.Writer, p *plan.Plan) error {
 	where := p.Server.URL
-	if p.Server.Embedded {
+	switch {
+	case p.Server.Embedded && p.Server.EmbeddedFlavor != "":
+		where = "embedded reference server (" + p.Server.EmbeddedFlavor + ")"
+	case p.Server.Embedded:
 		where = "embedded reference server"
+	case p.Server.HTTPURL != "" || p.Server.GRPCURL != "":
+		var parts []string
+		for _, proto := range []string{"http", "grpc"} {
+			if u := p.Server.URLFor(proto); u != "" {
+				parts = append(parts, proto+" "+u)
+			}
+		}
+		where = strings.Join(parts, ", ")
 	}
 	fmt.Fprintf(w, "scenario %s (%s), server: %s\n\n", p.Scenario, p.ScenarioPath, where)
 	rows := make([][]string, len(p.Points))

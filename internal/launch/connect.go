@@ -39,7 +39,6 @@ func protocols(p *plan.Plan) []string {
 // is ready, retrying until the connect timeout: a server that is still
 // starting is not a failure, one that never answers is exit 3.
 func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectTimeout time.Duration) (map[string]client.Client, error) {
-	var tlsCfg = p.Server.TLS
 	clients := map[string]client.Client{}
 	closeAll := func() {
 		for _, c := range clients {
@@ -47,21 +46,10 @@ func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectT
 		}
 	}
 	for _, proto := range protocols(p) {
-		opts := client.Options{
-			Protocol: proto,
-			URL:      urls[proto],
-			Timeout:  p.Server.Timeout,
-			Headers:  p.Server.Headers,
-			// gRPC always carries raw tensors; the choice is HTTP's.
-			JSONTensors: p.Server.JSONTensors && proto == "http",
-		}
-		if tlsCfg.Enabled {
-			cfg, err := client.TLSConfig(tlsCfg.CAFile, tlsCfg.CertFile, tlsCfg.KeyFile, tlsCfg.ServerName, tlsCfg.Insecure)
-			if err != nil {
-				closeAll()
-				return nil, exitcode.AsInvalid(fmt.Errorf("server.tls: %w", err))
-			}
-			opts.TLS = cfg
+		opts, err := clientOptions(p, proto, urls[proto])
+		if err != nil {
+			closeAll()
+			return nil, err
 		}
 		c, err := client.New(ctx, opts)
 		if err != nil {
@@ -75,6 +63,26 @@ func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectT
 		}
 	}
 	return clients, nil
+}
+
+// clientOptions are the plan's settings for one protocol's client.
+func clientOptions(p *plan.Plan, proto, url string) (client.Options, error) {
+	opts := client.Options{
+		Protocol: proto,
+		URL:      url,
+		Timeout:  p.Server.Timeout,
+		Headers:  p.Server.Headers,
+		// gRPC always carries raw tensors; the choice is HTTP's.
+		JSONTensors: p.Server.TensorFormat == plan.TensorJSON && proto == "http",
+	}
+	if t := p.Server.TLS; t.Enabled {
+		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
+		if err != nil {
+			return opts, exitcode.AsInvalid(fmt.Errorf("server.tls: %w", err))
+		}
+		opts.TLS = cfg
+	}
+	return opts, nil
 }
 
 func waitReady(ctx context.Context, c client.Client, proto, url string, timeout time.Duration) error {

@@ -16,6 +16,7 @@ func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
 		HTTPAddr:    "127.0.0.1:0",
 		GRPCAddr:    "127.0.0.1:0",
 		ModelParams: p.Server.EmbeddedModels,
+		Flavor:      refserver.Flavor(p.Server.EmbeddedFlavor),
 		// A fixed version keeps the testbed id stable across perfscen builds:
 		// the embedded server is the thing under test in its baselines.
 		Version: "embedded",

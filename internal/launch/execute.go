@@ -25,7 +25,7 @@ type Options struct {
 // measured, together with the error that stopped the run, so partial
 // figures are never lost. Errors carry their exit code.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
-	urls := map[string]string{"http": p.Server.URL, "grpc": p.Server.URL}
+	urls := map[string]string{"http": p.Server.URLFor("http"), "grpc": p.Server.URLFor("grpc")}
 	embeddedInfo := false
 	if p.Server.Embedded {
 		srv, err := embedded(ctx, p)
@@ -52,9 +52,27 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 			break
 		}
 	}
+	md, err := readServerMetadata(ctx, main, p)
+	if err != nil {
+		return nil, err
+	}
+	neg, err := negotiate(p, md)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyNegotiation(ctx, p, clients, urls, neg); err != nil {
+		return nil, err
+	}
+	main = clients[p.Server.Protocol]
+	if main == nil {
+		for _, c := range clients {
+			main = c
+			break
+		}
+	}
 	specs := map[string]inputdata.ModelSpec{}
 	for _, m := range p.Models {
-		spec, err := modelSpec(ctx, main, m)
+		spec, err := modelSpec(ctx, main, m, neg.useConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -80,6 +98,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 			}
 			return d, nil
 		},
+		ServerMetadata: md,
+		NoServerStats:  !neg.serverStats,
+		Notes:          neg.notes,
 	}
 	ro := opts.Runner
 	ro.Version = opts.Version
@@ -88,7 +109,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 	if run != nil {
 		run.Environment.Server.Embedded = embeddedInfo
 		if !embeddedInfo {
-			run.Environment.Server.URL = p.Server.URL
+			run.Environment.Server.URL = p.Server.URLFor(p.Server.Protocol)
 		}
 	}
 	return run, err

@@ -14,12 +14,15 @@ import (
 // modelSpec asks the server what a model takes. The config is preferred
 // (it carries max_batch_size and dims without the batch dimension); servers
 // without the model-configuration extension fall back to metadata.
-func modelSpec(ctx context.Context, c client.Client, m plan.Model) (inputdata.ModelSpec, error) {
+func modelSpec(ctx context.Context, c client.Client, m plan.Model, useConfig bool) (inputdata.ModelSpec, error) {
 	md, err := c.ModelMetadata(ctx, m.Name, m.Version)
 	if err != nil {
 		return inputdata.ModelSpec{}, serverErr(fmt.Sprintf("model %q (alias %s) metadata", m.Name, m.Alias), err)
 	}
 	spec := inputdata.ModelSpec{Name: m.Name}
+	if !useConfig {
+		return specFromMetadata(m.Name, md), nil
+	}
 	cfg, cerr := c.ModelConfig(ctx, m.Name, m.Version)
 	if cerr == nil && cfg != nil && len(cfg.Inputs) > 0 {
 		spec.MaxBatchSize = cfg.MaxBatchSize
@@ -31,15 +34,7 @@ func modelSpec(ctx context.Context, c client.Client, m plan.Model) (inputdata.Mo
 		}
 		return spec, nil
 	}
-	// Metadata shapes include the batch dimension as -1 when the model
-	// batches; without the config we cannot know, so take shapes as given.
-	for _, t := range md.Inputs {
-		spec.Inputs = append(spec.Inputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape})
-	}
-	for _, t := range md.Outputs {
-		spec.Outputs = append(spec.Outputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape})
-	}
-	return spec, nil
+	return specFromMetadata(m.Name, md), nil
 }
 
 // serverErr classifies a failed call: the server saying "no such model" is

@@ -18,21 +18,50 @@ type Plan struct {
 // the environment; Secret lists header names whose values must never be
 // printed or stored.
 type Server struct {
-	URL        string            `json:"url,omitempty"`
-	Protocol   string            `json:"protocol"` // http | grpc (default for points)
-	Embedded   bool              `json:"embedded"`
-	Timeout    time.Duration     `json:"timeout"`
-	Headers    map[string]string `json:"-"`
-	Secret     []string          `json:"-"`
-	TLS        TLS               `json:"tls"`
-	MetricsURL string            `json:"metrics_url,omitempty"`
-	// JSONTensors sends and asks for JSON tensors over HTTP instead of the
-	// binary tensor data extension (perf_analyzer's --input/output-tensor-format json).
-	JSONTensors bool `json:"json_tensors,omitempty"`
+	URL string `json:"url,omitempty"`
+	// HTTPURL and GRPCURL, when set, are where that protocol's requests go
+	// instead of URL: a real server listens on one port per protocol.
+	HTTPURL  string `json:"http_url,omitempty"`
+	GRPCURL  string `json:"grpc_url,omitempty"`
+	Protocol string `json:"protocol"` // http | grpc (default for points)
+	Embedded bool   `json:"embedded"`
+	// EmbeddedFlavor is the server the embedded one imitates: "" or
+	// "triton" (KServe v2 with Triton's extensions) or "kserve" (core only).
+	EmbeddedFlavor string            `json:"embedded_flavor,omitempty"`
+	Timeout        time.Duration     `json:"timeout"`
+	Headers        map[string]string `json:"-"`
+	Secret         []string          `json:"-"`
+	TLS            TLS               `json:"tls"`
+	MetricsURL     string            `json:"metrics_url,omitempty"`
+	// TensorFormat is how HTTP tensors travel (perf_analyzer's
+	// --input/output-tensor-format): auto (binary when the server lists the
+	// binary tensor data extension, else JSON), binary or json.
+	TensorFormat TensorFormat `json:"tensor_format"`
 	// EmbeddedModels optionally overrides the embedded server's model set
 	// settings (e.g. delay, engine slowdown) by model name; values are
 	// model-config parameters as strings.
 	EmbeddedModels map[string]map[string]string `json:"embedded_models,omitempty"`
+}
+
+// TensorFormat is how HTTP tensors travel.
+type TensorFormat string
+
+// Tensor formats.
+const (
+	TensorAuto   TensorFormat = "auto"   // binary when the server lists the extension, else JSON
+	TensorBinary TensorFormat = "binary" // the binary tensor data extension
+	TensorJSON   TensorFormat = "json"   // JSON tensors (FP16/BF16 binary where the extension exists)
+)
+
+// URLFor is the address of the server's endpoint for protocol proto.
+func (s Server) URLFor(proto string) string {
+	switch {
+	case proto == "http" && s.HTTPURL != "":
+		return s.HTTPURL
+	case proto == "grpc" && s.GRPCURL != "":
+		return s.GRPCURL
+	}
+	return s.URL
 }
 
 // TLS holds client TLS options; all paths are resolved relative to the

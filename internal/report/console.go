@@ -30,6 +30,9 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	for _, e := range run.Errors {
 		fmt.Fprintf(bw, "Run error: %s\n", e)
 	}
+	for _, n := range run.Notes {
+		fmt.Fprintf(bw, "Note: %s\n", n)
+	}
 	model := ""
 	for i := range run.Points {
 		p := &run.Points[i]

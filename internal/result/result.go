@@ -40,6 +40,9 @@ type Run struct {
 	Status        string      `json:"status"`
 	// Errors are run-level failures (server unreachable, killed mid-run).
 	Errors []string `json:"errors,omitempty"`
+	// Notes are run-level remarks that change no figure, e.g. a server
+	// extension the scenario did not need and the server lacks.
+	Notes  []string `json:"notes,omitempty"`
 	Points []Point  `json:"points"`
 }
 
