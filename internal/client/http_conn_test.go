@@ -93,7 +93,9 @@ func TestHTTPConnSendsWhatTransportSends(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	for _, gz := range []bool{false, true} {
+		mu.Lock()
 		got = nil
+		mu.Unlock()
 		opts := Options{Protocol: "http", URL: srv.URL, Gzip: gz, Headers: map[string]string{"authorization": "Bearer x"}}
 		c := newClient(t, opts)
 		conn := c.(ConnClient).NewConn()
@@ -102,13 +104,16 @@ func TestHTTPConnSendsWhatTransportSends(t *testing.T) {
 		_, err1 := c.Infer(context.Background(), req)
 		_, err2 := conn.Infer(context.Background(), req, 0)
 		conn.Close()
+		mu.Lock()
+		seenNow := append([]seen(nil), got...)
+		mu.Unlock()
 		if err1 == nil || err2 == nil || err1.Error() != err2.Error() {
 			t.Fatalf("gzip %v: errors differ: transport %v, conn %v", gz, err1, err2)
 		}
-		if len(got) != 2 {
-			t.Fatalf("gzip %v: server saw %d requests", gz, len(got))
+		if len(seenNow) != 2 {
+			t.Fatalf("gzip %v: server saw %d requests", gz, len(seenNow))
 		}
-		a, b := got[0], got[1]
+		a, b := seenNow[0], seenNow[1]
 		if a.line != b.line || a.ctype != b.ctype || a.hlen != b.hlen || a.enc != b.enc || a.accept != b.accept ||
 			a.auth != b.auth || a.length != b.length || !bytes.Equal(a.body, b.body) {
 			t.Errorf("gzip %v: transport sent %+v\nconn sent %+v", gz, a, b)
