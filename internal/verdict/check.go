@@ -38,16 +38,20 @@ const (
 	ClassNew       Class = "new"
 	ClassMissing   Class = "missing"
 	ClassUnstable  Class = "unstable"
+	// ClassUndecided: the data cannot yet tell (status inconclusive).
+	ClassUndecided Class = "undecided"
 )
 
 // Check is one evaluated rule at one point. Fields that do not apply to a
 // kind stay zero (e.g. P for thresholds).
 type Check struct {
-	Kind   Kind   `json:"kind"`
-	Name   string `json:"name"` // human title, e.g. "p95 < 30ms"
-	Model  string `json:"model,omitempty"`
-	Point  string `json:"point,omitempty"` // point ID
-	Metric string `json:"metric,omitempty"`
+	Kind  Kind   `json:"kind"`
+	Name  string `json:"name"` // human title, e.g. "p95 < 30ms"
+	Model string `json:"model,omitempty"`
+	Point string `json:"point,omitempty"` // point ID
+	// RefPoint is the reference arm's point of a comparison.
+	RefPoint string `json:"ref_point,omitempty"`
+	Metric   string `json:"metric,omitempty"`
 	// Value is what was observed: the metric value (thresholds), the
 	// median ratio (comparisons) or the run median (baselines).
 	Value float64 `json:"value"`
@@ -67,6 +71,13 @@ type Check struct {
 	NRef       int     `json:"n_ref,omitempty"`
 	// MDE is the smallest relative change the check could detect.
 	MDE float64 `json:"mde,omitempty"`
+	// NeedN is, for an inconclusive check, about how many trials per arm
+	// (comparisons) or in this run (baselines) would decide it; 0 when no
+	// number of trials would.
+	NeedN int `json:"need_n,omitempty"`
+	// Disturbed marks a check made inconclusive because the machine was
+	// markedly busier with other work than in every baseline run.
+	Disturbed bool `json:"disturbed,omitempty"`
 	// Method names the statistics used: "mann-whitney+bootstrap",
 	// "prediction-interval", "tolerance" or "" for plain comparisons; P is
 	// meaningful only for the first two.

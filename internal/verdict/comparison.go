@@ -19,22 +19,28 @@ func Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 }
 
 // Comparisons checks candidate/reference ratios at each selected sweep
-// point. A check passes only when the requirement is demonstrated: a
+// point and decides three ways. Pass: the requirement is demonstrated — a
 // one-sided Mann–Whitney U test of candidate against the ratio-scaled
-// reference rejects at the comparison's α after Holm correction across
-// all comparison checks, and the bootstrap 95% interval of the median
-// ratio lies wholly beyond the required ratio.
+// reference rejects "ratio on the wrong side of the bound" after Holm
+// correction across all comparison checks, and the bootstrap 95% interval
+// of the median ratio lies wholly beyond the bound. Fail: the opposite is
+// demonstrated the same way (the test in the other direction rejects and
+// the interval lies wholly on the wrong side). Otherwise the check is
+// inconclusive: the interval straddles the bound, and more trials
+// (interleaved in both arms) can decide it. Each look uses its share of α
+// (see Settle), so deciding again on more trials keeps both error rates.
 func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 	o = o.withDefaults()
 	var out []Check
-	var tested []int // indexes into out of checks with a U test
-	var ps, alphas []float64
-	var rejectedByCI []bool
+	var tested []int // indexes into out of checks with U tests
+	var pPass, pFail, alphas []float64
+	var ciPass, ciFail []bool
 	for _, cmp := range cs {
 		alpha := cmp.Alpha
 		if alpha <= 0 {
 			alpha = plan.DefaultAlpha
 		}
+		alpha = o.spend(alpha)
 		matched := 0
 		for i := range run.Points {
 			cand := &run.Points[i]
@@ -55,13 +61,13 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 				continue
 			}
 			for _, b := range bounds(cmp) {
-				c, ok, ciClears := o.compareAt(cmp, b, cand, ref, alpha)
+				c, t := o.compareAt(cmp, b, cand, ref, alpha)
 				out = append(out, c)
-				if ok {
+				if t.ok {
 					tested = append(tested, len(out)-1)
-					ps = append(ps, c.P)
+					pPass, pFail = append(pPass, t.pPass), append(pFail, t.pFail)
 					alphas = append(alphas, alpha)
-					rejectedByCI = append(rejectedByCI, ciClears)
+					ciPass, ciFail = append(ciPass, t.ciPass), append(ciFail, t.ciFail)
 				}
 			}
 		}
@@ -74,25 +80,34 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			out = append(out, c)
 		}
 	}
-	rej := holm(ps, alphas)
+	rejPass, rejFail := holm(pPass, alphas), holm(pFail, alphas)
 	for j, i := range tested {
 		c := &out[i]
+		c.P = pPass[j]
 		switch {
-		case rej[j] && rejectedByCI[j]:
+		case rejPass[j] && ciPass[j]:
 			c.Status = StatusPass
-			c.Message = fmt.Sprintf("ratio %.3f, %.0f%% interval [%.3f, %.3f] %s %g (p=%.2g, n=%d/%d)",
-				c.Value, 100*c.Confidence, c.Lo, c.Hi, c.Op, c.Bound, c.P, c.N, c.NRef)
-		case !rej[j]:
+			c.Message = fmt.Sprintf("ratio %.3f, %.0f%% interval [%.3f, %.3f] %s %g (p=%.2g at α=%.2g%s, n=%d/%d)",
+				c.Value, 100*c.Confidence, c.Lo, c.Hi, c.Op, c.Bound, c.P, alphas[j], o.lookNote(), c.N, c.NRef)
+		case rejFail[j] && ciFail[j]:
 			c.Status = StatusFail
-			c.Message = fmt.Sprintf("ratio %.3f not shown %s %g: p=%.2g is not below α=%g after Holm correction over %d check(s) (n=%d/%d)",
-				c.Value, c.Op, c.Bound, c.P, alphas[j], len(tested), c.N, c.NRef)
+			c.Message = fmt.Sprintf("ratio %.3f shown not %s %g: %.0f%% interval [%.3f, %.3f], p=%.2g for the opposite at α=%.2g after Holm over %d check(s)%s (n=%d/%d)",
+				c.Value, c.Op, c.Bound, 100*c.Confidence, c.Lo, c.Hi, pFail[j], alphas[j], len(tested), o.lookNote(), c.N, c.NRef)
 		default:
-			c.Status = StatusFail
-			c.Message = fmt.Sprintf("ratio %.3f: %.0f%% interval [%.3f, %.3f] does not clear %s %g (p=%.2g, n=%d/%d)",
-				c.Value, 100*c.Confidence, c.Lo, c.Hi, c.Op, c.Bound, c.P, c.N, c.NRef)
+			c.Status, c.Class = StatusInconclusive, ClassUndecided
+			c.Message = fmt.Sprintf("inconclusive: ratio %.3f, %.0f%% interval [%.3f, %.3f] vs %s %g; p=%.2g (need ≤ α=%.2g after Holm over %d check(s)%s); detectable margin %.1f%%, n=%d/%d%s",
+				c.Value, 100*c.Confidence, c.Lo, c.Hi, c.Op, c.Bound, c.P, alphas[j], len(tested), o.lookNote(), 100*c.MDE, c.N, c.NRef, needText(c.NeedN, "per arm"))
 		}
 	}
 	return out
+}
+
+// needText renders the trial count that would decide an inconclusive check.
+func needText(n int, unit string) string {
+	if n <= 0 {
+		return "; no number of trials decides it at this noise"
+	}
+	return fmt.Sprintf("; about %d trials %s would decide it", n, unit)
 }
 
 type bound struct {
@@ -136,21 +151,29 @@ func reference(run *result.Run, alias string, coords map[string]string) *result.
 	return nil
 }
 
-// compareAt builds the check for one point and bound. tested reports that
-// a U test ran (its p joins the Holm family); ciClears that the interval
-// lies beyond the bound.
-func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point, alpha float64) (c Check, tested, ciClears bool) {
+// tests are the two one-sided tests of one comparison check: pPass
+// rejects "not beyond the bound", pFail rejects "beyond the bound"; ok
+// says they ran (their p values join the Holm families).
+type tests struct {
+	ok             bool
+	pPass, pFail   float64
+	ciPass, ciFail bool
+}
+
+// compareAt builds the check for one point and bound and runs its tests.
+func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point, alpha float64) (c Check, t tests) {
 	c = Check{Kind: KindComparison, Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID,
 		Metric: cmp.Metric, Unit: "ratio", Bound: b.ratio, Op: b.op, Confidence: CIConfidence,
 		Method: "mann-whitney+bootstrap", Status: StatusFail}
 	if b.op == "" {
 		c.Message = "comparison has neither min_ratio nor max_ratio"
-		return c, false, false
+		return c, t
 	}
 	if ref == nil {
 		c.Message = fmt.Sprintf("reference model %s has no point at the same sweep coordinates", cmp.Reference)
-		return c, false, false
+		return c, t
 	}
+	c.RefPoint = ref.ID
 	cv, cMiss := trialValues(cand, cmp.Metric)
 	rv, rMiss := trialValues(ref, cmp.Metric)
 	c.N, c.NRef = len(cv), len(rv)
@@ -159,40 +182,95 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	}
 	if !baseline.Positive(cv) || !baseline.Positive(rv) {
 		c.Message = fmt.Sprintf("%s needs positive per-trial values in both arms (have %d and %d trials)", cmp.Metric, len(cv), len(rv))
-		return c, false, false
+		return c, t
 	}
 	mc, mr := baseline.Median(cv), baseline.Median(rv)
 	c.Value = mc / mr
 	c.Effect = c.Value - 1
 	c.Lo, c.Hi = bootstrapRatio(cv, rv, o.Resamples, CIConfidence, rngFor(c.Name, cand.ID, ref.ID))
 	c.MDE = sameRunMDE(cv, rv, alpha)
+	c.NeedN = sameRunNeed(cv, rv, c.Value, b.ratio, o.lastLookAlpha(alpha))
 	if len(cv) < o.MinTrials || len(rv) < o.MinTrials {
 		w := fmt.Sprintf("too few trials: %d candidate and %d reference, need at least %d per arm", len(cv), len(rv), o.MinTrials)
 		c.Warnings = append(c.Warnings, w)
 		c.Message = fmt.Sprintf("ratio %.3f cannot be judged: %s (raise measurement.trials)", c.Value, w)
 		c.P = 1
-		return c, false, false
+		return c, t
 	}
 	scaled := make([]float64, len(rv))
 	for i, v := range rv {
 		scaled[i] = b.ratio * v
 	}
-	res, err := stats.MannWhitneyUTest(cv, scaled, b.alt)
-	switch {
-	case errors.Is(err, stats.ErrSamplesEqual):
-		c.P = 1
-	case err != nil:
+	var err error
+	if t.pPass, err = uTest(cv, scaled, b.alt); err != nil {
 		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
-		return c, false, false
-	default:
-		c.P = res.P
+		return c, t
+	}
+	opposite := stats.LocationLess
+	if b.alt == stats.LocationLess {
+		opposite = stats.LocationGreater
+	}
+	if t.pFail, err = uTest(cv, scaled, opposite); err != nil {
+		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
+		return c, t
 	}
 	if b.op == ">=" {
-		ciClears = c.Lo > b.ratio
+		t.ciPass, t.ciFail = c.Lo > b.ratio, c.Hi < b.ratio
 	} else {
-		ciClears = c.Hi < b.ratio
+		t.ciPass, t.ciFail = c.Hi < b.ratio, c.Lo > b.ratio
 	}
-	return c, true, ciClears
+	t.ok = true
+	return c, t
+}
+
+// uTest is a one-sided Mann–Whitney U test; identical samples give p = 1.
+func uTest(a, b []float64, alt stats.LocationHypothesis) (float64, error) {
+	res, err := stats.MannWhitneyUTest(a, b, alt)
+	switch {
+	case errors.Is(err, stats.ErrSamplesEqual):
+		return 1, nil
+	case err != nil:
+		return 0, err
+	}
+	return res.P, nil
+}
+
+// lastLookAlpha is the level the last look will decide at, given this
+// look's (alpha = o.spend(level)).
+func (o Options) lastLookAlpha(alpha float64) float64 {
+	if o.MaxLooks <= 1 {
+		return alpha
+	}
+	level := alpha / firstLookShare
+	if o.Look > 1 {
+		level = alpha * float64(o.MaxLooks-1) / (1 - firstLookShare)
+	}
+	last := o
+	last.Look = o.MaxLooks
+	return last.spend(level)
+}
+
+// sameRunNeed is about how many trials per arm would put the observed
+// ratio's distance from the bound at the detectable margin of a one-sided
+// test at alpha with 80% power: the standard error of the log median
+// ratio shrinks as 1/√n. 0 when the observed ratio sits on the bound.
+func sameRunNeed(a, b []float64, ratio, bound, alpha float64) int {
+	if len(a) < 2 || len(b) < 2 || !(ratio > 0) || !(bound > 0) {
+		return 0
+	}
+	d := math.Abs(math.Log(ratio / bound))
+	if d < 1e-9 {
+		return 0
+	}
+	n := float64(max(len(a), len(b)))
+	se := math.Hypot(baseline.LogMedianSE(baseline.LogSD(a), len(a)), baseline.LogMedianSE(baseline.LogSD(b), len(b)))
+	z := distuv.UnitNormal
+	target := d / (z.Quantile(1-alpha) + z.Quantile(baseline.DefaultPower))
+	need := math.Ceil(n * (se / target) * (se / target))
+	if need > 1e6 {
+		return 0
+	}
+	return max(int(need), int(n))
 }
 
 // sameRunMDE approximates the smallest margin beyond the bound the

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ func TestComparisons(t *testing.T) {
 	fast := noisy(rng, 10, 1300, 15000, 0.02)
 	same := noisy(rng, 10, 1000, 20000, 0.02)
 	few := noisy(rng, 5, 1300, 15000, 0.02)
+	onBound := noisy(rng, 10, 1150, 17400, 0.02)
 	tests := []struct {
 		name    string
 		cand    trialSet
@@ -22,7 +24,8 @@ func TestComparisons(t *testing.T) {
 		message string
 	}{
 		{"clear win", fast, plan.Comparison{Metric: "throughput", MinRatio: 1.15}, StatusPass, "interval"},
-		{"not shown", same, plan.Comparison{Metric: "throughput", MinRatio: 1.15}, StatusFail, "not shown"},
+		{"shown below", same, plan.Comparison{Metric: "throughput", MinRatio: 1.15}, StatusFail, "shown not >= 1.15"},
+		{"on the bound", onBound, plan.Comparison{Metric: "throughput", MinRatio: 1.15}, StatusInconclusive, "about"},
 		{"latency max ratio", fast, plan.Comparison{Metric: "p95", MaxRatio: 0.9}, StatusPass, ""},
 		{"latency max ratio fails", same, plan.Comparison{Metric: "p95", MaxRatio: 0.9}, StatusFail, ""},
 		{"too few trials", few, plan.Comparison{Metric: "throughput", MinRatio: 1.15}, StatusFail, "too few trials"},
@@ -93,5 +96,99 @@ func TestHolm(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// loaded is a noisy runner: most trials near the arm's speed, some slowed
+// several-fold by other work on the machine.
+func loaded(rng *rand.Rand, n int, tp float64) trialSet {
+	var ts trialSet
+	for i := 0; i < n; i++ {
+		f := math.Exp(0.15 * rng.NormFloat64())
+		if rng.Float64() < 0.35 {
+			f /= 2 + 3*rng.Float64()
+		}
+		ts.tp = append(ts.tp, tp*f)
+		ts.p95 = append(ts.p95, 1000/f)
+	}
+	return ts
+}
+
+// An engine twice as fast, measured on a loaded machine: ten trials per arm
+// cannot show ratio ≥ 1.15 at the first look's level, and the check is
+// inconclusive, not a failure; with the extra trials of later looks it
+// passes. An engine that is no faster never passes.
+func TestComparisonsSequentialLooks(t *testing.T) {
+	cmp := []plan.Comparison{{Candidate: "opt", Reference: "ref", Metric: "throughput", MinRatio: 1.15}}
+	o := Options{MaxLooks: 3}
+	grow := func(seed uint64, candSpeed float64) [3]Check {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		cand, ref := loaded(rng, 10, candSpeed), loaded(rng, 10, 1000)
+		var out [3]Check
+		for look := 1; look <= 3; look++ {
+			if look > 1 {
+				more, moreRef := loaded(rng, 10, candSpeed), loaded(rng, 10, 1000)
+				cand.tp, cand.p95 = append(cand.tp, more.tp...), append(cand.p95, more.p95...)
+				ref.tp, ref.p95 = append(ref.tp, moreRef.tp...), append(ref.p95, moreRef.p95...)
+			}
+			o.Look = look
+			out[look-1] = o.Comparisons(cmp, mkRun(mkPoint("opt/c=1", "opt", c(1), cand), mkPoint("ref/c=1", "ref", c(1), ref)))[0]
+		}
+		return out
+	}
+	found := false
+	for seed := uint64(1); seed <= 40 && !found; seed++ {
+		looks := grow(seed, 2200)
+		if looks[0].Status != StatusInconclusive {
+			continue
+		}
+		found = true
+		if looks[0].NeedN <= 10 || !strings.Contains(looks[0].Message, "inconclusive: ratio") {
+			t.Errorf("look 1: want the trials that would decide it, got need %d: %s", looks[0].NeedN, looks[0].Message)
+		}
+		if looks[2].Status != StatusPass || looks[2].RefPoint != "ref/c=1" {
+			t.Errorf("seed %d: 2.2x engine after 30 trials per arm: %s %s", seed, looks[2].Status, looks[2].Message)
+		}
+	}
+	if !found {
+		t.Fatal("no seed gave an inconclusive first look; the loaded-runner model no longer exercises the rule")
+	}
+	// An engine no faster on the same loaded machine is never passed; at
+	// this noise it stays inconclusive (exit 4), not a false pass.
+	for seed := uint64(1); seed <= 20; seed++ {
+		for i, got := range grow(seed, 1000) {
+			if got.Status == StatusPass {
+				t.Errorf("seed %d look %d: an engine no faster passed: %s", seed, i+1, got.Message)
+			}
+		}
+	}
+}
+
+func TestSpendingAddsUpToAlpha(t *testing.T) {
+	for _, looks := range []int{1, 2, 3, 5} {
+		sum := 0.0
+		for k := 1; k <= looks; k++ {
+			sum += Options{Look: k, MaxLooks: looks}.spend(0.01)
+		}
+		if math.Abs(sum-0.01) > 1e-12 {
+			t.Errorf("%d looks spend %g of α=0.01", looks, sum)
+		}
+		if got := (Options{Look: 1, MaxLooks: looks}).lastLookAlpha(Options{Look: 1, MaxLooks: looks}.spend(0.01)); math.Abs(got-Options{Look: looks, MaxLooks: looks}.spend(0.01)) > 1e-15 {
+			t.Errorf("%d looks: lastLookAlpha %g", looks, got)
+		}
+	}
+}
+
+func TestSettleKeepsEarlierDecisions(t *testing.T) {
+	prev := &Verdict{Checks: []Check{{Kind: KindComparison, Name: "a", Point: "p", Status: StatusPass},
+		{Kind: KindComparison, Name: "b", Point: "p", Status: StatusInconclusive, RefPoint: "r"}}}
+	if got := prev.Undecided(); len(got) != 2 || got[0] != "p" || got[1] != "r" {
+		t.Errorf("Undecided = %v, want both arms", got)
+	}
+	next := &Verdict{Checks: []Check{{Kind: KindComparison, Name: "a", Point: "p", Status: StatusInconclusive},
+		{Kind: KindComparison, Name: "b", Point: "p", Status: StatusFail}}}
+	got := Settle(prev, next)
+	if got.Checks[0].Status != StatusPass || got.Checks[1].Status != StatusFail {
+		t.Errorf("Settle = %+v", got.Checks)
 	}
 }

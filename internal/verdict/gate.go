@@ -45,7 +45,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	if spec == nil || base == nil {
 		return nil
 	}
-	g := gate{spec: *spec}
+	g := gate{spec: *spec, o: o}
 	if g.spec.Confidence <= 0 || g.spec.Confidence >= 1 {
 		g.spec.Confidence = plan.DefaultConfidence
 	}
@@ -82,7 +82,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 				Message: "in the baseline but not measured in this run"})
 		}
 	}
-	familyCorrect(out, 1-g.spec.Confidence, o.FamilyAlpha)
+	familyCorrect(out, o.spend(1-g.spec.Confidence), o.spend(o.FamilyAlpha))
 	return out
 }
 
@@ -115,7 +115,10 @@ func noHistory(base *baseline.File, run *result.Run, id string, required bool) C
 	return c
 }
 
-type gate struct{ spec plan.Baseline }
+type gate struct {
+	spec plan.Baseline
+	o    Options
+}
 
 func gateName(metric string) string { return metric + " vs baseline" }
 
@@ -173,6 +176,13 @@ func pointValues(p *result.Point, metric string) []float64 {
 // count; the new run's log-median varies by job noise plus its own
 // within-run error. So Var(new − mean) = s²(1+1/K) + (se_new² − se_hist²),
 // the last term counted only when the new run is the noisier one.
+//
+// That last term is the only part more trials of this run can shrink, so
+// it decides the three ways: beyond the limit with it counted is a
+// regression; within the limit even without it (as if this run were as
+// precise as the history's) is a pass; in between, the run's own trial
+// noise is what keeps the gate from deciding, and the check is
+// inconclusive until more trials settle it.
 func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBetter bool) {
 	k := hist.K()
 	mean, s := baseline.MeanSD(hist.LogMedians())
@@ -182,15 +192,16 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	}
 	seNew := baseline.LogMedianSE(sdLog, len(vals))
 	seHist := hist.WithinSE()
-	v := s * s * (1 + 1/float64(k))
-	if extra := seNew*seNew - seHist*seHist; extra > 0 {
-		v += extra
-	}
-	sd := math.Sqrt(v)
+	vHist := s * s * (1 + 1/float64(k))
+	extra := math.Max(seNew*seNew-seHist*seHist, 0)
+	sd, sdMin := math.Sqrt(vHist+extra), math.Sqrt(vHist)
 	if sd < sdFloor {
 		sd = sdFloor
 		c.Warnings = append(c.Warnings, fmt.Sprintf("history varies less than separate CI jobs do; assuming %.2g%% run-to-run spread", 100*sdFloor))
 	}
+	sdMin = math.Max(sdMin, sdFloor)
+	alpha := g.o.spend(1 - c.Confidence)
+	c.Confidence = 1 - alpha
 	tc := baseline.TQuantile(c.Confidence, k-1)
 	d := math.Log(c.Value) - mean
 	c.Method = "prediction-interval"
@@ -203,27 +214,50 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	}
 	c.Bound = math.Exp(mean + dir*tc*sd) // the side a regression crosses
 	c.P = 1 - baseline.TCDF(dir*d/sd, k-1)
-	switch {
-	case dir*d > tc*sd:
+	switch w := dir * d; {
+	case w > tc*sd:
 		c.Class, c.Status = ClassRegressed, StatusFail
-	case -dir*d > tc*sd:
+	case -w > tc*sd:
 		c.Class, c.Status = ClassImproved, StatusPass
+	case w > tc*sdMin:
+		c.Class, c.Status = ClassUndecided, StatusInconclusive
+		c.NeedN = baselineNeed(w, baseline.TQuantile(1-g.o.lastLookAlpha(alpha), k-1), vHist, seHist, sdLog)
 	default:
 		c.Class, c.Status = ClassUnchanged, StatusPass
 	}
-	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g, detectable change %.1f%%)",
-		100*c.Effect, k, c.Bound, c.P, 100*c.MDE)
+	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g%s, detectable change %.1f%%)",
+		100*c.Effect, k, c.Bound, c.P, g.o.lookNote(), 100*c.MDE)
+	if c.Status == StatusInconclusive {
+		c.Message = fmt.Sprintf("inconclusive: %+.1f%% vs history of %d run(s): beyond the limit the history alone sets (%.4g) but within the one this run's trial noise (%.1f%% CV over %d trials) allows (%.4g); detectable change %.1f%%%s",
+			100*c.Effect, k, math.Exp(mean+dir*tc*sdMin), 100*baseline.CV(vals), len(vals), c.Bound, 100*c.MDE, needText(c.NeedN, "in this run"))
+	}
 	// A tolerance the scenario states is the smallest change that matters
 	// to its owner: a statistically clear change inside it is reported,
 	// not failed. A short or back-to-back history underestimates job noise,
 	// and this keeps such a history from failing builds over trifles.
-	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && c.Class == ClassRegressed && math.Abs(c.Effect) < math.Abs(t) {
+	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && (c.Class == ClassRegressed || c.Class == ClassUndecided) && math.Abs(c.Effect) < math.Abs(t) {
 		c.Class, c.Status = ClassUnchanged, StatusPass
 		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.0f%% prediction limit, but within the scenario's %.0f%% tolerance", 100*c.Confidence, 100*math.Abs(t)))
 	}
 	if c.MDE > 0.10 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
 	}
+}
+
+// baselineNeed is about how many trials this run would need for its own
+// trial noise to stop hiding a change of w (log scale) at the limit t·sd:
+// se_new² < (w/t)² − vHist + seHist². 0 when no count would do.
+func baselineNeed(w, t, vHist, seHist, sdLog float64) int {
+	room := (w/t)*(w/t) - vHist + seHist*seHist
+	per := baseline.LogMedianSE(sdLog, 4) * 2 // the median's SE for one trial's worth of data
+	if room <= 0 || !(per > 0) {
+		return 0
+	}
+	n := math.Ceil(per * per / room)
+	if n > 1e6 {
+		return 0
+	}
+	return int(n)
 }
 
 // tolerate is the fallback for a short history: a fixed relative

@@ -20,6 +20,9 @@ type Options struct {
 	// and ModelMaxErrorRate overrides it by model alias.
 	MaxErrorRate      float64
 	ModelMaxErrorRate map[string]float64
+	// Look is which of MaxLooks sequential looks this evaluation is
+	// (1-based); MaxLooks ≤ 1 means one look with the full α. See Settle.
+	Look, MaxLooks int
 }
 
 func (o Options) errorBudget(model string) float64 {

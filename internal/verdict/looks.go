@@ -1,0 +1,90 @@
+package verdict
+
+import "fmt"
+
+// Sequential looks. A check whose interval straddles its bound is not a
+// verdict yet: perfscen measures more trials for its point and decides
+// again, up to MaxLooks times in all. Deciding repeatedly on growing data
+// inflates error rates unless each look has a share of α. The shares are
+// fixed in advance (alpha spending with a Bonferroni bound): the first
+// look gets 3/4 of α, and the remaining 1/4 is split evenly over the
+// later looks. By the union bound the chance of any wrong decision over
+// all looks is at most α, whatever the correlation between looks; within
+// one look Holm's procedure shares that look's level across checks.
+
+// firstLookShare is the part of α spent on the first look when more
+// looks may follow: most runs decide there, so it keeps the most power.
+const firstLookShare = 0.75
+
+// spend is the part of alpha the current look may use.
+func (o Options) spend(alpha float64) float64 {
+	if o.MaxLooks <= 1 {
+		return alpha
+	}
+	if o.Look <= 1 {
+		return firstLookShare * alpha
+	}
+	return (1 - firstLookShare) * alpha / float64(o.MaxLooks-1)
+}
+
+// lastLook reports whether no further trials will be measured.
+func (o Options) lastLook() bool { return o.Look >= o.MaxLooks }
+
+// lookNote says which look decided, for messages.
+func (o Options) lookNote() string {
+	if o.MaxLooks <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", look %d of %d", max(o.Look, 1), o.MaxLooks)
+}
+
+// checkKey identifies a check across looks.
+func checkKey(c Check) string { return string(c.Kind) + "\x00" + c.Name + "\x00" + c.Point }
+
+// Settle carries decisions across looks: a check that passed, failed or
+// was skipped at an earlier look keeps that outcome, and only the checks
+// that were inconclusive take their status from the new look. Without
+// this, a later look's smaller share of α could undo a decision made on
+// data that did not change.
+func Settle(prev, next *Verdict) *Verdict {
+	if prev == nil {
+		return next
+	}
+	decided := map[string]Check{}
+	for _, c := range prev.Checks {
+		if c.Status != StatusInconclusive {
+			decided[checkKey(c)] = c
+		}
+	}
+	out := &Verdict{Notices: next.Notices}
+	for _, c := range next.Checks {
+		if d, ok := decided[checkKey(c)]; ok {
+			c = d
+		}
+		out.Checks = append(out.Checks, c)
+	}
+	return out
+}
+
+// Undecided lists the point IDs whose checks are still inconclusive and
+// would be decided by more trials: comparison checks name both arms.
+// Checks made inconclusive by a disturbed testbed are left out: more
+// trials on a busy machine do not make it quiet.
+func (v *Verdict) Undecided() []string {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, c := range v.Checks {
+		if c.Status != StatusInconclusive || c.Disturbed {
+			continue
+		}
+		add(c.Point)
+		add(c.RefPoint)
+	}
+	return ids
+}
