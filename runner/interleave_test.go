@@ -133,3 +133,53 @@ func TestRunScrapesGPUMetrics(t *testing.T) {
 		t.Errorf("environment GPU %q", run.Environment.GPU)
 	}
 }
+
+// Extend adds kept trials to the points it names, interleaved, while the
+// server is still up; it is asked again after each extension, and a point
+// it does not name keeps its trials.
+func TestRunExtendAddsInterleavedTrials(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	c := newClient(t, "http", srv.HTTPAddr())
+	models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}, {Alias: "c", Name: "simple"}}
+	p := testPlan(srv.HTTPAddr(), "http", loose(), models,
+		plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
+		plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
+		plan.Point{Model: "c", Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+	var seq []int
+	asked := 0
+	extending := false
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+		Progress: func(e Event) {
+			if e.Kind == WindowDone && extending {
+				seq = append(seq, e.Index)
+			}
+		},
+		Extend: func(r *result.Run) ([]string, int) {
+			asked++
+			if asked > 2 {
+				return nil, 0
+			}
+			extending = true
+			if n := len(r.Points[0].Trials); n != 3*asked {
+				t.Errorf("ask %d: p0 has %d trials, want %d", asked, n, 3*asked)
+			}
+			return []string{"p1", "p0"}, 3
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != 3 {
+		t.Fatalf("Extend asked %d times, want 3", asked)
+	}
+	if want := []int{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1}; !slices.Equal(seq, want) {
+		t.Fatalf("extension window order %v, want %v", seq, want)
+	}
+	for i, want := range []int{9, 9, 3} {
+		pt := run.Points[i]
+		if len(pt.Trials) != want {
+			t.Errorf("%s: %d trials, want %d", pt.ID, len(pt.Trials), want)
+		}
+		checkPointConsistency(t, &pt, 1)
+	}
+}

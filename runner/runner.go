@@ -68,6 +68,12 @@ type Options struct {
 	// Testbed names the testbed the run is filed under; empty derives it
 	// from the hardware and the server.
 	Testbed TestbedName
+	// Extend, when set, is asked once every point is measured, and again
+	// after each extension, which points need more kept trials and how
+	// many (the checks whose intervals straddle their bounds). The runner
+	// measures them interleaved, in rounds of one window per point, while
+	// the server and connections are still up. Nil or no points: done.
+	Extend func(run *result.Run) (points []string, trials int)
 }
 
 func (o Options) withDefaults() Options {
@@ -145,6 +151,9 @@ type runState struct {
 	seqIDs  atomic.Uint64
 	clients map[string]client.Client
 	total   int
+	// live are the point runners measured so far, kept (with their shared
+	// memory) until the run ends so an extension can add trials.
+	live []*pointRunner
 }
 
 func (rs *runState) progress(e Event) {
@@ -198,6 +207,11 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		return finishRun(run, opts, exitcode.AsEnvironment(err))
 	}
 	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]client.Client{}, total: len(p.Points)}
+	defer func() {
+		for _, pr := range rs.live {
+			pr.cleanup()
+		}
+	}()
 	if p.Server.MetricsURL != "" {
 		rs.gpu = startGPUScraper(ctx, p.Server.MetricsURL, opts.MetricsInterval)
 		defer rs.gpu.close()
@@ -238,9 +252,32 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 			break
 		}
 	}
-	for _, r := range results {
-		if r != nil {
-			run.Points = append(run.Points, *r)
+	collect := func() {
+		run.Points = run.Points[:0]
+		for _, r := range results {
+			if r != nil {
+				run.Points = append(run.Points, *r)
+			}
+		}
+	}
+	collect()
+	for opts.Extend != nil && runErr == nil && run.Status == result.StatusComplete && ctx.Err() == nil {
+		ids, trials := opts.Extend(run)
+		prs := rs.extendable(ids)
+		if len(prs) == 0 || trials <= 0 {
+			break
+		}
+		interrupted, err := rs.extend(ctx, prs, trials)
+		for _, pr := range prs {
+			results[pr.idx] = pr.finish(interrupted, err)
+			rs.progress(Event{Kind: PointDone, Index: pr.idx, Point: pr.p, Result: results[pr.idx]})
+		}
+		collect()
+		if err != nil {
+			runErr = err
+			run.Status = result.StatusPartial
+		} else if interrupted {
+			run.Status = result.StatusInterrupted
 		}
 	}
 	if rs.gpu != nil {
@@ -269,19 +306,13 @@ func finishRun(run *result.Run, opts Options, err error) (*result.Run, error) {
 func (rs *runState) measure(ctx context.Context, idx []int) ([]*result.Point, bool, error) {
 	prs := make([]*pointRunner, len(idx))
 	out := make([]*result.Point, len(idx))
-	defer func() {
-		for _, pr := range prs {
-			if pr != nil {
-				pr.cleanup()
-			}
-		}
-	}()
 	for k, i := range idx {
 		pr, err := rs.newPointRunner(ctx, i)
 		if err != nil {
 			return out, false, fmt.Errorf("point %s: %w", rs.plan.Points[i].ID, err)
 		}
 		prs[k] = pr
+		rs.live = append(rs.live, pr)
 	}
 	var interrupted bool
 	var err error
@@ -296,4 +327,41 @@ func (rs *runState) measure(ctx context.Context, idx []int) ([]*result.Point, bo
 		rs.progress(Event{Kind: PointDone, Index: idx[k], Point: pr.p, Result: out[k]})
 	}
 	return out, interrupted, err
+}
+
+// extendable are the live point runners of ids that can take more kept
+// windows: measured to the end, not a fixed iteration count.
+func (rs *runState) extendable(ids []string) []*pointRunner {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []*pointRunner
+	for _, pr := range rs.live {
+		if want[pr.p.ID] && pr.p.Load.Mode != "iterations" && len(pr.kept) > 0 &&
+			(pr.status == result.PointStable || pr.status == result.PointUnstable) {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// extend adds trials kept windows to each point, in rounds of one window
+// per point in plan order (A B A B …) like interleave, so drift during the
+// extension hits every arm alike. Each window is its own session with its
+// warm-up, as in interleaved measurement.
+func (rs *runState) extend(ctx context.Context, prs []*pointRunner, trials int) (bool, error) {
+	for round := 0; round < trials; round++ {
+		for _, pr := range prs {
+			err := pr.segment(ctx, func(m *measured) bool {
+				rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
+				pr.kept = append(pr.kept, len(pr.windows)-1)
+				return false
+			})
+			if interrupted, err := pr.outcome(err); interrupted || err != nil {
+				return interrupted, err
+			}
+		}
+	}
+	return false, nil
 }

@@ -2,15 +2,16 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/perfscen/perfscen/internal/baseline"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -59,6 +60,36 @@ func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
 	if s.Baseline != nil {
 		r.checks.Baseline = resolveBaseline(c, s.Baseline, r.name, dir)
 	}
+	r.checks.Gate = resolveGate(c, s.Gate)
+}
+
+// Gate defaults: up to two more rounds of the default 10 trials, and at
+// most 3 minutes spent on them.
+const (
+	DefaultMaxExtraTrials = 20
+	DefaultMaxExtraTime   = 3 * time.Minute
+)
+
+func resolveGate(c *collector, in *Gate) plan.Gate {
+	g := plan.Gate{MaxExtraTrials: DefaultMaxExtraTrials, MaxExtraTime: DefaultMaxExtraTime}
+	if in == nil {
+		return g
+	}
+	p := path{"gate"}
+	if in.MaxExtraTrials != nil {
+		if *in.MaxExtraTrials < 0 {
+			c.at(p.child("max_extra_trials"), "must be 0 (no extra trials) or more")
+		}
+		g.MaxExtraTrials = *in.MaxExtraTrials
+	}
+	if in.MaxExtraTime != "" {
+		d, err := ParseDuration(in.MaxExtraTime)
+		if err != nil {
+			c.at(p.child("max_extra_time"), "%v", err)
+		}
+		g.MaxExtraTime = d
+	}
+	return g
 }
 
 // isMapping says whether the value at p was written as a mapping.

@@ -15,6 +15,7 @@ type Scenario struct {
 	Thresholds  []Threshold  `yaml:"thresholds"`
 	Comparisons []Comparison `yaml:"comparisons"`
 	Baseline    *Baseline    `yaml:"baseline"`
+	Gate        *Gate        `yaml:"gate"`
 
 	// Path is the file the scenario came from; Hash the sha256 of its bytes.
 	Path string `yaml:"-"`
@@ -152,4 +153,10 @@ type Baseline struct {
 	MinRuns    int               `yaml:"min_runs"`
 	Testbed    string            `yaml:"testbed"`
 	Required   bool              `yaml:"required"`
+}
+
+// Gate bounds the extra trials measured for checks that cannot decide yet.
+type Gate struct {
+	MaxExtraTrials *int   `yaml:"max_extra_trials"`
+	MaxExtraTime   string `yaml:"max_extra_time"`
 }

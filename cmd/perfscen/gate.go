@@ -44,7 +44,14 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 			return exitcode.Of(err)
 		}
 	}
-	run, runErr := measure(e, pl, f)
+	checks := pl.Checks
+	if f.noBaseline {
+		checks.Baseline = nil
+	}
+	// Checks are decided while the server is still up, so inconclusive
+	// ones can get more trials before the verdict.
+	seq := newSequential(pl, checks, base, verdictOptions(pl), e.stderr)
+	run, runErr := measureExt(e, pl, f, seq.extend)
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
 		if exitcode.Of(runErr) == exitcode.Invalid {
@@ -55,11 +62,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	if run == nil {
 		run = unmeasured(e, pl, runErr)
 	}
-	checks := pl.Checks
-	if f.noBaseline {
-		checks.Baseline = nil
-	}
-	v := verdictOptions(pl).Evaluate(checks, run, base)
+	v := seq.final(run)
 	code := exitFor(v.Outcome())
 	if p := resultPath(f, pl.Scenario, many); p != "" {
 		// Results are written whatever happened, partial runs included,
@@ -197,6 +200,11 @@ func bands(base *baseline.File, run *result.Run) []report.Band {
 
 // measure runs the plan, with progress on stderr when it is a terminal.
 func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
+	return measureExt(e, pl, f, nil)
+}
+
+// measureExt is measure with the runner's Extend hook (sequential looks).
+func measureExt(e *env, pl *plan.Plan, f reportFlags, extend func(*result.Run) ([]string, int)) (*result.Run, error) {
 	tb, err := testbedFor(e, pl, f.testbed)
 	if err != nil {
 		return nil, err
@@ -205,7 +213,7 @@ func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
 		Version:        version,
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,
-		Runner:         runner.Options{Testbed: tb},
+		Runner:         runner.Options{Testbed: tb, Extend: extend},
 	})
 }
 

@@ -1,10 +1,21 @@
 package plan
 
+import "time"
+
 // Checks are the pass/fail rules of a scenario, evaluated by verdict.
 type Checks struct {
 	Thresholds  []Threshold  `json:"thresholds,omitempty"`
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 	Baseline    *Baseline    `json:"baseline,omitempty"`
+	Gate        Gate         `json:"gate"`
+}
+
+// Gate bounds the sequential extension: when a check's interval straddles
+// its bound, its points get more trials (in rounds of measurement.trials,
+// interleaved), up to MaxExtraTrials per point and MaxExtraTime in all.
+type Gate struct {
+	MaxExtraTrials int           `json:"max_extra_trials"`
+	MaxExtraTime   time.Duration `json:"max_extra_time"`
 }
 
 // Selector restricts a check to some models and sweep points. Empty fields

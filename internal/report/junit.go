@@ -103,7 +103,9 @@ func JUnit(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 					tc.Failure = prob
 					suite.Failures++
 				}
-			case verdict.StatusSkip:
+			case verdict.StatusSkip, verdict.StatusInconclusive:
+				// JUnit has no "undecided": a skipped case with the reason
+				// keeps it out of both the passes and the failures.
 				tc.Skipped = &junitSkipped{Message: c.Message}
 				suite.Skipped++
 			default:

@@ -21,8 +21,11 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 		line := SummaryLine(v)
 		verdictWord, rest, _ := strings.Cut(line, ":")
 		icon := "✅"
-		if verdictWord == "FAIL" {
+		switch verdictWord {
+		case "FAIL":
 			icon = "❌"
+		case "INCONCLUSIVE":
+			icon = "❔"
 		}
 		fmt.Fprintf(&b, "%s **%s**:%s\n\n", icon, verdictWord, mdEscape(rest))
 		for _, n := range v.Notices {
@@ -66,6 +69,8 @@ func statusIcon(s verdict.Status) string {
 		return "❌"
 	case verdict.StatusWarn:
 		return "⚠️"
+	case verdict.StatusInconclusive:
+		return "❔"
 	}
 	return "⏭️"
 }
@@ -149,7 +154,7 @@ func StepSummary(getenv func(string) string, run *result.Run, v *verdict.Verdict
 func details(b *bytes.Buffer, checks []verdict.Check) {
 	n := 0
 	for _, c := range checks {
-		if (c.Status != verdict.StatusFail && c.Status != verdict.StatusWarn) || c.Message == "" {
+		if (c.Status != verdict.StatusFail && c.Status != verdict.StatusWarn && c.Status != verdict.StatusInconclusive) || c.Message == "" {
 			continue
 		}
 		if n == 0 {

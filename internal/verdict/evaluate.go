@@ -41,12 +41,14 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 	if base.ScenarioHash != "" && run.ScenarioHash != "" && base.ScenarioHash != run.ScenarioHash {
 		v.Notices = append(v.Notices, "the scenario file changed since the baseline was recorded; compare with care or re-record it")
 	}
-	gated := o.Baseline(checks.Baseline, base, run)
-	for _, c := range gated {
-		if c.Name == NameNoHistory && c.Status != StatusPass {
+	for _, c := range o.Baseline(checks.Baseline, base, run) {
+		if c.Name == NameNoHistory {
 			v.Notices = append(v.Notices, c.Message)
+			if c.Status == StatusPass {
+				continue // where the history came from is a note, not a check
+			}
 		}
+		v.Checks = append(v.Checks, c)
 	}
-	v.Checks = append(v.Checks, gated...)
 	return v
 }

@@ -237,7 +237,7 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	// and this keeps such a history from failing builds over trifles.
 	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && (c.Class == ClassRegressed || c.Class == ClassUndecided) && math.Abs(c.Effect) < math.Abs(t) {
 		c.Class, c.Status = ClassUnchanged, StatusPass
-		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.0f%% prediction limit, but within the scenario's %.0f%% tolerance", 100*c.Confidence, 100*math.Abs(t)))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% prediction limit, but within the scenario's %.0f%% tolerance", 100*c.Confidence, 100*math.Abs(t)))
 	}
 	if c.MDE > 0.10 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
@@ -319,7 +319,7 @@ func familyCorrect(cs []Check, perCheck, family float64) {
 		c := &cs[i]
 		if c.Class == ClassRegressed {
 			c.Class, c.Status = ClassUnchanged, StatusPass
-			c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.0f%% limit, but not significant after correcting for %d gated metric(s)", 100*c.Confidence, m))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% limit, but not significant after correcting for %d gated metric(s)", 100*c.Confidence, m))
 		}
 	}
 }

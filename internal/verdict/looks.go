@@ -7,14 +7,14 @@ import "fmt"
 // again, up to MaxLooks times in all. Deciding repeatedly on growing data
 // inflates error rates unless each look has a share of α. The shares are
 // fixed in advance (alpha spending with a Bonferroni bound): the first
-// look gets 3/4 of α, and the remaining 1/4 is split evenly over the
+// look gets 90% of α, and the remaining 10% is split evenly over the
 // later looks. By the union bound the chance of any wrong decision over
 // all looks is at most α, whatever the correlation between looks; within
 // one look Holm's procedure shares that look's level across checks.
 
 // firstLookShare is the part of α spent on the first look when more
 // looks may follow: most runs decide there, so it keeps the most power.
-const firstLookShare = 0.75
+const firstLookShare = 0.9
 
 // spend is the part of alpha the current look may use.
 func (o Options) spend(alpha float64) float64 {
