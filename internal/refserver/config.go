@@ -7,8 +7,9 @@ import (
 
 // serverExtensions is what server metadata reports, in Triton's order.
 var serverExtensions = []string{
-	"sequence", "model_repository", "schedule_policy", "model_configuration",
-	"system_shared_memory", "binary_tensor_data", "statistics",
+	"sequence", "model_repository", "model_repository(unload_dependents)",
+	"schedule_policy", "model_configuration", "system_shared_memory",
+	"cuda_shared_memory", "binary_tensor_data", "parameters", "statistics",
 }
 
 // modelConfig renders the model's Triton config, with the scheduler
@@ -36,12 +37,12 @@ func (m *loadedModel) modelConfig() *inferencepb.ModelConfig {
 	for _, out := range d.outputs {
 		cfg.Output = append(cfg.Output, &inferencepb.ModelOutput{Name: out.name, DataType: out.dtype.Proto(), Dims: out.dims})
 	}
+	if d.decoupled {
+		cfg.ModelTransactionPolicy = &inferencepb.ModelTransactionPolicy{Decoupled: true}
+	}
 	switch {
 	case d.sequence:
-		cfg.SchedulingChoice = &inferencepb.ModelConfig_SequenceBatching{SequenceBatching: &inferencepb.ModelSequenceBatching{
-			MaxSequenceIdleMicroseconds: 1_000_000,
-			StrategyChoice:              &inferencepb.ModelSequenceBatching_Direct{Direct: &inferencepb.ModelSequenceBatching_StrategyDirect{}},
-		}}
+		cfg.SchedulingChoice = &inferencepb.ModelConfig_SequenceBatching{SequenceBatching: sequenceConfig(d)}
 	case pol.dynamic:
 		db := &inferencepb.ModelDynamicBatching{MaxQueueDelayMicroseconds: uint64(pol.delay.Microseconds())}
 		for _, s := range pol.preferred {
@@ -80,4 +81,35 @@ func (m *loadedModel) metadata() kserve.ModelMetadata {
 	}
 	md.Inputs, md.Outputs = conv(d.inputs), conv(d.outputs)
 	return md
+}
+
+// sequenceConfig is the sequence_batching section: the strategy and the
+// control inputs the model declares (Triton's example configs).
+func sequenceConfig(d *modelDef) *inferencepb.ModelSequenceBatching {
+	sb := &inferencepb.ModelSequenceBatching{
+		MaxSequenceIdleMicroseconds: 1_000_000,
+		StrategyChoice:              &inferencepb.ModelSequenceBatching_Direct{Direct: &inferencepb.ModelSequenceBatching_StrategyDirect{}},
+	}
+	if d.seqOldest {
+		sb.StrategyChoice = &inferencepb.ModelSequenceBatching_Oldest{Oldest: &inferencepb.ModelSequenceBatching_StrategyOldest{
+			MaxCandidateSequences: 1024, MaxQueueDelayMicroseconds: 10_000,
+		}}
+	}
+	kinds := map[string]inferencepb.ModelSequenceBatching_Control_Kind{
+		"START": inferencepb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_START,
+		"END":   inferencepb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_END,
+		"READY": inferencepb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_READY,
+	}
+	for _, name := range d.seqControls {
+		c := &inferencepb.ModelSequenceBatching_Control{}
+		if name == "CORRID" {
+			c.Kind = inferencepb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_CORRID
+			c.DataType = inferencepb.DataType_TYPE_UINT64
+		} else {
+			c.Kind = kinds[name]
+			c.Int32FalseTrue = []int32{0, 1}
+		}
+		sb.ControlInput = append(sb.ControlInput, &inferencepb.ModelSequenceBatching_ControlInput{Name: name, Control: []*inferencepb.ModelSequenceBatching_Control{c}})
+	}
+	return sb
 }

@@ -167,14 +167,17 @@ func (g *grpcService) SystemSharedMemoryUnregister(_ context.Context, r *inferen
 	return &inferencepb.SystemSharedMemoryUnregisterResponse{}, nil
 }
 
-func (g *grpcService) CudaSharedMemoryStatus(context.Context, *inferencepb.CudaSharedMemoryStatusRequest) (*inferencepb.CudaSharedMemoryStatusResponse, error) {
-	return nil, grpcErr(errNoCUDA())
+func (g *grpcService) CudaSharedMemoryStatus(_ context.Context, r *inferencepb.CudaSharedMemoryStatusRequest) (*inferencepb.CudaSharedMemoryStatusResponse, error) {
+	if r.GetName() != "" {
+		return nil, grpcErr(errCUDANotFound(r.GetName()))
+	}
+	return &inferencepb.CudaSharedMemoryStatusResponse{Regions: map[string]*inferencepb.CudaSharedMemoryStatusResponse_RegionStatus{}}, nil
 }
 
-func (g *grpcService) CudaSharedMemoryRegister(context.Context, *inferencepb.CudaSharedMemoryRegisterRequest) (*inferencepb.CudaSharedMemoryRegisterResponse, error) {
-	return nil, grpcErr(errNoCUDA())
+func (g *grpcService) CudaSharedMemoryRegister(_ context.Context, r *inferencepb.CudaSharedMemoryRegisterRequest) (*inferencepb.CudaSharedMemoryRegisterResponse, error) {
+	return nil, grpcErr(errCUDARegister(r.GetName()))
 }
 
 func (g *grpcService) CudaSharedMemoryUnregister(context.Context, *inferencepb.CudaSharedMemoryUnregisterRequest) (*inferencepb.CudaSharedMemoryUnregisterResponse, error) {
-	return nil, grpcErr(errNoCUDA())
+	return &inferencepb.CudaSharedMemoryUnregisterResponse{}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,9 +130,13 @@ func TestGRPCErrors(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument {
 		t.Errorf("unknown model: %v", err)
 	}
-	_, err = c.CudaSharedMemoryStatus(ctx, &inferencepb.CudaSharedMemoryStatusRequest{})
-	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("cuda shm: %v", err)
+	cs, err := c.CudaSharedMemoryStatus(ctx, &inferencepb.CudaSharedMemoryStatusRequest{})
+	if err != nil || len(cs.GetRegions()) != 0 {
+		t.Errorf("cuda shm status: %v %v", cs, err)
+	}
+	_, err = c.CudaSharedMemoryRegister(ctx, &inferencepb.CudaSharedMemoryRegisterRequest{Name: "g"})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "GPUs not supported") {
+		t.Errorf("cuda shm register: %v", err)
 	}
 	_, err = c.SystemSharedMemoryStatus(ctx, &inferencepb.SystemSharedMemoryStatusRequest{Name: "x"})
 	if status.Code(err) != codes.NotFound {

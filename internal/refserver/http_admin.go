@@ -133,18 +133,3 @@ func shmPath(seg []string) (name, action string, ok bool) {
 	}
 	return "", "", false
 }
-
-// errNoCUDA is the answer to every CUDA shared-memory call: this server has
-// no GPU.
-func errNoCUDA() error {
-	return errorf(codeUnsupported, "CUDA shared memory is not supported by this server (no GPU support)")
-}
-
-func (s *Server) routeCudaShm(w http.ResponseWriter, r *http.Request, seg []string) {
-	_, action, ok := shmPath(seg)
-	if !ok || (action != "status" && action != "register" && action != "unregister") {
-		notFound(w)
-		return
-	}
-	writeError(w, errNoCUDA())
-}

@@ -62,7 +62,7 @@ func TestHTTPRoutes(t *testing.T) {
 		{"GET", "/v2/health/ready", 200, ""},
 		{"POST", "/v2/health/ready", 405, `"Method Not Allowed"`},
 		{"GET", "/v2/nope", 404, `"Not Found"`},
-		{"GET", "/v2", 200, `"perfscen-refserver"`},
+		{"GET", "/v2", 200, `"name":"triton"`},
 		{"GET", "/v2/models/simple", 200, `"shape":[-1,16]`},
 		{"GET", "/v2/models/simple/versions/1", 200, `"versions":["1"]`},
 		{"GET", "/v2/models/simple/versions/2", 400, "Request for unknown model: 'simple' version 2"},
@@ -75,7 +75,9 @@ func TestHTTPRoutes(t *testing.T) {
 		{"POST", "/v2/repository/index", 200, `"state":"UNAVAILABLE"`},
 		{"GET", "/v2/systemsharedmemory/status", 200, `[]`},
 		{"GET", "/v2/systemsharedmemory/region/x/status", 404, "Unable to find system shared memory region"},
-		{"GET", "/v2/cudasharedmemory/status", 501, "not supported"},
+		{"GET", "/v2/cudasharedmemory/status", 200, "[]"},
+		{"POST", "/v2/cudasharedmemory/unregister", 200, ""},
+		{"POST", "/v2/cudasharedmemory/region/g/register", 400, "GPUs not supported"},
 	} {
 		rep := do(t, s, tc.method, tc.path, nil, nil)
 		if rep.status != tc.status || !strings.Contains(string(rep.body), tc.contains) {

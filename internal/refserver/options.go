@@ -47,8 +47,9 @@ type TLSOptions struct {
 const (
 	defaultHTTPAddr = "127.0.0.1:8000"
 	defaultGRPCAddr = "127.0.0.1:8001"
-	// ServerName is what server metadata reports as "name".
-	ServerName = "perfscen-refserver"
+	// ServerName is what server metadata reports as "name": Triton's, as
+	// Triton's clients and examples check it; the version stays perfscen's.
+	ServerName = "triton"
 )
 
 func (t *TLSOptions) config() (*tls.Config, error) {
