@@ -2,59 +2,58 @@ package refserver
 
 import (
 	"context"
-	"errors"
-	"io"
-	"sync"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
 )
 
 func (g *grpcService) ModelInfer(ctx context.Context, r *inferencepb.ModelInferRequest) (*inferencepb.ModelInferResponse, error) {
-	resp, err := g.infer(ctx, r)
+	received := time.Now()
+	req, err := parseGRPCInfer(r)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	req.received = received
+	resp, err := g.infer(ctx, r, req)
 	return resp, grpcErr(err)
 }
 
-// infer runs one gRPC request; errors are not yet gRPC statuses.
-func (g *grpcService) infer(ctx context.Context, r *inferencepb.ModelInferRequest) (resp *inferencepb.ModelInferResponse, err error) {
+// infer runs one parsed gRPC request; errors are not yet gRPC statuses.
+func (g *grpcService) infer(ctx context.Context, r *inferencepb.ModelInferRequest, req *inferRequest) (resp *inferencepb.ModelInferResponse, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			g.s.log.Error("panic in gRPC infer", "model", r.GetModelName(), "panic", p)
 			resp, err = nil, errorf(codeInternal, "internal server error")
 		}
 	}()
-	received := time.Now()
-	req, err := parseGRPCInfer(r)
-	if err != nil {
-		return nil, err
-	}
-	req.received = received
+	req.endpoint = "ModelInfer RPC"
 	out, err := g.s.infer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	t := time.Now()
-	resp = &inferencepb.ModelInferResponse{ModelName: r.GetModelName(), ModelVersion: out.version, Id: r.GetId()}
-	for _, o := range out.outputs {
-		resp.Outputs = append(resp.Outputs, &inferencepb.ModelInferResponse_InferOutputTensor{Name: o.name, Datatype: string(o.dtype), Shape: o.shape})
-		if o.req.shm == nil {
-			resp.RawOutputContents = append(resp.RawOutputContents, o.raw)
-		}
-	}
+	resp = grpcResponse(r, out.version, out.outputs)
 	out.finish(time.Since(t), nil)
 	return resp, nil
+}
+
+func grpcResponse(r *inferencepb.ModelInferRequest, version string, outputs []inferOutput) *inferencepb.ModelInferResponse {
+	resp := &inferencepb.ModelInferResponse{ModelName: r.GetModelName(), ModelVersion: version, Id: r.GetId()}
+	for _, o := range outputs {
+		resp.Outputs = append(resp.Outputs, &inferencepb.ModelInferResponse_InferOutputTensor{Name: o.name, Datatype: string(o.dtype), Shape: o.shape})
+		// Triton adds one raw_output_contents entry per output, empty for
+		// one written to shared memory; clients index the list by output.
+		resp.RawOutputContents = append(resp.RawOutputContents, nonNil(o.raw))
+	}
+	return resp
 }
 
 // parseGRPCInfer maps a ModelInferRequest onto an inferRequest: each input
 // without contents or shm takes the next raw_input_contents entry.
 func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 	req := &inferRequest{model: r.GetModelName(), version: r.GetModelVersion(), id: r.GetId()}
-	if _, err := parseRequestParams(kserve.ParamsFromProto(r.GetParameters()), &req.seq, &req.timeout); err != nil {
+	if err := grpcRequestParams(r.GetParameters(), req); err != nil {
 		return nil, err
 	}
 	raws := r.GetRawInputContents()
@@ -106,83 +105,11 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 	return req, nil
 }
 
-// ModelStreamInfer serves a bidirectional stream: requests run
-// concurrently, but answers (each carrying its request's id, a request's
-// error coming back in-stream as error_message) leave in the order the
-// requests arrived, as from Triton for non-decoupled models. A dropped
-// request closes the stream with UNAVAILABLE.
-func (g *grpcService) ModelStreamInfer(stream grpc.BidiStreamingServer[inferencepb.ModelInferRequest, inferencepb.ModelStreamInferResponse]) error {
-	ctx, cancel := context.WithCancelCause(stream.Context())
-	defer cancel(nil)
-	var (
-		wg     sync.WaitGroup
-		sendMu sync.Mutex
-	)
-	defer wg.Wait()
-	send := func(m *inferencepb.ModelStreamInferResponse) {
-		sendMu.Lock()
-		defer sendMu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
-		if err := stream.Send(m); err != nil {
-			cancel(err)
-		}
+// nonNil keeps an empty raw_output_contents entry present; proto encodes a
+// nil element the same way, but the intent reads plainly here.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
 	}
-	order := newStreamOrder(send)
-	// Recv runs apart so a dropped request can end the stream even while
-	// the client is not sending.
-	type recvd struct {
-		r   *inferencepb.ModelInferRequest
-		err error
-	}
-	in := make(chan recvd)
-	go func() {
-		for {
-			r, err := stream.Recv()
-			select {
-			case in <- recvd{r, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for {
-		var m recvd
-		select {
-		case m = <-in:
-		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), errDropped) {
-				return status.Error(codes.Unavailable, errDropped.Error())
-			}
-			return status.FromContextError(ctx.Err()).Err()
-		}
-		if m.err != nil {
-			if errors.Is(m.err, io.EOF) {
-				wg.Wait()
-				if errors.Is(context.Cause(ctx), errDropped) {
-					return status.Error(codes.Unavailable, errDropped.Error())
-				}
-				return nil
-			}
-			return m.err
-		}
-		r, place := m.r, order.reserve()
-		wg.Go(func() {
-			resp, err := g.infer(ctx, r)
-			switch {
-			case errors.Is(err, errDropped):
-				cancel(errDropped)
-				order.done(place, nil)
-			case err != nil:
-				order.done(place, &inferencepb.ModelStreamInferResponse{ErrorMessage: err.Error(),
-					InferResponse: &inferencepb.ModelInferResponse{ModelName: r.GetModelName(), ModelVersion: r.GetModelVersion(), Id: r.GetId()}})
-			default:
-				order.done(place, &inferencepb.ModelStreamInferResponse{InferResponse: resp})
-			}
-		})
-	}
+	return b
 }

@@ -24,6 +24,7 @@ func (s *Server) httpInfer(w http.ResponseWriter, r *http.Request, model, versio
 		return
 	}
 	req.received = received
+	req.endpoint = "HTTP end point"
 	out, err := s.infer(r.Context(), req)
 	if errors.Is(err, errDropped) {
 		dropConnection(w)

@@ -39,7 +39,15 @@ type inferRequest struct {
 	outputs            []outputRequest // nil: all outputs
 	seq                sequenceParams
 	timeout            time.Duration // schedule policy: longest queue wait, 0 = none
-	received           time.Time
+	emptyFinal         bool          // gRPC triton_enable_empty_final_response
+	// queued, when set, is called once the request is in its model's queue
+	// or has failed before getting there: a stream reads its next request
+	// only then, so requests reach the model in stream order.
+	queued   func()
+	received time.Time
+	// endpoint names the API in errors for decoupled models, which only
+	// gRPC streams serve.
+	endpoint string
 }
 
 // inferOutput is one response tensor; raw is nil when it went to shm.
@@ -99,6 +107,9 @@ func (s *Server) infer(ctx context.Context, req *inferRequest) (*inferOutcome, e
 	if err != nil {
 		return nil, err
 	}
+	if m.def.decoupled {
+		return nil, errDecoupled(req.endpoint)
+	}
 	p, err := s.normalize(m, req)
 	if err != nil {
 		return nil, err
@@ -151,19 +162,33 @@ func (s *Server) normalize(m *loadedModel, req *inferRequest) (*normalized, erro
 // execute queues a normalized request, waits for its execution and places
 // its outputs.
 func (s *Server) execute(ctx context.Context, m *loadedModel, req *inferRequest, p *normalized) (*inferOutcome, error) {
-	def := m.def
-	j := &job{ctx: ctx, inputs: p.inputs, batchSize: p.batch, seq: req.seq, timeout: req.timeout}
-	if def.maxBatchSize > 0 {
-		j.key = batchKey(p.inputs)
-	}
+	j := newJob(ctx, m.def, req, p)
 	if err := m.submit(j); err != nil {
 		return nil, err
 	}
 	t1 := time.Now()
-	outs := make([]inferOutput, 0, len(p.outputs))
-	for _, r := range p.outputs {
+	outs, err := s.placeOutputs(m.def, p.outputs, j.outputs)
+	if err != nil {
+		return nil, err
+	}
+	return &inferOutcome{model: m, version: modelVersion, outputs: outs, job: j, received: req.received, decode: p.decode, shmOut: time.Since(t1)}, nil
+}
+
+func newJob(ctx context.Context, def *modelDef, req *inferRequest, p *normalized) *job {
+	j := &job{ctx: ctx, inputs: p.inputs, batchSize: p.batch, seq: req.seq, timeout: req.timeout, queued: req.queued}
+	if def.maxBatchSize > 0 {
+		j.key = batchKey(p.inputs)
+	}
+	return j
+}
+
+// placeOutputs pairs the requested outputs with the model's results and
+// copies those bound to shared memory there (their raw is then nil).
+func (s *Server) placeOutputs(def *modelDef, reqs []outputRequest, results []tensorBuf) ([]inferOutput, error) {
+	outs := make([]inferOutput, 0, len(reqs))
+	for _, r := range reqs {
 		i := def.outputIndex(r.name)
-		o := inferOutput{name: r.name, dtype: def.outputs[i].dtype, shape: j.outputs[i].shape, raw: j.outputs[i].raw, req: r}
+		o := inferOutput{name: r.name, dtype: def.outputs[i].dtype, shape: results[i].shape, raw: results[i].raw, req: r}
 		if r.shm != nil {
 			if int64(len(o.raw)) > r.shm.size {
 				return nil, errorf(codeInvalidArg, "shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results", r.name, r.shm.size, len(o.raw))
@@ -175,7 +200,7 @@ func (s *Server) execute(ctx context.Context, m *loadedModel, req *inferRequest,
 		}
 		outs = append(outs, o)
 	}
-	return &inferOutcome{model: m, version: modelVersion, outputs: outs, job: j, received: req.received, decode: p.decode, shmOut: time.Since(t1)}, nil
+	return outs, nil
 }
 
 func (d *modelDef) inputIndex(name string) int {

@@ -26,7 +26,12 @@ type modelDef struct {
 	maxBatchSize int
 	inputs       []tensorSpec
 	outputs      []tensorSpec
-	sequence     bool // sequence batching: requests need a sequence_id
+	sequence     bool     // sequence batching: requests need a sequence_id
+	seqOldest    bool     // sequence batching with the oldest strategy (config only)
+	seqControls  []string // sequence control inputs the config lists (config only)
+	// decoupled models answer 0..n responses per request, on gRPC streams
+	// only (Triton's model_transaction_policy { decoupled: true }).
+	decoupled bool
 	// defaults adjusts the generic parameter defaults for this model.
 	defaults  func(*modelParams)
 	newEngine func() engine

@@ -106,7 +106,7 @@ func (m *loadedModel) execute(batch []*job) {
 	outs, err := m.run(ctx, eb, p)
 	t2 := time.Now()
 	var split [][]tensorBuf
-	if err == nil {
+	if err == nil && !m.def.decoupled {
 		split, err = m.split(outs, sizes)
 	}
 	t3 := time.Now()
@@ -117,7 +117,7 @@ func (m *loadedModel) execute(batch []*job) {
 		j.computeInput, j.computeInfer, j.computeOutput = t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)
 		if err != nil {
 			j.err = err
-		} else {
+		} else if split != nil {
 			j.outputs = split[i]
 		}
 		close(j.done)
@@ -141,7 +141,7 @@ func (m *loadedModel) run(ctx context.Context, b *execBatch, p *modelParams) (ou
 		}
 		return nil, err
 	}
-	if len(outs) != len(m.def.outputs) {
+	if len(outs) != len(m.def.outputs) && !m.def.decoupled {
 		return nil, errorf(codeInternal, "model %s produced %d outputs, config has %d", m.def.name, len(outs), len(m.def.outputs))
 	}
 	return outs, nil
@@ -169,12 +169,15 @@ func (m *loadedModel) split(outs []tensorBuf, sizes []int) ([][]tensorBuf, error
 func (m *loadedModel) submit(j *job) error {
 	p := m.params.Load()
 	if p.hang {
+		j.markQueued()
 		<-j.ctx.Done()
 		return errorf(codeCancelled, "request cancelled while model %s hangs: %v", m.def.name, j.ctx.Err())
 	}
 	fail, drop := m.rng.decide(p)
 	j.done = make(chan struct{})
-	if !m.sched.submit(j) {
+	ok := m.sched.submit(j)
+	j.markQueued()
+	if !ok {
 		return errorf(codeUnavailable, "model %s is unloading", m.def.name)
 	}
 	select {
@@ -191,4 +194,11 @@ func (m *loadedModel) submit(j *job) error {
 		return errorf(codeInternal, "injected failure in model %s (error_rate %g)", m.def.name, p.errorRate)
 	}
 	return nil
+}
+
+func (j *job) markQueued() {
+	if j.queued != nil {
+		j.queued()
+		j.queued = nil
+	}
 }

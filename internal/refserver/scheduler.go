@@ -14,6 +14,10 @@ type job struct {
 	key       string      // jobs merge only with equal keys (same non-batch shapes)
 	seq       sequenceParams
 	timeout   time.Duration // reject when queued longer (schedule policy)
+	queued    func()        // see inferRequest.queued; nil when nobody waits
+	// emit receives a decoupled model's responses; the engine closes it
+	// after the last one.
+	emit chan decoupledPart
 
 	enqueued, dequeued time.Time
 	// Durations of the execution this job was part of; Triton attributes a

@@ -1142,11 +1142,12 @@ type ModelConfig struct {
 	//	*ModelConfig_DynamicBatching
 	//	*ModelConfig_SequenceBatching
 	//	*ModelConfig_EnsembleScheduling
-	SchedulingChoice isModelConfig_SchedulingChoice `protobuf_oneof:"scheduling_choice"`
-	Parameters       map[string]*ModelParameter     `protobuf:"bytes,14,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	ResponseCache    *ModelResponseCache            `protobuf:"bytes,24,opt,name=response_cache,json=responseCache,proto3" json:"response_cache,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	SchedulingChoice       isModelConfig_SchedulingChoice `protobuf_oneof:"scheduling_choice"`
+	Parameters             map[string]*ModelParameter     `protobuf:"bytes,14,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ModelTransactionPolicy *ModelTransactionPolicy        `protobuf:"bytes,19,opt,name=model_transaction_policy,json=modelTransactionPolicy,proto3" json:"model_transaction_policy,omitempty"`
+	ResponseCache          *ModelResponseCache            `protobuf:"bytes,24,opt,name=response_cache,json=responseCache,proto3" json:"response_cache,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ModelConfig) Reset() {
@@ -1283,6 +1284,13 @@ func (x *ModelConfig) GetParameters() map[string]*ModelParameter {
 	return nil
 }
 
+func (x *ModelConfig) GetModelTransactionPolicy() *ModelTransactionPolicy {
+	if x != nil {
+		return x.ModelTransactionPolicy
+	}
+	return nil
+}
+
 func (x *ModelConfig) GetResponseCache() *ModelResponseCache {
 	if x != nil {
 		return x.ResponseCache
@@ -1312,6 +1320,52 @@ func (*ModelConfig_SequenceBatching) isModelConfig_SchedulingChoice() {}
 
 func (*ModelConfig_EnsembleScheduling) isModelConfig_SchedulingChoice() {}
 
+// ModelTransactionPolicy says whether a model is decoupled: 0..n
+// responses per request, served on gRPC streams only.
+type ModelTransactionPolicy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Decoupled     bool                   `protobuf:"varint,1,opt,name=decoupled,proto3" json:"decoupled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelTransactionPolicy) Reset() {
+	*x = ModelTransactionPolicy{}
+	mi := &file_model_config_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelTransactionPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelTransactionPolicy) ProtoMessage() {}
+
+func (x *ModelTransactionPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelTransactionPolicy.ProtoReflect.Descriptor instead.
+func (*ModelTransactionPolicy) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ModelTransactionPolicy) GetDecoupled() bool {
+	if x != nil {
+		return x.Decoupled
+	}
+	return false
+}
+
 type ModelVersionPolicy_Latest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NumVersions   uint32                 `protobuf:"varint,1,opt,name=num_versions,json=numVersions,proto3" json:"num_versions,omitempty"`
@@ -1321,7 +1375,7 @@ type ModelVersionPolicy_Latest struct {
 
 func (x *ModelVersionPolicy_Latest) Reset() {
 	*x = ModelVersionPolicy_Latest{}
-	mi := &file_model_config_proto_msgTypes[12]
+	mi := &file_model_config_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1387,7 @@ func (x *ModelVersionPolicy_Latest) String() string {
 func (*ModelVersionPolicy_Latest) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_Latest) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[12]
+	mi := &file_model_config_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1418,7 @@ type ModelVersionPolicy_All struct {
 
 func (x *ModelVersionPolicy_All) Reset() {
 	*x = ModelVersionPolicy_All{}
-	mi := &file_model_config_proto_msgTypes[13]
+	mi := &file_model_config_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1430,7 @@ func (x *ModelVersionPolicy_All) String() string {
 func (*ModelVersionPolicy_All) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_All) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[13]
+	mi := &file_model_config_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1455,7 @@ type ModelVersionPolicy_Specific struct {
 
 func (x *ModelVersionPolicy_Specific) Reset() {
 	*x = ModelVersionPolicy_Specific{}
-	mi := &file_model_config_proto_msgTypes[14]
+	mi := &file_model_config_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1413,7 +1467,7 @@ func (x *ModelVersionPolicy_Specific) String() string {
 func (*ModelVersionPolicy_Specific) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_Specific) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[14]
+	mi := &file_model_config_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1503,7 @@ type ModelSequenceBatching_Control struct {
 
 func (x *ModelSequenceBatching_Control) Reset() {
 	*x = ModelSequenceBatching_Control{}
-	mi := &file_model_config_proto_msgTypes[16]
+	mi := &file_model_config_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1515,7 @@ func (x *ModelSequenceBatching_Control) String() string {
 func (*ModelSequenceBatching_Control) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_Control) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[16]
+	mi := &file_model_config_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1576,7 @@ type ModelSequenceBatching_ControlInput struct {
 
 func (x *ModelSequenceBatching_ControlInput) Reset() {
 	*x = ModelSequenceBatching_ControlInput{}
-	mi := &file_model_config_proto_msgTypes[17]
+	mi := &file_model_config_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1588,7 @@ func (x *ModelSequenceBatching_ControlInput) String() string {
 func (*ModelSequenceBatching_ControlInput) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_ControlInput) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[17]
+	mi := &file_model_config_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1628,7 @@ type ModelSequenceBatching_StrategyDirect struct {
 
 func (x *ModelSequenceBatching_StrategyDirect) Reset() {
 	*x = ModelSequenceBatching_StrategyDirect{}
-	mi := &file_model_config_proto_msgTypes[18]
+	mi := &file_model_config_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1640,7 @@ func (x *ModelSequenceBatching_StrategyDirect) String() string {
 func (*ModelSequenceBatching_StrategyDirect) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_StrategyDirect) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[18]
+	mi := &file_model_config_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1682,7 @@ type ModelSequenceBatching_StrategyOldest struct {
 
 func (x *ModelSequenceBatching_StrategyOldest) Reset() {
 	*x = ModelSequenceBatching_StrategyOldest{}
-	mi := &file_model_config_proto_msgTypes[19]
+	mi := &file_model_config_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1694,7 @@ func (x *ModelSequenceBatching_StrategyOldest) String() string {
 func (*ModelSequenceBatching_StrategyOldest) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_StrategyOldest) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[19]
+	mi := &file_model_config_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1751,7 @@ type ModelEnsembling_Step struct {
 
 func (x *ModelEnsembling_Step) Reset() {
 	*x = ModelEnsembling_Step{}
-	mi := &file_model_config_proto_msgTypes[20]
+	mi := &file_model_config_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1763,7 @@ func (x *ModelEnsembling_Step) String() string {
 func (*ModelEnsembling_Step) ProtoMessage() {}
 
 func (x *ModelEnsembling_Step) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[20]
+	mi := &file_model_config_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1935,7 @@ const file_model_config_proto_rawDesc = "" +
 	"\x0eModelParameter\x12!\n" +
 	"\fstring_value\x18\x01 \x01(\tR\vstringValue\",\n" +
 	"\x12ModelResponseCache\x12\x16\n" +
-	"\x06enable\x18\x01 \x01(\bR\x06enable\"\x87\a\n" +
+	"\x06enable\x18\x01 \x01(\bR\x06enable\"\xe4\a\n" +
 	"\vModelConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bplatform\x18\x02 \x01(\tR\bplatform\x12\x18\n" +
@@ -1897,12 +1951,15 @@ const file_model_config_proto_rawDesc = "" +
 	"\x13ensemble_scheduling\x18\x0f \x01(\v2\x1a.inference.ModelEnsemblingH\x00R\x12ensembleScheduling\x12F\n" +
 	"\n" +
 	"parameters\x18\x0e \x03(\v2&.inference.ModelConfig.ParametersEntryR\n" +
-	"parameters\x12D\n" +
+	"parameters\x12[\n" +
+	"\x18model_transaction_policy\x18\x13 \x01(\v2!.inference.ModelTransactionPolicyR\x16modelTransactionPolicy\x12D\n" +
 	"\x0eresponse_cache\x18\x18 \x01(\v2\x1d.inference.ModelResponseCacheR\rresponseCache\x1aX\n" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.inference.ModelParameterR\x05value:\x028\x01B\x13\n" +
-	"\x11scheduling_choice*\xfa\x01\n" +
+	"\x11scheduling_choice\"6\n" +
+	"\x16ModelTransactionPolicy\x12\x1c\n" +
+	"\tdecoupled\x18\x01 \x01(\bR\tdecoupled*\xfa\x01\n" +
 	"\bDataType\x12\x10\n" +
 	"\fTYPE_INVALID\x10\x00\x12\r\n" +
 	"\tTYPE_BOOL\x10\x01\x12\x0e\n" +
@@ -1938,7 +1995,7 @@ func file_model_config_proto_rawDescGZIP() []byte {
 }
 
 var file_model_config_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_model_config_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_model_config_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_model_config_proto_goTypes = []any{
 	(DataType)(0),                                // 0: inference.DataType
 	(ModelInstanceGroup_Kind)(0),                 // 1: inference.ModelInstanceGroup.Kind
@@ -1957,18 +2014,19 @@ var file_model_config_proto_goTypes = []any{
 	(*ModelParameter)(nil),                       // 14: inference.ModelParameter
 	(*ModelResponseCache)(nil),                   // 15: inference.ModelResponseCache
 	(*ModelConfig)(nil),                          // 16: inference.ModelConfig
-	(*ModelVersionPolicy_Latest)(nil),            // 17: inference.ModelVersionPolicy.Latest
-	(*ModelVersionPolicy_All)(nil),               // 18: inference.ModelVersionPolicy.All
-	(*ModelVersionPolicy_Specific)(nil),          // 19: inference.ModelVersionPolicy.Specific
-	nil,                                          // 20: inference.ModelDynamicBatching.PriorityQueuePolicyEntry
-	(*ModelSequenceBatching_Control)(nil),        // 21: inference.ModelSequenceBatching.Control
-	(*ModelSequenceBatching_ControlInput)(nil),   // 22: inference.ModelSequenceBatching.ControlInput
-	(*ModelSequenceBatching_StrategyDirect)(nil), // 23: inference.ModelSequenceBatching.StrategyDirect
-	(*ModelSequenceBatching_StrategyOldest)(nil), // 24: inference.ModelSequenceBatching.StrategyOldest
-	(*ModelEnsembling_Step)(nil),                 // 25: inference.ModelEnsembling.Step
-	nil,                                          // 26: inference.ModelEnsembling.Step.InputMapEntry
-	nil,                                          // 27: inference.ModelEnsembling.Step.OutputMapEntry
-	nil,                                          // 28: inference.ModelConfig.ParametersEntry
+	(*ModelTransactionPolicy)(nil),               // 17: inference.ModelTransactionPolicy
+	(*ModelVersionPolicy_Latest)(nil),            // 18: inference.ModelVersionPolicy.Latest
+	(*ModelVersionPolicy_All)(nil),               // 19: inference.ModelVersionPolicy.All
+	(*ModelVersionPolicy_Specific)(nil),          // 20: inference.ModelVersionPolicy.Specific
+	nil,                                          // 21: inference.ModelDynamicBatching.PriorityQueuePolicyEntry
+	(*ModelSequenceBatching_Control)(nil),        // 22: inference.ModelSequenceBatching.Control
+	(*ModelSequenceBatching_ControlInput)(nil),   // 23: inference.ModelSequenceBatching.ControlInput
+	(*ModelSequenceBatching_StrategyDirect)(nil), // 24: inference.ModelSequenceBatching.StrategyDirect
+	(*ModelSequenceBatching_StrategyOldest)(nil), // 25: inference.ModelSequenceBatching.StrategyOldest
+	(*ModelEnsembling_Step)(nil),                 // 26: inference.ModelEnsembling.Step
+	nil,                                          // 27: inference.ModelEnsembling.Step.InputMapEntry
+	nil,                                          // 28: inference.ModelEnsembling.Step.OutputMapEntry
+	nil,                                          // 29: inference.ModelConfig.ParametersEntry
 }
 var file_model_config_proto_depIdxs = []int32{
 	1,  // 0: inference.ModelInstanceGroup.kind:type_name -> inference.ModelInstanceGroup.Kind
@@ -1977,16 +2035,16 @@ var file_model_config_proto_depIdxs = []int32{
 	6,  // 3: inference.ModelInput.reshape:type_name -> inference.ModelTensorReshape
 	0,  // 4: inference.ModelOutput.data_type:type_name -> inference.DataType
 	6,  // 5: inference.ModelOutput.reshape:type_name -> inference.ModelTensorReshape
-	17, // 6: inference.ModelVersionPolicy.latest:type_name -> inference.ModelVersionPolicy.Latest
-	18, // 7: inference.ModelVersionPolicy.all:type_name -> inference.ModelVersionPolicy.All
-	19, // 8: inference.ModelVersionPolicy.specific:type_name -> inference.ModelVersionPolicy.Specific
+	18, // 6: inference.ModelVersionPolicy.latest:type_name -> inference.ModelVersionPolicy.Latest
+	19, // 7: inference.ModelVersionPolicy.all:type_name -> inference.ModelVersionPolicy.All
+	20, // 8: inference.ModelVersionPolicy.specific:type_name -> inference.ModelVersionPolicy.Specific
 	3,  // 9: inference.ModelQueuePolicy.timeout_action:type_name -> inference.ModelQueuePolicy.TimeoutAction
 	10, // 10: inference.ModelDynamicBatching.default_queue_policy:type_name -> inference.ModelQueuePolicy
-	20, // 11: inference.ModelDynamicBatching.priority_queue_policy:type_name -> inference.ModelDynamicBatching.PriorityQueuePolicyEntry
-	23, // 12: inference.ModelSequenceBatching.direct:type_name -> inference.ModelSequenceBatching.StrategyDirect
-	24, // 13: inference.ModelSequenceBatching.oldest:type_name -> inference.ModelSequenceBatching.StrategyOldest
-	22, // 14: inference.ModelSequenceBatching.control_input:type_name -> inference.ModelSequenceBatching.ControlInput
-	25, // 15: inference.ModelEnsembling.step:type_name -> inference.ModelEnsembling.Step
+	21, // 11: inference.ModelDynamicBatching.priority_queue_policy:type_name -> inference.ModelDynamicBatching.PriorityQueuePolicyEntry
+	24, // 12: inference.ModelSequenceBatching.direct:type_name -> inference.ModelSequenceBatching.StrategyDirect
+	25, // 13: inference.ModelSequenceBatching.oldest:type_name -> inference.ModelSequenceBatching.StrategyOldest
+	23, // 14: inference.ModelSequenceBatching.control_input:type_name -> inference.ModelSequenceBatching.ControlInput
+	26, // 15: inference.ModelEnsembling.step:type_name -> inference.ModelEnsembling.Step
 	9,  // 16: inference.ModelConfig.version_policy:type_name -> inference.ModelVersionPolicy
 	7,  // 17: inference.ModelConfig.input:type_name -> inference.ModelInput
 	8,  // 18: inference.ModelConfig.output:type_name -> inference.ModelOutput
@@ -1994,20 +2052,21 @@ var file_model_config_proto_depIdxs = []int32{
 	11, // 20: inference.ModelConfig.dynamic_batching:type_name -> inference.ModelDynamicBatching
 	12, // 21: inference.ModelConfig.sequence_batching:type_name -> inference.ModelSequenceBatching
 	13, // 22: inference.ModelConfig.ensemble_scheduling:type_name -> inference.ModelEnsembling
-	28, // 23: inference.ModelConfig.parameters:type_name -> inference.ModelConfig.ParametersEntry
-	15, // 24: inference.ModelConfig.response_cache:type_name -> inference.ModelResponseCache
-	10, // 25: inference.ModelDynamicBatching.PriorityQueuePolicyEntry.value:type_name -> inference.ModelQueuePolicy
-	4,  // 26: inference.ModelSequenceBatching.Control.kind:type_name -> inference.ModelSequenceBatching.Control.Kind
-	0,  // 27: inference.ModelSequenceBatching.Control.data_type:type_name -> inference.DataType
-	21, // 28: inference.ModelSequenceBatching.ControlInput.control:type_name -> inference.ModelSequenceBatching.Control
-	26, // 29: inference.ModelEnsembling.Step.input_map:type_name -> inference.ModelEnsembling.Step.InputMapEntry
-	27, // 30: inference.ModelEnsembling.Step.output_map:type_name -> inference.ModelEnsembling.Step.OutputMapEntry
-	14, // 31: inference.ModelConfig.ParametersEntry.value:type_name -> inference.ModelParameter
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	29, // 23: inference.ModelConfig.parameters:type_name -> inference.ModelConfig.ParametersEntry
+	17, // 24: inference.ModelConfig.model_transaction_policy:type_name -> inference.ModelTransactionPolicy
+	15, // 25: inference.ModelConfig.response_cache:type_name -> inference.ModelResponseCache
+	10, // 26: inference.ModelDynamicBatching.PriorityQueuePolicyEntry.value:type_name -> inference.ModelQueuePolicy
+	4,  // 27: inference.ModelSequenceBatching.Control.kind:type_name -> inference.ModelSequenceBatching.Control.Kind
+	0,  // 28: inference.ModelSequenceBatching.Control.data_type:type_name -> inference.DataType
+	22, // 29: inference.ModelSequenceBatching.ControlInput.control:type_name -> inference.ModelSequenceBatching.Control
+	27, // 30: inference.ModelEnsembling.Step.input_map:type_name -> inference.ModelEnsembling.Step.InputMapEntry
+	28, // 31: inference.ModelEnsembling.Step.output_map:type_name -> inference.ModelEnsembling.Step.OutputMapEntry
+	14, // 32: inference.ModelConfig.ParametersEntry.value:type_name -> inference.ModelParameter
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_model_config_proto_init() }
@@ -2035,7 +2094,7 @@ func file_model_config_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_model_config_proto_rawDesc), len(file_model_config_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
