@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -63,6 +64,11 @@ func gpuFromProm(list []promSample) (gpuSample, bool) {
 	return g, len(list) > 0
 }
 
+// errNoGPU is a successful scrape of a server that reports no GPUs.
+var errNoGPU = errors.New("no nv_gpu_* metrics")
+
+func isTritonMetric(name string) bool { return strings.HasPrefix(name, "nv_") }
+
 func isGPUMetric(name string) bool {
 	return name == gpuUtil || name == gpuUsed || name == gpuTotal || name == gpuPower
 }
@@ -119,7 +125,9 @@ func (g *gpuScraper) loop(ctx context.Context) {
 	for {
 		s, err := g.scrape(ctx)
 		g.mu.Lock()
-		if err != nil {
+		if errors.Is(err, errNoGPU) {
+			g.lastErr = nil
+		} else if err != nil {
 			g.lastErr = err
 		} else {
 			g.samples = append(g.samples, s)
@@ -150,13 +158,24 @@ func (g *gpuScraper) scrape(ctx context.Context) (gpuSample, error) {
 		return gpuSample{}, fmt.Errorf("scraping %s: %s", g.url, resp.Status)
 	}
 	at := time.Now()
-	list, err := parseProm(resp.Body, isGPUMetric)
+	list, err := parseProm(resp.Body, isTritonMetric)
 	if err != nil {
 		return gpuSample{}, fmt.Errorf("scraping %s: %w", g.url, err)
 	}
-	s, ok := gpuFromProm(list)
+	if len(list) == 0 {
+		return gpuSample{}, fmt.Errorf("scraping %s: no nv_* metrics", g.url)
+	}
+	var gpu []promSample
+	for _, p := range list {
+		if isGPUMetric(p.Name) {
+			gpu = append(gpu, p)
+		}
+	}
+	s, ok := gpuFromProm(gpu)
 	if !ok {
-		return gpuSample{}, fmt.Errorf("scraping %s: no nv_gpu_* metrics", g.url)
+		// Triton's metrics without GPU gauges: a server without GPUs
+		// (or started with --allow-gpu-metrics=false). Nothing to record.
+		return gpuSample{}, errNoGPU
 	}
 	s.at = at
 	return s, nil

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -153,5 +155,26 @@ func TestGPUScraperReportsFailure(t *testing.T) {
 	g.close()
 	if g.err() == nil || !strings.Contains(g.err().Error(), "404") {
 		t.Errorf("err = %v, want a 404", g.err())
+	}
+}
+
+// The reference server's metrics port carries Triton's nv_inference_*
+// families and no GPU gauges: scraping it succeeds and records nothing.
+func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
+	rs, err := refserver.New(refserver.Options{HTTPAddr: "-", GRPCAddr: "-", MetricsAddr: "127.0.0.1:0", Models: []string{"simple"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rs.Close() })
+	g := &gpuScraper{url: "http://" + rs.MetricsAddr() + "/metrics", client: &http.Client{Timeout: 5 * time.Second}}
+	if _, err := g.scrape(context.Background()); !errors.Is(err, errNoGPU) {
+		t.Fatalf("scrape = %v, want errNoGPU", err)
+	}
+	g.url = "http://" + rs.MetricsAddr() + "/nothing"
+	if _, err := g.scrape(context.Background()); err == nil || errors.Is(err, errNoGPU) {
+		t.Fatalf("scrape of a wrong path = %v, want an error", err)
 	}
 }

@@ -17,6 +17,7 @@ func init() { register(newServeCmd) }
 type serveFlags struct {
 	host               string
 	httpPort, grpcPort int
+	metricsPort        int
 	models             []string
 	params             []string
 	tlsCert, tlsKey    string
@@ -30,13 +31,16 @@ func newServeCmd(e *env) *cobra.Command {
 		Use: "serve",
 		Example: `  perfscen serve                                  # HTTP 127.0.0.1:8000, gRPC :8001, every built-in model
   perfscen serve --http-port 9000 --grpc-port -1   # HTTP only
+  perfscen serve --metrics-port 8002               # also Prometheus metrics on :8002/metrics
   perfscen serve --model-param delay.delay=5ms --model-param simple.error_rate=0.01
   perfscen serve --flavor kserve                   # plain KServe v2: no Triton extensions, JSON tensors
   curl localhost:8000/v2/health/ready`,
 		Short: "Run the built-in Triton-compatible reference server",
 		Long: `serve runs perfscen's reference inference server: KServe v2 over HTTP and
 gRPC with Triton's extensions (binary data, statistics, system shared memory,
-model configuration and repository, sequences) and built-in models:
+model configuration and repository, sequences, CUDA shared memory cleanup
+without GPUs), Prometheus metrics with Triton's names (--metrics-port), and
+built-in models, Triton's example models among them:
 ` + strings.Join(refserver.BuiltinModels(), ", ") + `.
 
 --flavor kserve serves the core KServe v2 protocol only, as servers without
@@ -53,6 +57,7 @@ inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
 	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on")
 	fl.IntVar(&f.httpPort, "http-port", 8000, "HTTP port (0 picks a free port, -1 disables HTTP)")
 	fl.IntVar(&f.grpcPort, "grpc-port", 8001, "gRPC port (0 picks a free port, -1 disables gRPC)")
+	fl.IntVar(&f.metricsPort, "metrics-port", -1, "Prometheus metrics port, GET /metrics (Triton uses 8002; 0 picks a free port, -1 disables)")
 	fl.StringSliceVar(&f.models, "models", nil, "models to load (default all built-ins)")
 	fl.StringArrayVar(&f.params, "model-param", nil, "model parameter model.key=value (repeatable)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: serve both protocols over TLS")
@@ -81,6 +86,9 @@ func (f serveFlags) options() (refserver.Options, error) {
 		return opts, err
 	}
 	if opts.GRPCAddr, err = addr(f.grpcPort, "grpc-port"); err != nil {
+		return opts, err
+	}
+	if opts.MetricsAddr, err = addr(f.metricsPort, "metrics-port"); err != nil {
 		return opts, err
 	}
 	if opts.ModelParams, err = parseModelParams(f.params); err != nil {
@@ -137,6 +145,9 @@ func runServe(e *env, f serveFlags) error {
 	}
 	if a := srv.GRPCAddr(); a != "" {
 		fmt.Fprintf(e.stdout, "Started GRPCInferenceService at %s\n", a)
+	}
+	if a := srv.MetricsAddr(); a != "" {
+		fmt.Fprintf(e.stdout, "Started Metrics Service at %s\n", a)
 	}
 	<-e.ctx.Done()
 	fmt.Fprintln(e.stdout, "shutting down")

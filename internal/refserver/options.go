@@ -16,6 +16,9 @@ type Options struct {
 	// defaults on loopback, "127.0.0.1:0" picks a free port, and "-"
 	// disables that listener.
 	HTTPAddr, GRPCAddr string
+	// MetricsAddr is where Prometheus metrics are served (GET /metrics,
+	// Triton's metrics port); "" or "-" serves none.
+	MetricsAddr string
 	// Models names the built-in models to load at start; nil loads all.
 	// The others are listed by the repository index and can be loaded.
 	Models []string

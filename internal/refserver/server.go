@@ -44,6 +44,8 @@ type Server struct {
 	health   *health.Server
 	httpAddr net.Addr
 	grpcAddr net.Addr
+	metrics  *http.Server
+	metAddr  net.Addr
 	serveErr chan error
 	closeErr error
 	done     chan struct{}
@@ -178,8 +180,32 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("listening for gRPC on %s: %w", addr, err)
 		}
 	}
+	var metLn net.Listener
+	if addr := s.opts.MetricsAddr; addr != "" && addr != "-" {
+		if metLn, err = lc.Listen(ctx, "tcp", addr); err != nil {
+			for _, ln := range []net.Listener{httpLn, grpcLn} {
+				if ln != nil {
+					ln.Close()
+				}
+			}
+			return fmt.Errorf("listening for metrics on %s: %w", addr, err)
+		}
+	}
 	s.started = true
-	s.serveErr = make(chan error, 2)
+	s.serveErr = make(chan error, 3)
+	if metLn != nil {
+		s.metAddr = metLn.Addr()
+		s.metrics = &http.Server{Handler: s.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+		go func() {
+			err := s.metrics.Serve(metLn)
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			s.serveErr <- err
+		}()
+		s.log.Info("started Metrics Service", "addr", s.metAddr.String())
+	}
 	if httpLn != nil {
 		s.httpAddr = httpLn.Addr()
 		s.httpSrv = &http.Server{
@@ -241,6 +267,10 @@ func (s *Server) HTTPAddr() string { return addrString(&s.mu, &s.httpAddr) }
 // GRPCAddr is the bound gRPC address ("" before Start or when disabled).
 func (s *Server) GRPCAddr() string { return addrString(&s.mu, &s.grpcAddr) }
 
+// MetricsAddr is the bound metrics address ("" before Start or when
+// disabled).
+func (s *Server) MetricsAddr() string { return addrString(&s.mu, &s.metAddr) }
+
 func addrString(mu *sync.Mutex, a *net.Addr) string {
 	mu.Lock()
 	defer mu.Unlock()
@@ -272,7 +302,7 @@ func (s *Server) Close() error {
 		return s.closeErr
 	}
 	s.closed = true
-	httpSrv, grpcSrv, hs := s.httpSrv, s.grpcSrv, s.health
+	httpSrv, grpcSrv, hs, metSrv := s.httpSrv, s.grpcSrv, s.health, s.metrics
 	s.mu.Unlock()
 
 	if hs != nil {
@@ -305,6 +335,13 @@ func (s *Server) Close() error {
 			}
 		})
 	}
+	if metSrv != nil {
+		wg.Go(func() {
+			if err := metSrv.Shutdown(ctx); err != nil {
+				metSrv.Close()
+			}
+		})
+	}
 	wg.Wait()
 	cancel()
 	s.cancelBase()
@@ -314,7 +351,7 @@ func (s *Server) Close() error {
 		errs = append(errs, err)
 	}
 	if s.serveErr != nil {
-		for range countTrue(httpSrv != nil, grpcSrv != nil) {
+		for range countTrue(httpSrv != nil, grpcSrv != nil, metSrv != nil) {
 			if err := <-s.serveErr; err != nil {
 				errs = append(errs, err)
 			}
