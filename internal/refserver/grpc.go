@@ -115,8 +115,17 @@ func (g *grpcService) RepositoryIndex(_ context.Context, r *inferencepb.Reposito
 
 func repoParams(ps map[string]*inferencepb.ModelRepositoryParameter) kserve.Parameters {
 	out := kserve.Parameters{}
-	for k := range ps {
-		out[k] = true
+	for k, v := range ps {
+		switch x := v.GetParameterChoice().(type) {
+		case *inferencepb.ModelRepositoryParameter_StringParam:
+			out[k] = x.StringParam
+		case *inferencepb.ModelRepositoryParameter_BoolParam:
+			out[k] = x.BoolParam
+		case *inferencepb.ModelRepositoryParameter_Int64Param:
+			out[k] = x.Int64Param
+		default:
+			out[k] = string(v.GetBytesParam())
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/perfscen/perfscen/internal/kserve"
 )
@@ -48,16 +49,25 @@ func (s *Server) routeRepository(w http.ResponseWriter, r *http.Request, seg []s
 	}
 }
 
-// repositoryControl loads or unloads a model; a config override is not
-// supported because built-in models have fixed configs.
+// repositoryControl loads or unloads a model; a load may carry a config
+// override ("config", JSON text).
 func (s *Server) repositoryControl(model string, load bool, params kserve.Parameters) error {
-	if _, ok := params["config"]; ok && load {
-		return errorf(codeUnsupported, "load parameter 'config' is not supported: built-in models have fixed configs; use model parameters instead")
+	if !load {
+		return s.repo.unload(model)
 	}
-	if load {
-		return s.repo.load(model)
+	cfg, has, err := params.String("config")
+	if err != nil {
+		return errorf(codeInvalidArg, "failed to load '%s', load parameter 'config': %v", model, err)
 	}
-	return s.repo.unload(model)
+	if has && strings.TrimSpace(cfg) == "" {
+		return errorf(codeInvalidArg, "failed to load '%s', load parameter 'config' is empty", model)
+	}
+	for k := range params {
+		if strings.HasPrefix(k, "file:") {
+			return errorf(codeUnsupported, "load parameter '%s': built-in models take no model files", k)
+		}
+	}
+	return s.repo.loadWith(model, cfg)
 }
 
 func (s *Server) httpRepositoryIndex(w http.ResponseWriter, r *http.Request) {

@@ -39,30 +39,44 @@ func (r *repository) get(name string) (*loadedModel, bool) {
 
 // params builds the parsed parameters of e's model from its defaults and
 // current map.
-func (e *modelEntry) params() (modelParams, error) {
+func (e *modelEntry) params() (modelParams, error) { return paramsFor(e.def, e.kv) }
+
+func paramsFor(def *modelDef, kv map[string]string) (modelParams, error) {
 	p := defaultParams()
-	if e.def.defaults != nil {
-		e.def.defaults(&p)
+	if def.defaults != nil {
+		def.defaults(&p)
 	}
-	return applyParams(p, e.kv)
+	return applyParams(p, kv)
 }
 
 // load (re)loads a model; loading a loaded model reloads it with fresh
 // statistics, as Triton does.
-func (r *repository) load(name string) error {
+func (r *repository) load(name string) error { return r.loadWith(name, "") }
+
+// loadWith loads a model, with a config override (JSON) when cfgJSON is
+// not empty. A model whose override is refused keeps serving as before.
+func (r *repository) loadWith(name, cfgJSON string) error {
 	r.mu.Lock()
 	e, ok := r.entries[name]
 	if !ok {
 		r.mu.Unlock()
 		return errorf(codeInvalidArg, "failed to load '%s', failed to poll from model repository", name)
 	}
-	p, err := e.params()
+	def, kv := e.def, e.kv
+	if cfgJSON != "" {
+		var err error
+		if def, kv, err = overrideModel(e.def, e.kv, cfgJSON); err != nil {
+			r.mu.Unlock()
+			return errorf(codeInvalidArg, "failed to load '%s', %v", name, err)
+		}
+	}
+	p, err := paramsFor(def, kv)
 	if err != nil {
 		r.mu.Unlock()
 		return errorf(codeInvalidArg, "failed to load '%s': %v", name, err)
 	}
 	old := e.loaded
-	e.loaded = loadModel(e.def, p, e.kv)
+	e.loaded = loadModel(def, p, kv)
 	e.reason = ""
 	r.mu.Unlock()
 	if old != nil {
