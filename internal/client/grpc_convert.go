@@ -133,6 +133,8 @@ func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*Infer
 		_, inShm := o.GetParameters()[kserve.ParamShmRegion]
 		inShm = inShm || requestedInShm(req, o.GetName())
 		switch {
+		case onePerOutput && inShm:
+			// Triton's empty placeholder entry: the data is in shm.
 		case onePerOutput:
 			t.Raw = raws[i]
 		case o.GetContents() != nil:
