@@ -19,6 +19,7 @@ type serveFlags struct {
 	httpPort, grpcPort int
 	metricsPort        int
 	models             []string
+	repository         []string
 	params             []string
 	tlsCert, tlsKey    string
 	tlsClientCA        string
@@ -58,7 +59,8 @@ inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
 	fl.IntVar(&f.httpPort, "http-port", 8000, "HTTP port (0 picks a free port, -1 disables HTTP)")
 	fl.IntVar(&f.grpcPort, "grpc-port", 8001, "gRPC port (0 picks a free port, -1 disables gRPC)")
 	fl.IntVar(&f.metricsPort, "metrics-port", -1, "Prometheus metrics port, GET /metrics (Triton uses 8002; 0 picks a free port, -1 disables)")
-	fl.StringSliceVar(&f.models, "models", nil, "models to load (default all built-ins)")
+	fl.StringSliceVar(&f.models, "models", nil, "models to load (default all in the repository)")
+	fl.StringSliceVar(&f.repository, "repository", nil, "built-in models the model repository holds (default all); others do not exist")
 	fl.StringArrayVar(&f.params, "model-param", nil, "model parameter model.key=value (repeatable)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: serve both protocols over TLS")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
@@ -68,7 +70,7 @@ inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
 }
 
 func (f serveFlags) options() (refserver.Options, error) {
-	opts := refserver.Options{Version: version, Models: f.models}
+	opts := refserver.Options{Version: version, Models: f.models, Repository: f.repository}
 	addr := func(port int, flag string) (string, error) {
 		switch {
 		case port == -1:

@@ -17,7 +17,7 @@ import (
 // A load request may carry a model config ("config" parameter, JSON) that
 // replaces the model's config for that load, as in Triton. Built-in models
 // compute fixed functions, so the override may change how a model is served
-// (max_batch_size up to the built-in's, instance_group counts, dynamic
+// (max_batch_size of a batching model, instance_group counts, dynamic
 // batching, parameters) but not its tensors or scheduling kind: inputs and
 // outputs it lists must match the built-in's, and omitted ones are filled
 // in as Triton's auto-complete would. Scheduler settings come from the
@@ -36,8 +36,10 @@ func overrideModel(def *modelDef, kv map[string]string, cfgJSON string) (*modelD
 	}
 	out := *def
 	if mb := int(cfg.GetMaxBatchSize()); mb != 0 {
-		if def.maxBatchSize == 0 || mb < 0 || mb > def.maxBatchSize {
-			return nil, nil, fmt.Errorf("config override max_batch_size %d: model supports %d at most (0: no batching)", mb, def.maxBatchSize)
+		// Built-ins compute row by row, so any batch limit works, but a
+		// model without a batch dimension cannot gain one.
+		if def.maxBatchSize == 0 || mb < 0 {
+			return nil, nil, fmt.Errorf("config override max_batch_size %d: model '%s' does not batch (max_batch_size 0)", mb, def.name)
 		}
 		out.maxBatchSize = mb
 	}

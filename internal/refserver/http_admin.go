@@ -64,7 +64,10 @@ func (s *Server) repositoryControl(model string, load bool, params kserve.Parame
 	}
 	for k := range params {
 		if strings.HasPrefix(k, "file:") {
-			return errorf(codeUnsupported, "load parameter '%s': built-in models take no model files", k)
+			// Triton writes such files into a temporary repository; there
+			// is none here, so the load fails where Triton's would on an
+			// unusable file: polling the repository.
+			return errorf(codeInternal, "failed to load '%s', failed to poll from model repository: built-in models take no model files ('%.40s')", model, k)
 		}
 	}
 	return s.repo.loadWith(model, cfg)

@@ -22,6 +22,9 @@ type Options struct {
 	// Models names the built-in models to load at start; nil loads all.
 	// The others are listed by the repository index and can be loaded.
 	Models []string
+	// Repository names the built-in models the repository holds; nil
+	// holds all. Models outside it do not exist for this server.
+	Repository []string
 	// ModelParams overrides model parameters, by model then key (see the
 	// Param* constants), e.g. {"delay": {"delay": "5ms"}}.
 	ModelParams map[string]map[string]string

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -76,6 +78,19 @@ func New(opts Options) (*Server, error) {
 	want := opts.Models
 	if want == nil {
 		want = BuiltinModels()
+	}
+	if opts.Repository != nil {
+		// Only these exist: the index lists them and nothing else loads.
+		kept := map[string]*modelDef{}
+		for _, name := range opts.Repository {
+			if defs[name] != nil {
+				kept[name] = defs[name]
+			}
+		}
+		defs = kept
+		if opts.Models == nil {
+			want = slices.Sorted(maps.Keys(defs))
+		}
 	}
 	s.repo = &repository{entries: map[string]*modelEntry{}}
 	for name, def := range defs {
@@ -411,9 +426,17 @@ func checkModels(defs map[string]*modelDef, opts Options) error {
 			return fmt.Errorf("model %q: %w", name, err)
 		}
 	}
+	for _, name := range opts.Repository {
+		if defs[name] == nil && !llmsim.IsModel(name) {
+			return fmt.Errorf("repository model %q: unknown model (built-ins: %v)", name, BuiltinModels())
+		}
+	}
 	for _, name := range opts.Models {
 		if defs[name] == nil {
 			return fmt.Errorf("model %q: unknown model (built-ins: %v)", name, BuiltinModels())
+		}
+		if opts.Repository != nil && !slices.Contains(opts.Repository, name) {
+			return fmt.Errorf("model %q: not among the repository's models %v", name, opts.Repository)
 		}
 	}
 	return nil

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
@@ -314,4 +317,35 @@ func loadWithConfig(t *testing.T, s *refserver.Server, proto, cfg string) error 
 		return fmt.Errorf("%d %s", r.status, r.body)
 	}
 	return nil
+}
+
+// What Triton's model control examples check: a repository of a given
+// set of models, a larger max_batch_size override, and model files in a
+// load refused as a failed repository poll (INTERNAL).
+func TestModelControlLikeTritonExamples(t *testing.T) {
+	repo := []string{"simple", "simple_string", "simple_int8", "simple_identity", "simple_sequence", "simple_dyna_sequence", "repeat_int32"}
+	s := start(t, refserver.Options{Repository: repo, Models: []string{"simple"}})
+	c := newClient(t, s, "grpc")
+	ctx := ctxT(t)
+	idx, err := c.RepositoryIndex(ctx)
+	if err != nil || len(idx) != len(repo) {
+		t.Fatalf("index of a %d-model repository: %d entries, %v", len(repo), len(idx), err)
+	}
+	if err := c.LoadModel(ctx, "accumulate"); err == nil || !strings.Contains(err.Error(), "failed to load") {
+		t.Errorf("loading a model outside the repository: %v", err)
+	}
+	if err := loadWithConfig(t, s, "grpc", `{"max_batch_size":"16"}`); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := c.ModelConfig(ctx, "simple", ""); err != nil || cfg.MaxBatchSize != 16 {
+		t.Errorf("max_batch_size 16 override: %+v %v", cfg, err)
+	}
+	_, err = stubs(t, s).RepositoryModelLoad(ctx, &inferencepb.RepositoryModelLoadRequest{ModelName: "simple",
+		Parameters: map[string]*inferencepb.ModelRepositoryParameter{
+			"config":                           {ParameterChoice: &inferencepb.ModelRepositoryParameter_StringParam{StringParam: "{}"}},
+			"file:" + strings.Repeat("A", 256): {ParameterChoice: &inferencepb.ModelRepositoryParameter_BytesParam{BytesParam: []byte("a")}},
+		}})
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "failed to poll from model repository") {
+		t.Errorf("load with model files: %v", err)
+	}
 }
