@@ -38,6 +38,12 @@ type acc struct {
 	sendRecv time.Duration
 	wait     time.Duration
 
+	// Decoupled models: data responses and the summed time to the first.
+	decoupled  bool
+	responses  int64
+	firstN     int64
+	firstSumUs float64
+
 	unreachable int64 // failures to reach the server (transport errors)
 }
 
@@ -71,6 +77,14 @@ func (a *acc) add(s *sample) {
 	_ = a.hist.RecordValue(v) // in range by construction
 	a.sendRecv += s.sendRecv
 	a.wait += s.wait
+	if s.decoupled {
+		a.decoupled = true
+	}
+	a.responses += int64(s.responses)
+	if s.responses > 0 {
+		a.firstN++
+		a.firstSumUs += float64(max(s.first-s.sched, 0)) / float64(time.Microsecond)
+	}
 }
 
 // merge folds b into a; bounds widen to cover both.
@@ -86,6 +100,10 @@ func (a *acc) merge(b *acc) {
 	a.maxLat = max(a.maxLat, b.maxLat)
 	a.sendRecv += b.sendRecv
 	a.wait += b.wait
+	a.decoupled = a.decoupled || b.decoupled
+	a.responses += b.responses
+	a.firstN += b.firstN
+	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
 	a.start = min(a.start, b.start)
 	a.end = max(a.end, b.end)
@@ -117,6 +135,17 @@ func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	m.P99Us = a.quantileUs(99)
 	m.ClientSendRecvUs = float64(a.sendRecv) / n / float64(time.Microsecond)
 	m.ClientWaitUs = float64(a.wait) / n / float64(time.Microsecond)
+	if a.decoupled {
+		// perf_analyzer's decoupled figures: latency runs to the final
+		// response; first-response latency and response throughput apart.
+		m.Responses = a.responses
+		if dur > 0 {
+			m.ResponseThroughput = float64(a.responses) / dur.Seconds()
+		}
+		if a.firstN > 0 {
+			m.FirstResponseAvgUs = a.firstSumUs / float64(a.firstN)
+		}
+	}
 	return m
 }
 

@@ -124,6 +124,9 @@ func (g *gpuScraper) loop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		s, err := g.scrape(ctx)
+		if ctx.Err() != nil {
+			return // closing: a scrape cut short is no failure
+		}
 		g.mu.Lock()
 		if errors.Is(err, errNoGPU) {
 			g.lastErr = nil

@@ -13,6 +13,12 @@ type sample struct {
 	sendRecv time.Duration // client split reported by the protocol
 	wait     time.Duration
 
+	// Streams of decoupled models: when the first response with data came
+	// (done is the final response) and how many responses carried data.
+	first     time.Duration
+	responses int
+	decoupled bool // the server marked responses not final, or ended empty
+
 	err error // nil on success; a per-request failure is data
 
 	checked  bool   // outputs were validated

@@ -128,7 +128,7 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 	}
 	w.count++
 	s.sent = clock()
-	resp, err := w.call(ctx, req)
+	resp, err := w.call(ctx, req, s, clock)
 	s.done = clock()
 	if err != nil {
 		s.err = err
@@ -150,9 +150,9 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 	}
 }
 
-func (w *worker) call(ctx context.Context, req *client.InferRequest) (*client.InferResponse, error) {
+func (w *worker) call(ctx context.Context, req *client.InferRequest, s *sample, clock func() time.Duration) (*client.InferResponse, error) {
 	if w.pl.streamer != nil {
-		return w.callStream(req)
+		return w.callStream(req, s, clock)
 	}
 	if w.conn != nil {
 		return w.conn.Infer(ctx, req, w.pl.timeout)
@@ -165,10 +165,14 @@ func (w *worker) call(ctx context.Context, req *client.InferRequest) (*client.In
 	return w.pl.client.Infer(ctx, req)
 }
 
-// callStream sends on this worker's stream and waits for the response with
-// the same id; responses to earlier requests (whose wait was abandoned) are
-// skipped. A transport failure drops the stream so the next call reopens it.
-func (w *worker) callStream(req *client.InferRequest) (*client.InferResponse, error) {
+// callStream sends on this worker's stream and waits for the final
+// response with the same id; responses to earlier requests (whose wait was
+// abandoned) are skipped. A decoupled model answers several responses per
+// request: as perf_analyzer does, the request completes at the final one,
+// and the first response's time is kept in s. The response returned is the
+// last that carried outputs. A transport failure drops the stream so the
+// next call reopens it.
+func (w *worker) callStream(req *client.InferRequest, s *sample, clock func() time.Duration) (*client.InferResponse, error) {
 	if w.stream == nil {
 		st, err := w.pl.streamer.InferStream(w.streamCtx)
 		if err != nil {
@@ -183,6 +187,7 @@ func (w *worker) callStream(req *client.InferRequest) (*client.InferResponse, er
 		w.stream = nil
 		return nil, err
 	}
+	var last *client.InferResponse
 	for {
 		resp, err := w.stream.Recv()
 		if resp != nil && resp.ID != req.ID {
@@ -195,7 +200,24 @@ func (w *worker) callStream(req *client.InferRequest) (*client.InferResponse, er
 		if err != nil {
 			return nil, err
 		}
-		return resp, nil
+		if len(resp.Outputs) > 0 {
+			if s.responses == 0 {
+				s.first = clock()
+			}
+			s.responses++
+			last = resp
+		}
+		if !resp.Final() {
+			s.decoupled = true
+			continue
+		}
+		if len(resp.Outputs) == 0 && resp.Parameters[client.ParamFinalResponse] != nil {
+			s.decoupled = true // the empty final response of a decoupled model
+		}
+		if last == nil {
+			last = resp
+		}
+		return last, nil
 	}
 }
 

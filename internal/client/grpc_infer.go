@@ -61,11 +61,24 @@ type grpcStream struct {
 	s   grpc.BidiStreamingClient[pb.ModelInferRequest, pb.ModelStreamInferResponse]
 }
 
+// ParamFinalResponse marks, on a stream response from Triton, whether it
+// is the last one for its request; decoupled models send several.
+const ParamFinalResponse = "triton_final_response"
+
+// paramEmptyFinal asks Triton for an empty response carrying the final
+// flag when a decoupled model ends a request without data, so a stream
+// can always tell when a request is complete (as perf_analyzer does).
+const paramEmptyFinal = "triton_enable_empty_final_response"
+
 func (g *grpcStream) Send(req *InferRequest) error {
 	m, err := inferRequestToProto(req)
 	if err != nil {
 		return fmt.Errorf("grpc stream send: %w", err)
 	}
+	if m.Parameters == nil {
+		m.Parameters = map[string]*pb.InferParameter{}
+	}
+	m.Parameters[paramEmptyFinal] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
 	if err := g.s.Send(m); err != nil {
 		return grpcError(g.ctx, "stream send", err)
 	}
@@ -94,3 +107,11 @@ func (g *grpcStream) Recv() (*InferResponse, error) {
 }
 
 func (g *grpcStream) CloseSend() error { return g.s.CloseSend() }
+
+// Final reports whether a stream response completes its request: Triton
+// marks each one with triton_final_response; a response without the mark
+// (other servers, unary calls) is final.
+func (r *InferResponse) Final() bool {
+	v, ok := r.Parameters[ParamFinalResponse].(bool)
+	return !ok || v
+}

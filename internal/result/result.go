@@ -165,10 +165,17 @@ type Metrics struct {
 	LatencyMaxUs float64 `json:"latency_max_us"`
 	// Client-side split, average per request: HTTP send+receive (gRPC
 	// marshal+unmarshal) and the time waiting for the response.
-	ClientSendRecvUs float64      `json:"client_send_recv_us"`
-	ClientWaitUs     float64      `json:"client_wait_us"`
-	Server           *ServerStats `json:"server,omitempty"`
-	GPU              *GPUMetrics  `json:"gpu,omitempty"`
+	ClientSendRecvUs float64 `json:"client_send_recv_us"`
+	ClientWaitUs     float64 `json:"client_wait_us"`
+	// Decoupled models only (several responses per request, on a gRPC
+	// stream): responses carrying data, their rate, and the average time
+	// from a request to its first response. Latency above runs to the
+	// final response, as in perf_analyzer.
+	Responses          int64        `json:"responses,omitempty"`
+	ResponseThroughput float64      `json:"response_throughput,omitempty"`
+	FirstResponseAvgUs float64      `json:"first_response_avg_us,omitempty"`
+	Server             *ServerStats `json:"server,omitempty"`
+	GPU                *GPUMetrics  `json:"gpu,omitempty"`
 }
 
 // ServerStats is the server-side breakdown from statistics deltas, averaged

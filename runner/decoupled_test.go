@@ -1,0 +1,47 @@
+package runner
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
+)
+
+// A decoupled model answers several responses per request on a stream: the
+// request completes at the final response, as in perf_analyzer, and the
+// first response's latency and the response count are reported apart.
+func TestRunDecoupledStream(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"repeat_int32"}})
+	c := newClient(t, "grpc", srv.GRPCAddr())
+	u32 := func(name string, shape []int64, vals ...uint32) kserve.Tensor {
+		raw := make([]byte, 4*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(raw[4*i:], v)
+		}
+		return kserve.Tensor{Name: name, DataType: kserve.UINT32, Shape: shape, Raw: raw}
+	}
+	// Three responses: the first at once, the last 40ms later at least.
+	d := &inputdata.Data{Streams: [][]inputdata.Step{{{Inputs: []kserve.Tensor{
+		int32Tensor("IN", []int64{3}, []int32{7, 8, 9}), u32("DELAY", []int64{3}, 0, 20, 20), u32("WAIT", []int64{1}, 0),
+	}}}}, BatchSize: 1}
+	p := testPlan(srv.GRPCAddr(), "grpc", loose(), []plan.Model{{Alias: "m", Name: "repeat_int32"}},
+		plan.Point{Load: plan.Load{Mode: "iterations", Concurrency: 2, Iterations: 6, Streaming: true}})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(d)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Points[0].Summary
+	if s.Requests != 6 || run.Points[0].Errors.Count != 0 || s.Responses != 18 {
+		t.Fatalf("requests %d, responses %d, errors %+v", s.Requests, s.Responses, run.Points[0].Errors)
+	}
+	// The server sends the final response 40ms after the first; a stream
+	// delivers them in order, so the first is never later than the final.
+	if s.LatencyMinUs < 40_000 || s.FirstResponseAvgUs <= 0 || s.FirstResponseAvgUs >= s.LatencyAvgUs {
+		t.Errorf("latency min %.0fus avg %.0fus, first response avg %.0fus", s.LatencyMinUs, s.LatencyAvgUs, s.FirstResponseAvgUs)
+	}
+}
