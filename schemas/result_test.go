@@ -18,7 +18,7 @@ func fullMetrics(x float64) result.Metrics {
 		Throughput: 100 * x, Requests: 1000, Errors: 2, ErrorRate: 0.002,
 		LatencyAvgUs: 900, LatencyStdUs: 50, LatencyMinUs: 400,
 		P50Us: 880, P90Us: 1000, P95Us: 1100, P99Us: 1400, LatencyMaxUs: 3000,
-		ClientSendRecvUs: 20, ClientWaitUs: 850,
+		ClientSendRecvUs: 20, ClientWaitUs: 850, Responses: 300, ResponseThroughput: 1500, FirstResponseAvgUs: 400,
 		Server: &result.ServerStats{
 			RequestCount: 998, InferenceCount: 998, ExecutionCount: 500,
 			AvgRequestUs: 700, QueueUs: 50, ComputeInputUs: 10, ComputeInferUs: 600, ComputeOutputUs: 10,
