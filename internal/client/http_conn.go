@@ -321,7 +321,7 @@ func (hc *httpConn) transportError(ctx context.Context, url string, limit time.D
 			err = context.DeadlineExceeded
 		}
 	}
-	return &TransportError{Protocol: "http", Op: "infer", Err: fmt.Errorf("Post %s: %w", url, err)}
+	return &TransportError{Protocol: "http", Op: "infer", Err: fmt.Errorf("post %s: %w", url, err)}
 }
 
 // isConnReset reports the ways a write or first read fails on a connection
