@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
@@ -61,7 +61,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		}
 	}
 	if !found {
-		return nil, exitcode.AsInvalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
+		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
 	}
 	useShm, err := shmMode(p.SharedMemory)
 	if err != nil {
@@ -73,11 +73,11 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	}
 	data, err := rs.deps.Inputs(p)
 	if err != nil {
-		return nil, exitcode.AsInvalid(fmt.Errorf("input data: %w", err))
+		return nil, failure.Invalid(fmt.Errorf("input data: %w", err))
 	}
 	offs, err := flatOffsets(data)
 	if err != nil {
-		return nil, exitcode.AsInvalid(err)
+		return nil, failure.Invalid(err)
 	}
 	pl := &pointLoad{client: cl, model: pr.model.Name, version: pr.model.Version, data: data,
 		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: rs.plan.Server.Timeout,
@@ -85,7 +85,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if p.Load.Streaming {
 		st, ok := cl.(client.Streamer)
 		if !ok {
-			return nil, exitcode.AsInvalid(fmt.Errorf("streaming needs a gRPC client; protocol %q has no stream", p.Protocol))
+			return nil, failure.Invalid(fmt.Errorf("streaming needs a gRPC client; protocol %q has no stream", p.Protocol))
 		}
 		pl.streamer = st
 	}
@@ -105,11 +105,11 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if useShm {
 		meta, err := cl.ModelMetadata(ctx, pl.model, pl.version)
 		if err != nil {
-			return nil, exitcode.AsEnvironment(fmt.Errorf("model metadata for shared memory: %w", err))
+			return nil, failure.Env(fmt.Errorf("model metadata for shared memory: %w", err))
 		}
 		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", i), data, meta, p.BatchSize, p.OutputShmSize)
 		if err != nil {
-			return nil, exitcode.AsEnvironment(err)
+			return nil, failure.Env(err)
 		}
 		pl.shm = set
 	}
@@ -206,7 +206,7 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 		st, serr := sess.stop(pr.rs.opts.Drain)
 		pr.absorb(st)
 		if err == nil && serr != nil {
-			err = exitcode.AsEnvironment(serr)
+			err = failure.Env(serr)
 		}
 	}()
 	if !sleepUntil(ctx, sess.epoch.Add(pr.m.Warmup)) {
@@ -235,7 +235,7 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 			}
 			m := pr.record(w, sess.epoch, server)
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-				return exitcode.AsEnvironment(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
+				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
 			}
 			if err := pr.emptyWindow(w, m, false); err != nil {
 				return err
@@ -405,7 +405,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		// Warm-up failures still say something about the server.
 		pr.errs.merge(&st.errors)
 		if err != nil {
-			return false, exitcode.AsEnvironment(err)
+			return false, failure.Env(err)
 		}
 	}
 	if ctx.Err() != nil {
@@ -417,7 +417,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	w, st, err := sess.wait()
 	pr.absorb(st)
 	if err != nil {
-		return false, exitcode.AsEnvironment(err)
+		return false, failure.Env(err)
 	}
 	var server *result.ServerStats
 	if haveStats {
@@ -435,7 +435,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	pr.status = result.PointStable
 	if w != nil && w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-		return false, exitcode.AsEnvironment(fmt.Errorf("%w: none of %d requests succeeded", ErrUnreachable, w.errs))
+		return false, failure.Env(fmt.Errorf("%w: none of %d requests succeeded", ErrUnreachable, w.errs))
 	}
 	if w != nil {
 		return pr.outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))

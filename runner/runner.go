@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
@@ -171,7 +171,7 @@ func (rs *runState) clientFor(proto string) (client.Client, error) {
 		return c, nil
 	}
 	if rs.deps.ClientFor == nil {
-		return nil, exitcode.AsInvalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, rs.plan.Server.Protocol))
+		return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, rs.plan.Server.Protocol))
 	}
 	c, err := rs.deps.ClientFor(proto)
 	if err != nil {
@@ -185,8 +185,8 @@ func (rs *runState) clientFor(proto string) (client.Client, error) {
 // result is returned even with an error: its Status says whether the run
 // completed, stopped early (partial) or was interrupted, and Points holds
 // what was measured. Per-request failures are data in the result; an error
-// means the run could not go on (it carries an exitcode: 3 for the server
-// or environment, 2 for invalid input such as CUDA shared memory).
+// means the run could not go on; it carries a failure kind (Environment for
+// the server or machine, InvalidInput for input such as CUDA shared memory).
 func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Run, error) {
 	opts = opts.withDefaults()
 	run := &result.Run{
@@ -195,16 +195,16 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
 	}
 	if deps.Client == nil || deps.Inputs == nil {
-		return finishRun(run, opts, exitcode.AsInvalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
+		return finishRun(run, opts, failure.Invalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
 	}
 	if err := checkMeasurement(p.Measurement); err != nil {
-		return finishRun(run, opts, exitcode.AsInvalid(err))
+		return finishRun(run, opts, failure.Invalid(err))
 	}
 	run.Notes = append(run.Notes, deps.Notes...)
 	env, err := environment(ctx, p, deps.Client, deps.ServerMetadata, opts.Version, opts.Testbed)
 	run.Environment = env
 	if err != nil {
-		return finishRun(run, opts, exitcode.AsEnvironment(err))
+		return finishRun(run, opts, failure.Env(err))
 	}
 	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]client.Client{}, total: len(p.Points)}
 	defer func() {

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
@@ -232,7 +232,7 @@ func shmMode(mode plan.SharedMemory) (system bool, err error) {
 	case plan.ShmSystem:
 		return true, nil
 	case plan.ShmCUDA:
-		return false, exitcode.AsInvalid(errCUDA)
+		return false, failure.Invalid(errCUDA)
 	}
-	return false, exitcode.AsInvalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
+	return false, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
 }

@@ -44,16 +44,20 @@ Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or command
 line · 3 server or environment failure (unreachable, errors, unstable).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Runnable so that cobra checks its arguments (an unknown
+		// subcommand is an argument error, see markArgErrors) instead of
+		// printing help for anything it cannot place.
+		RunE:                       func(c *cobra.Command, _ []string) error { return c.Help() },
+		SuggestionsMinimumDistance: 2, // cobra's own default, which SuggestionsFor does not apply
 	}
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exitcode.AsInvalid(fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath()))
-	})
+	root.SetFlagErrorFunc(usageError)
 	for _, c := range commands {
 		root.AddCommand(c(e))
 	}
+	markArgErrors(root)
 	return root
 }
 
@@ -67,10 +71,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitcode.OK
 	}
 	code := exitcode.Of(err)
-	var ee *exitcode.Error
-	if !errors.As(err, &ee) && isUsageError(err) {
-		code = exitcode.Invalid
-	}
 	var silent *silentError
 	if !errors.As(err, &silent) {
 		fmt.Fprintf(stderr, "perfscen: %v\n", err)
@@ -92,13 +92,39 @@ func exitSilently(code int) error {
 	return exitcode.With(code, &silentError{code: code})
 }
 
-// cobra reports unknown commands and bad arguments as plain errors.
-func isUsageError(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument"} {
-		if strings.Contains(s, p) {
-			return true
+// usageError marks a command-line mistake as invalid input (exit 2) and
+// points at the command's help. Cobra hands flag errors to it through
+// SetFlagErrorFunc and argument errors through markArgErrors, so nothing
+// depends on the wording of cobra's messages.
+func usageError(c *cobra.Command, err error) error {
+	return exitcode.AsInvalid(fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath()))
+}
+
+// markArgErrors wraps every command's argument check so its errors go
+// through usageError. A command with no check gets cobra's own rule made
+// explicit: the root refuses an unknown subcommand, others take any
+// arguments.
+func markArgErrors(c *cobra.Command) {
+	check := c.Args
+	if check == nil {
+		check = func(c *cobra.Command, args []string) error {
+			if c.HasParent() || len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+			}
+			return errors.New(msg)
 		}
 	}
-	return false
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError(cmd, err)
+		}
+		return nil
+	}
+	for _, sub := range c.Commands() {
+		markArgErrors(sub)
+	}
 }

@@ -10,23 +10,23 @@ import (
 	"os"
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 )
 
 // Load reads a baseline file. A missing file yields an error satisfying
 // errors.Is(err, fs.ErrNotExist); any other failure is marked
-// exitcode.Invalid.
+// failure.InvalidInput.
 func Load(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("reading baseline: %w", err)
 		}
-		return nil, exitcode.AsInvalid(fmt.Errorf("reading baseline: %w", err))
+		return nil, failure.Invalid(fmt.Errorf("reading baseline: %w", err))
 	}
 	f, err := Decode(path, b)
 	if err != nil {
-		return nil, exitcode.AsInvalid(err)
+		return nil, failure.Invalid(err)
 	}
 	return f, nil
 }
@@ -156,7 +156,7 @@ func Save(path string, f *File) error {
 // CheckScenario refuses a baseline recorded for another scenario.
 func (f *File) CheckScenario(scenario string) error {
 	if f.Scenario != scenario {
-		return exitcode.AsInvalid(fmt.Errorf("baseline is for scenario %q, not %q", f.Scenario, scenario))
+		return failure.Invalid(fmt.Errorf("baseline is for scenario %q, not %q", f.Scenario, scenario))
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -62,7 +62,7 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 		return nil, err
 	}
 	if len(run.Points) == 0 {
-		return nil, exitcode.AsInvalid(errors.New("run has no points to record"))
+		return nil, failure.Invalid(errors.New("run has no points to record"))
 	}
 	if !opts.Force {
 		if err := recordable(run, opts.AllowUnstable); err != nil {
@@ -125,7 +125,7 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 
 func recordable(run *result.Run, allowUnstable bool) error {
 	if run.Status != "" && run.Status != result.StatusComplete {
-		return exitcode.AsInvalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
+		return failure.Invalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
 	}
 	for _, p := range run.Points {
 		if p.Status == result.PointUnstable && allowUnstable {
@@ -133,7 +133,7 @@ func recordable(run *result.Run, allowUnstable bool) error {
 		}
 		switch p.Status {
 		case result.PointFailed, result.PointUnstable, result.PointPartial:
-			return exitcode.AsInvalid(fmt.Errorf("point %s is %s; a baseline from it would mislead later gates (use --force to record it anyway)", p.ID, p.Status))
+			return failure.Invalid(fmt.Errorf("point %s is %s; a baseline from it would mislead later gates (use --force to record it anyway)", p.ID, p.Status))
 		}
 	}
 	return nil

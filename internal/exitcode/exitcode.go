@@ -1,8 +1,14 @@
-// Package exitcode is the one table of perfscen's process exit codes and a
-// way for errors to carry theirs up to main.
+// Package exitcode is the one table of perfscen's process exit codes and
+// the mapping from errors to them. Only cmd/perfscen (and tests of the
+// binary) import it: library packages mark errors with internal/failure,
+// and a test here keeps it that way.
 package exitcode
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/perfscen/perfscen/internal/failure"
+)
 
 const (
 	// OK: every check passed.
@@ -42,9 +48,10 @@ func AsInvalid(err error) error      { return With(Invalid, err) }
 func AsEnvironment(err error) error  { return With(Environment, err) }
 func AsInconclusive(err error) error { return With(Inconclusive, err) }
 
-// Of returns the exit code an error carries: the outermost code found, or
-// Environment for an error without one (an unexpected failure is never a
-// pass and never blamed on the user's input).
+// Of returns the exit code for err: a code cmd attached with With, else
+// the code of the failure kind a library marked it with, else Environment
+// (an unexpected failure is never a pass and never blamed on the user's
+// input).
 func Of(err error) int {
 	if err == nil {
 		return OK
@@ -52,6 +59,9 @@ func Of(err error) int {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	if failure.KindOf(err) == failure.InvalidInput {
+		return Invalid
 	}
 	return Environment
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/plan"
 )
 
@@ -54,7 +54,7 @@ func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectT
 		c, err := client.New(ctx, opts)
 		if err != nil {
 			closeAll()
-			return nil, exitcode.AsInvalid(fmt.Errorf("server: %w", err))
+			return nil, failure.Invalid(fmt.Errorf("server: %w", err))
 		}
 		clients[proto] = c
 		if err := waitReady(ctx, c, proto, urls[proto], connectTimeout); err != nil {
@@ -78,7 +78,7 @@ func clientOptions(p *plan.Plan, proto, url string) (client.Options, error) {
 	if t := p.Server.TLS; t.Enabled {
 		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
 		if err != nil {
-			return opts, exitcode.AsInvalid(fmt.Errorf("server.tls: %w", err))
+			return opts, failure.Invalid(fmt.Errorf("server.tls: %w", err))
 		}
 		opts.TLS = cfg
 	}
@@ -108,15 +108,15 @@ func waitReady(ctx context.Context, c client.Client, proto, url string, timeout 
 			last = err
 		}
 		if ctx.Err() != nil {
-			return exitcode.AsEnvironment(fmt.Errorf("connecting to %s server at %s: %w", proto, url, ctx.Err()))
+			return failure.Env(fmt.Errorf("connecting to %s server at %s: %w", proto, url, ctx.Err()))
 		}
 		// A certificate the client refuses will not become acceptable by
 		// waiting: say so at once.
 		if isCertificateError(err) {
-			return exitcode.AsEnvironment(fmt.Errorf("server at %s (%s): TLS: %w", url, proto, err))
+			return failure.Env(fmt.Errorf("server at %s (%s): TLS: %w", url, proto, err))
 		}
 		if time.Now().After(deadline) {
-			return exitcode.AsEnvironment(fmt.Errorf("server at %s (%s) not ready within %s: %w", url, proto, timeout, last))
+			return failure.Env(fmt.Errorf("server at %s (%s) not ready within %s: %w", url, proto, timeout, last))
 		}
 		select {
 		case <-ctx.Done():

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
 )
@@ -23,10 +23,10 @@ func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
 	})
 	if err != nil {
 		// Bad embedded_models parameters are the scenario's fault.
-		return nil, exitcode.AsInvalid(fmt.Errorf("server.embedded_models: %w", err))
+		return nil, failure.Invalid(fmt.Errorf("server.embedded_models: %w", err))
 	}
 	if err := srv.Start(ctx); err != nil {
-		return nil, exitcode.AsEnvironment(fmt.Errorf("starting the embedded server: %w", err))
+		return nil, failure.Env(fmt.Errorf("starting the embedded server: %w", err))
 	}
 	return srv, nil
 }

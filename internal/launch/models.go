@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/plan"
 )
@@ -42,9 +42,9 @@ func modelSpec(ctx context.Context, c client.Client, m plan.Model, useConfig boo
 func serverErr(what string, err error) error {
 	var se *client.ServerError
 	if errors.As(err, &se) && (se.HTTPStatus == 404 || se.GRPCCode == 5 /* NotFound */) {
-		return exitcode.AsInvalid(fmt.Errorf("%s: %w", what, err))
+		return failure.Invalid(fmt.Errorf("%s: %w", what, err))
 	}
-	return exitcode.AsEnvironment(fmt.Errorf("%s: %w", what, err))
+	return failure.Env(fmt.Errorf("%s: %w", what, err))
 }
 
 // inputKey identifies one prepared input set: data depends on the model,
@@ -78,7 +78,7 @@ func loadInputs(p *plan.Plan, specs map[string]inputdata.ModelSpec) (map[string]
 		}
 		d, err := inputdata.Load(specs[pt.Model], src)
 		if err != nil {
-			return nil, exitcode.AsInvalid(fmt.Errorf("input data for model %s (point %s): %w", m.Alias, pt.ID, err))
+			return nil, failure.Invalid(fmt.Errorf("input data for model %s (point %s): %w", m.Alias, pt.ID, err))
 		}
 		out[key] = d
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 )
@@ -80,7 +80,7 @@ func negotiate(p *plan.Plan, md *kserve.ServerMetadata) (negotiation, error) {
 		n.notes = append(n.notes, fmt.Sprintf("%s does not list the %s extension: model shapes come from model metadata, a leading -1 taken as the batch dimension", serverName(md), extConfig))
 	}
 	if len(missing) > 0 {
-		return n, exitcode.AsInvalid(fmt.Errorf("the scenario needs what %s does not offer (its extensions: [%s]): %s",
+		return n, failure.Invalid(fmt.Errorf("the scenario needs what %s does not offer (its extensions: [%s]): %s",
 			serverName(md), strings.Join(md.Extensions, ", "), strings.Join(missing, "; ")))
 	}
 	return n, nil
@@ -142,7 +142,7 @@ func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*ks
 	defer cancel()
 	md, err := c.ServerMetadata(mctx)
 	if err != nil {
-		return nil, exitcode.AsEnvironment(fmt.Errorf("reading server metadata: %w", err))
+		return nil, failure.Env(fmt.Errorf("reading server metadata: %w", err))
 	}
 	return md, nil
 }
@@ -161,7 +161,7 @@ func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[string]clie
 	opts.NoBinaryTensors = true
 	c, err := client.New(ctx, opts)
 	if err != nil {
-		return exitcode.AsInvalid(fmt.Errorf("server: %w", err))
+		return failure.Invalid(fmt.Errorf("server: %w", err))
 	}
 	old.Close()
 	clients["http"] = c

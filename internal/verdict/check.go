@@ -1,7 +1,5 @@
 package verdict
 
-import "github.com/perfscen/perfscen/internal/exitcode"
-
 // Kind says which rule produced a check.
 type Kind string
 
@@ -136,18 +134,4 @@ func (v *Verdict) Inconclusive() []Check {
 		}
 	}
 	return out
-}
-
-// ExitCode is exitcode.CheckFailed when any check failed, else
-// exitcode.Inconclusive when any check could not decide, else OK: a
-// demonstrated regression outranks an undecided check. Callers that
-// distinguish environment failures consult EnvironmentFailure first.
-func (v *Verdict) ExitCode() int {
-	if len(v.Failed()) > 0 {
-		return exitcode.CheckFailed
-	}
-	if len(v.Inconclusive()) > 0 {
-		return exitcode.Inconclusive
-	}
-	return exitcode.OK
 }

@@ -33,22 +33,22 @@ func thresholdsFor(metric, op string, v float64) []plan.Threshold {
 	return []plan.Threshold{{Text: metric + " " + op, Metric: metric, Op: op, Value: v}}
 }
 
-func TestExitCodeRanksFailOverInconclusiveOverPass(t *testing.T) {
+func TestOutcomeRanksFailOverInconclusiveOverPass(t *testing.T) {
 	pass := Check{Status: StatusPass}
 	inc := Check{Status: StatusInconclusive}
 	fail := Check{Status: StatusFail}
 	cases := []struct {
 		checks []Check
-		want   int
+		want   Outcome
 	}{
-		{[]Check{pass}, 0},
-		{[]Check{pass, inc}, 4},
-		{[]Check{inc, fail}, 1},
+		{[]Check{pass}, OutcomePass},
+		{[]Check{pass, inc}, OutcomeInconclusive},
+		{[]Check{inc, fail}, OutcomeFail},
 	}
 	for _, c := range cases {
 		v := &Verdict{Checks: c.checks}
-		if got := v.ExitCode(); got != c.want {
-			t.Errorf("%v: exit %d, want %d", c.checks, got, c.want)
+		if got := v.Outcome(); got != c.want {
+			t.Errorf("%v: outcome %s, want %s", c.checks, got, c.want)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package verdict
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -70,15 +69,15 @@ func TestAutomatic(t *testing.T) {
 		name          string
 		points        []result.Point
 		allowUnstable bool
-		wantExit      int
+		wantFailed    bool
 		wantEnv       bool
 		wantKinds     map[Kind]Status
 	}{
-		{"unstable is an environment failure", []result.Point{unstable, good}, false, exitcode.CheckFailed, true,
+		{"unstable is an environment failure", []result.Point{unstable, good}, false, true, true,
 			map[Kind]Status{KindStability: StatusFail, KindValidation: StatusPass}},
-		{"allow_unstable warns", []result.Point{unstable}, true, exitcode.OK, false,
+		{"allow_unstable warns", []result.Point{unstable}, true, false, false,
 			map[Kind]Status{KindStability: StatusWarn}},
-		{"validation mismatch is a check failure", []result.Point{unstable, bad}, false, exitcode.CheckFailed, false,
+		{"validation mismatch is a check failure", []result.Point{unstable, bad}, false, true, false,
 			map[Kind]Status{KindStability: StatusFail, KindValidation: StatusFail}},
 	}
 	for _, tt := range tests {
@@ -93,8 +92,8 @@ func TestAutomatic(t *testing.T) {
 					t.Errorf("%s: got %s, want %s", k, got[k], s)
 				}
 			}
-			if v.ExitCode() != tt.wantExit || v.EnvironmentFailure() != tt.wantEnv {
-				t.Errorf("exit %d env %v, want %d %v", v.ExitCode(), v.EnvironmentFailure(), tt.wantExit, tt.wantEnv)
+			if failed := len(v.Failed()) > 0; failed != tt.wantFailed || v.EnvironmentFailure() != tt.wantEnv {
+				t.Errorf("failed %v env %v, want %v %v", failed, v.EnvironmentFailure(), tt.wantFailed, tt.wantEnv)
 			}
 		})
 	}
