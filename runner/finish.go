@@ -61,7 +61,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 			out.Notes = append(out.Notes, herr.Error())
 		}
 		out.Trials = append(out.Trials, result.Trial{Index: k, Start: m.startWall,
-			Duration: m.win.Duration, Metrics: met, Histogram: hist})
+			Duration: m.win.Duration, Metrics: met, Histogram: hist, Disturbance: m.win.Disturbance})
 		total.merge(m.acc)
 		dur += m.win.Duration
 		servers = append(servers, m.server)

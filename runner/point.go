@@ -213,6 +213,7 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 		return errInterrupted
 	}
 	before, haveStats := pr.snapshot(ctx)
+	cpuBefore, haveCPU := pr.rs.sampleCPU()
 	for {
 		select {
 		case <-ctx.Done():
@@ -234,6 +235,13 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 				haveStats = ok
 			}
 			m := pr.record(w, sess.epoch, server)
+			if haveCPU {
+				var now CPUSample
+				if now, haveCPU = pr.rs.sampleCPU(); haveCPU {
+					m.win.Disturbance = disturbance(cpuBefore, now)
+					cpuBefore = now
+				}
+			}
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
 				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
 			}

@@ -74,6 +74,9 @@ type Options struct {
 	// measures them interleaved, in rounds of one window per point, while
 	// the server and connections are still up. Nil or no points: done.
 	Extend func(run *result.Run) (points []string, trials int)
+	// SampleCPU reads the machine's CPU counters for the disturbance
+	// sentinel (default: ReadCPU("/proc")); ok false records none.
+	SampleCPU func() (CPUSample, bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -97,6 +100,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MetricsInterval <= 0 {
 		o.MetricsInterval = time.Second
+	}
+	if o.SampleCPU == nil {
+		o.SampleCPU = func() (CPUSample, bool) { return ReadCPU("/proc") }
 	}
 	return o
 }
@@ -155,6 +161,8 @@ type runState struct {
 	// memory) until the run ends so an extension can add trials.
 	live []*pointRunner
 }
+
+func (rs *runState) sampleCPU() (CPUSample, bool) { return rs.opts.SampleCPU() }
 
 func (rs *runState) progress(e Event) {
 	if rs.opts.Progress != nil {

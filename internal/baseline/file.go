@@ -61,6 +61,52 @@ type Point struct {
 type Trial struct {
 	Values    map[string]float64 `json:"values"`
 	Histogram string             `json:"histogram,omitempty"` // HDR V2 compressed, base64, microseconds
+	// Disturbance is how busy the machine was with other work during
+	// the trial (absent in histories recorded before it was measured).
+	Disturbance *result.Disturbance `json:"disturbance,omitempty"`
+}
+
+// OtherCPU is the median share of all CPUs that other processes used over
+// the point's trials; ok is false when no trial recorded it.
+func (p *Point) OtherCPU() (float64, bool) {
+	return otherCPU(len(p.Trials), func(i int) *result.Disturbance { return p.Trials[i].Disturbance })
+}
+
+// PointOtherCPU is OtherCPU for a point of a run.
+func PointOtherCPU(p *result.Point) (float64, bool) {
+	return otherCPU(len(p.Trials), func(i int) *result.Disturbance { return p.Trials[i].Disturbance })
+}
+
+func otherCPU(n int, at func(int) *result.Disturbance) (float64, bool) {
+	var vs []float64
+	for i := 0; i < n; i++ {
+		if d := at(i); d != nil {
+			vs = append(vs, d.OtherCPU)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return Median(vs), true
+}
+
+// MaxOtherCPU is the busiest any history run of point was (the median
+// over its trials); ok is false unless every history run recorded it, as
+// an unknown run could have been the busiest.
+func (tb *Testbed) MaxOtherCPU(point string) (float64, bool) {
+	most, n := 0.0, 0
+	for _, r := range tb.Runs {
+		p := r.Points[point]
+		if p == nil {
+			continue
+		}
+		v, ok := p.OtherCPU()
+		if !ok {
+			return 0, false
+		}
+		most, n = max(most, v), n+1
+	}
+	return most, n > 0
 }
 
 // New returns an empty baseline for a scenario.

@@ -23,7 +23,7 @@ func Summarize(run *result.Run) Run {
 		}
 		for j := range p.Trials {
 			t := &p.Trials[j]
-			bp.Trials = append(bp.Trials, Trial{Values: values(&t.Metrics), Histogram: t.Histogram})
+			bp.Trials = append(bp.Trials, Trial{Values: values(&t.Metrics), Histogram: t.Histogram, Disturbance: t.Disturbance})
 		}
 		r.Points[p.ID] = bp
 	}

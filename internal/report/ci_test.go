@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
 )
 
@@ -123,5 +124,21 @@ func TestSummaryLine(t *testing.T) {
 		if got := SummaryLine(tt.v); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
+	}
+}
+
+func TestDisturbanceLine(t *testing.T) {
+	run := &result.Run{Points: []result.Point{{Trials: []result.Trial{
+		{Disturbance: &result.Disturbance{OtherCPU: 0.1, Steal: 0.01, Load1: 2.5}},
+		{Disturbance: &result.Disturbance{OtherCPU: 0.3, Load1: 3}},
+		{Disturbance: &result.Disturbance{OtherCPU: 0.2}},
+		{},
+	}}}}
+	want := "Machine during the trials: other processes used 20% of the CPUs (median; 10–30%), steal ≤1%, load average ≤3.0"
+	if got := DisturbanceLine(run); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := DisturbanceLine(&result.Run{}); got != "" {
+		t.Errorf("nothing recorded: %q", got)
 	}
 }

@@ -49,6 +49,9 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 			return err
 		}
 	}
+	if line := DisturbanceLine(run); line != "" {
+		fmt.Fprintln(bw, line)
+	}
 	if v != nil {
 		if len(v.Checks) > 0 {
 			fmt.Fprintln(bw, "\nChecks")

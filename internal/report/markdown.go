@@ -57,6 +57,9 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 		fmt.Fprintf(&b, "### Points (%s, %s)\n\n", mdEscape(run.Source), mdEscape(run.Status))
 		mdTable(&b, pointHeader, pointRows(run))
 	}
+	if line := DisturbanceLine(run); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", mdEscape(line))
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

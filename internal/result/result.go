@@ -120,6 +120,8 @@ type Trial struct {
 	Duration  time.Duration `json:"duration_ns"`
 	Metrics   Metrics       `json:"metrics"`
 	Histogram string        `json:"histogram,omitempty"` // HDR V2 compressed, base64; values in microseconds
+	// Disturbance is the trial's window's (see Window.Disturbance).
+	Disturbance *Disturbance `json:"disturbance,omitempty"`
 }
 
 // Window is one measurement window's headline figures.
@@ -131,6 +133,20 @@ type Window struct {
 	Requests   int64         `json:"requests"`
 	Errors     int64         `json:"errors"`
 	Kept       bool          `json:"kept"` // counted as a trial
+	// Disturbance is how busy the machine was with other work during
+	// the window (absent where /proc cannot be read).
+	Disturbance *Disturbance `json:"disturbance,omitempty"`
+}
+
+// Disturbance is how busy the machine was apart from perfscen itself (and
+// the embedded server, which runs in its process): fractions of all CPUs.
+type Disturbance struct {
+	// OtherCPU is the share of all CPUs used by other processes.
+	OtherCPU float64 `json:"other_cpu"`
+	// Steal is the share of CPU time the hypervisor gave to other guests.
+	Steal float64 `json:"steal"`
+	// Load1 is the 1-minute load average at the end.
+	Load1 float64 `json:"load1"`
 }
 
 // ErrorInfo keeps the count and the first distinct messages.

@@ -184,6 +184,9 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		c.Message = fmt.Sprintf("%s needs positive per-trial values in both arms (have %d and %d trials)", cmp.Metric, len(cv), len(rv))
 		return c, t
 	}
+	if w := imbalance(cand, ref); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
 	mc, mr := baseline.Median(cv), baseline.Median(rv)
 	c.Value = mc / mr
 	c.Effect = c.Value - 1
@@ -284,4 +287,16 @@ func sameRunMDE(a, b []float64, alpha float64) float64 {
 	se := math.Hypot(baseline.LogMedianSE(sa, len(a)), baseline.LogMedianSE(sb, len(b)))
 	z := distuv.UnitNormal
 	return math.Expm1((z.Quantile(1-alpha) + z.Quantile(baseline.DefaultPower)) * se)
+}
+
+// imbalance warns when one arm's windows ran on a markedly busier machine
+// than the other's: interleaving is meant to share disturbance alike, and
+// when it did not, the ratio carries some of the machine's load.
+func imbalance(cand, ref *result.Point) string {
+	a, okA := baseline.PointOtherCPU(cand)
+	b, okB := baseline.PointOtherCPU(ref)
+	if !okA || !okB || math.Abs(a-b) < DisturbedMargin {
+		return ""
+	}
+	return fmt.Sprintf("arms disturbed unequally: other processes used %.0f%% of the CPUs during the candidate's windows and %.0f%% during the reference's", 100*a, 100*b)
 }

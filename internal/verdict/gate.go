@@ -83,7 +83,47 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		}
 	}
 	familyCorrect(out, o.spend(1-g.spec.Confidence), o.spend(o.FamilyAlpha))
+	for i := range out {
+		disturbed(&out[i], tb, run)
+	}
 	return out
+}
+
+// DisturbedMargin is how much more of the machine's CPU other processes
+// must have used in this run than in the busiest baseline run for a
+// regression to be put down to the testbed, not the build: 10 percentage
+// points of all CPUs (a fifth of a core on a 2-core runner).
+const DisturbedMargin = 0.10
+
+// disturbed turns a regression (or an undecided check) measured while the
+// machine was markedly busier with other work than in every baseline run
+// into "inconclusive: testbed disturbed": the data cannot tell a slower
+// build from a busier machine. Histories that did not record disturbance
+// cannot vouch for that, so their checks stand.
+func disturbed(c *Check, tb *baseline.Testbed, run *result.Run) {
+	if c.Kind != KindBaseline || (c.Class != ClassRegressed && c.Class != ClassUndecided) {
+		return
+	}
+	var p *result.Point
+	for i := range run.Points {
+		if run.Points[i].ID == c.Point {
+			p = &run.Points[i]
+		}
+	}
+	if p == nil {
+		return
+	}
+	now, ok := baseline.PointOtherCPU(p)
+	if !ok {
+		return
+	}
+	most, ok := tb.MaxOtherCPU(c.Point)
+	if !ok || now < most+DisturbedMargin {
+		return
+	}
+	c.Class, c.Status, c.Disturbed = ClassUndecided, StatusInconclusive, true
+	c.Message = fmt.Sprintf("inconclusive: testbed disturbed (%.0f%% vs ≤%.0f%% CPU used by other processes in the %d baseline run(s)); %s",
+		100*now, 100*most, len(tb.Runs), c.Message)
 }
 
 // NameNoHistory names the check a run gets when its testbed has no
