@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -19,6 +20,11 @@ func (c *instantClient) Infer(context.Context, *client.InferRequest) (*client.In
 	return &c.resp, nil
 }
 
+// runnerAllocBudget is the engine's allocations per request (worker, batch
+// hand-off, aggregator, histogram): none, with room for the session's setup
+// spread over the run.
+const runnerAllocBudget = 0.01
+
 // BenchmarkRunnerOverhead reports the engine's cost per request (one op is
 // one request): worker, cursor, sample through the channel, aggregator and
 // histogram, without validation.
@@ -30,12 +36,23 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			pl := &pointLoad{client: &instantClient{}, model: "simple", data: d, offsets: offs,
 				seqIDs: new(atomic.Uint64), validateEvery: 1}
 			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			b.ResetTimer()
 			w, _, err := startSession(context.Background(), pl,
 				loadSpec{workers: workers, budget: int64(b.N), whole: true}).wait()
 			b.StopTimer()
+			runtime.ReadMemStats(&after)
 			if err != nil || w == nil || w.n != int64(b.N) {
 				b.Fatalf("measured %v requests, err %v", w, err)
+			}
+			// The session's setup (histograms, goroutines, batches) is a
+			// few hundred allocations; per request the engine allocates
+			// nothing, which only a long run can tell apart.
+			perReq := float64(after.Mallocs-before.Mallocs) / float64(b.N)
+			b.ReportMetric(perReq, "allocs/req")
+			if b.N >= 100000 && perReq > runnerAllocBudget {
+				b.Fatalf("%.4f allocations per request, budget %v: the engine allocates per request", perReq, runnerAllocBudget)
 			}
 		})
 	}

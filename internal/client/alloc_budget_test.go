@@ -1,0 +1,131 @@
+package client
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/perfscen/perfscen/internal/kserve"
+	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+)
+
+// Allocation budgets of one request at concurrency 1, as the runner sends
+// it (a connection of the worker's own for HTTP, a timeout on every call).
+// Allocations cost CPU twice, in malloc and in the collector, and the c=1
+// path is where perfscen is compared with perf_analyzer; the benchmarks
+// below fail when a change makes a request allocate more than this. Raise
+// a budget only with a reason in the commit message.
+const (
+	// Reply body, response, outputs, output shapes, the reply header's
+	// outputs and binary slices (8 measured when the budget was set); the
+	// canned responder in the same process allocates nothing per request.
+	httpConnAllocBudget = 8
+	// grpc-go's stream, headers, frames and messages on both sides: the
+	// server runs in the same process and is counted too (199.1 measured
+	// when the budget was set).
+	grpcAllocBudget = 205
+)
+
+// allocsPerOp runs f b.N times and returns heap allocations per call,
+// counted by the runtime, so the figure does not depend on -benchmem.
+func allocsPerOp(b *testing.B, f func()) float64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(n)
+}
+
+func checkBudget(b *testing.B, got, budget float64) {
+	b.Helper()
+	b.ReportMetric(got, "allocs/req")
+	// Half an allocation of slack: background work (the collector, a
+	// timer) lands a few allocations in the count over a whole run.
+	if got > budget+0.5 {
+		b.Fatalf("%.1f allocations per request, budget %.0f: the concurrency-1 path allocates more than it did", got, budget)
+	}
+}
+
+// cannedListener serves reply to every HTTP request on a loopback port.
+func cannedListener(b *testing.B) string {
+	sum, diff, _ := addSub(make([]byte, 64), make([]byte, 64))
+	header := []byte(`{"model_name":"simple","model_version":"1","outputs":[` +
+		`{"name":"OUTPUT0","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}},` +
+		`{"name":"OUTPUT1","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}}]}`)
+	body := kserve.EncodeBinaryBody(header, sum, diff)
+	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
+		kserve.HeaderContentLength + ": " + strconv.Itoa(len(header)) + "\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { lis.Close() })
+	go func() {
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			go serveCanned(conn, reply)
+		}
+	}()
+	return lis.Addr().String()
+}
+
+func BenchmarkHTTPConnAllocsC1(b *testing.B) {
+	c := newClient(b, Options{Protocol: "http", URL: cannedListener(b), Timeout: 10 * time.Second})
+	conn := c.(ConnClient).NewConn()
+	b.Cleanup(func() { conn.Close() })
+	req := simpleRequest("")
+	req.Parameters = nil
+	ctx := context.Background()
+	infer := func() {
+		if _, err := conn.Infer(ctx, req, 10*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+	infer() // connect
+	checkBudget(b, allocsPerOp(b, infer), httpConnAllocBudget)
+}
+
+func BenchmarkGRPCAllocsC1(b *testing.B) {
+	sum, diff, _ := addSub(make([]byte, 64), make([]byte, 64))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterGRPCInferenceServiceServer(s, &cannedGRPC{resp: &pb.ModelInferResponse{
+		ModelName: "simple", ModelVersion: "1",
+		Outputs: []*pb.ModelInferResponse_InferOutputTensor{
+			{Name: "OUTPUT0", Datatype: "INT32", Shape: []int64{1, 16}},
+			{Name: "OUTPUT1", Datatype: "INT32", Shape: []int64{1, 16}},
+		},
+		RawOutputContents: [][]byte{sum, diff},
+	}})
+	go s.Serve(lis)
+	b.Cleanup(s.Stop)
+	c := newClient(b, Options{Protocol: "grpc", URL: lis.Addr().String(), Timeout: 10 * time.Second})
+	req := simpleRequest("")
+	req.Parameters = nil
+	infer := func() {
+		// The runner's own per-call timeout, as it sends at c=1.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := c.Infer(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	infer()
+	checkBudget(b, allocsPerOp(b, infer), grpcAllocBudget)
+}
