@@ -45,6 +45,8 @@ type acc struct {
 	firstSumUs float64
 
 	unreachable int64 // failures to reach the server (transport errors)
+
+	llm *llmAcc // generation requests only
 }
 
 func newAcc(start time.Duration) *acc {
@@ -85,6 +87,12 @@ func (a *acc) add(s *sample) {
 		a.firstN++
 		a.firstSumUs += float64(max(s.first-s.sched, 0)) / float64(time.Microsecond)
 	}
+	if s.llm != nil {
+		if a.llm == nil {
+			a.llm = newLLMAcc(false)
+		}
+		a.llm.add(s.llm)
+	}
 }
 
 // merge folds b into a; bounds widen to cover both.
@@ -105,6 +113,12 @@ func (a *acc) merge(b *acc) {
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
+	if b.llm != nil {
+		if a.llm == nil {
+			a.llm = newLLMAcc(false)
+		}
+		a.llm.merge(b.llm)
+	}
 	a.start = min(a.start, b.start)
 	a.end = max(a.end, b.end)
 }
@@ -112,6 +126,9 @@ func (a *acc) merge(b *acc) {
 // metrics computes the figures of the accumulated requests over dur.
 func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	m := result.Metrics{Requests: a.n, Errors: a.errs}
+	if a.llm != nil {
+		m.LLM = a.llm.metrics(dur)
+	}
 	if dur > 0 {
 		m.Throughput = float64(a.n) * float64(max(batch, 1)) / dur.Seconds()
 	}

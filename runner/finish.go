@@ -73,6 +73,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		out.Summary = total.metrics(batch, dur)
 		out.Summary.Server = mergeServer(servers)
 		out.Summary.GPU = mergeGPU(gpus)
+		out.Notes = append(out.Notes, llmNotes(out.Summary.LLM)...)
 	}
 	if pr.late > 0 && p.Load.Mode == plan.LoadRequestRate {
 		sent := out.Summary.Requests + out.Summary.Errors

@@ -82,6 +82,11 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	pl := &pointLoad{client: cl, model: pr.model.Name, version: pr.model.Version, data: data,
 		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: rs.plan.Server.Timeout,
 		validateEvery: 1}
+	if g, ok := cl.(client.Generator); ok && rs.plan.LLM != nil {
+		pl.llm = &genLoad{gen: g, slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
+		// OpenAI-compatible servers have no statistics endpoint.
+		pr.statsOff = true
+	}
 	if p.Load.Streaming {
 		st, ok := cl.(client.Streamer)
 		if !ok {

@@ -23,6 +23,8 @@ type sample struct {
 
 	checked  bool   // outputs were validated
 	mismatch string // first validation difference, "" when equal
+
+	llm *llmSample // generation requests only
 }
 
 // latency counts from the scheduled time so that open-loop latency includes

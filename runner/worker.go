@@ -38,6 +38,8 @@ type pointLoad struct {
 
 	compare       compareFunc // nil: no validation
 	validateEvery int         // validate 1 response in this many (1 = all)
+
+	llm *genLoad // generation (openai kind) points only
 }
 
 // worker issues one request at a time; it is owned by one goroutine.
@@ -59,6 +61,7 @@ type worker struct {
 	conn client.Conn
 
 	outputs *workerOutputs // this worker's output shm regions
+	gapCap  int            // generation: gap buffer size to start with
 }
 
 func (pl *pointLoad) newWorker(ctx context.Context, id, workers int) (*worker, error) {
@@ -122,6 +125,11 @@ func (w *worker) setSequence(r inputdata.Request) {
 // clock reads the point's monotonic clock.
 func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) {
 	r := w.cursor.Next()
+	if w.pl.llm != nil {
+		w.count++
+		w.doGen(ctx, s, clock, r)
+		return
+	}
 	req := w.request(r)
 	if w.pl.sequence {
 		w.setSequence(r)

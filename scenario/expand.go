@@ -27,6 +27,7 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		Models:       r.models,
 		Measurement:  r.measurement,
 		Checks:       r.checks,
+		LLM:          r.llm,
 	}
 	groups := newGrouper(r)
 	for _, proto := range r.protocols() {

@@ -22,6 +22,7 @@ type resolved struct {
 	measurement plan.Measurement
 	sweep       sweepDims
 	checks      plan.Checks
+	llm         *plan.LLM // openai kind only
 }
 
 // sweepDims holds the swept values; nil means "not swept".
@@ -55,6 +56,7 @@ func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) 
 	}
 	r.server = resolveServer(s, c, getenv, dir)
 	resolveModels(s, c, r, dir)
+	resolveLLM(s, c, r, getenv)
 	resolveLoad(s, c, r)
 	resolveSweep(s, c, r)
 	resolveEndpoints(s, c, r)

@@ -47,7 +47,7 @@ func CanonicalMetric(name string) (string, error) {
 
 var (
 	exprRE     = regexp.MustCompile(`^\s*([^\s<>=!]+)\s*(<=|>=|==|!=|=<|=>|<|>|=)\s*(.*?)\s*$`)
-	quantityRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ns|us|µs|ms|s|infer/s|/s|%)?$`)
+	quantityRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ns|us|µs|ms|s|infer/s|tokens/s|req/s|/s|%)?$`)
 )
 
 var timeUnits = map[string]float64{"ns": 1e-3, "us": 1, "µs": 1, "ms": 1e3, "s": 1e6}
@@ -110,9 +110,9 @@ func parseBound(metric, qty string) (float64, error) {
 			return 0, fmt.Errorf("%s is a time: give a unit ns, us, ms or s (e.g. %sms)", metric, q[1])
 		}
 		return v * f, nil
-	case "infer/s":
-		if unit != "" && unit != "/s" && unit != "infer/s" {
-			return 0, fmt.Errorf("%s is a rate in infer/s: unit %q does not apply", metric, unit)
+	case "infer/s", "tokens/s", "req/s":
+		if unit != "" && unit != "/s" && unit != mi.Unit {
+			return 0, fmt.Errorf("%s is a rate in %s: unit %q does not apply", metric, mi.Unit, unit)
 		}
 		return v, nil
 	case "fraction":

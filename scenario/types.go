@@ -16,6 +16,7 @@ type Scenario struct {
 	Comparisons []Comparison `yaml:"comparisons"`
 	Baseline    *Baseline    `yaml:"baseline"`
 	Gate        *Gate        `yaml:"gate"`
+	LLM         *LLM         `yaml:"llm"`
 
 	// Path is the file the scenario came from; Hash the sha256 of its bytes.
 	Path string `yaml:"-"`
@@ -29,6 +30,9 @@ type Server struct {
 	URL            string                       `yaml:"url"`
 	HTTPURL        string                       `yaml:"http_url"`
 	GRPCURL        string                       `yaml:"grpc_url"`
+	Kind           string                       `yaml:"kind"`
+	Endpoint       string                       `yaml:"endpoint"`
+	APIKeyEnv      string                       `yaml:"api_key_env"`
 	Protocol       string                       `yaml:"protocol"`
 	Embedded       bool                         `yaml:"embedded"`
 	EmbeddedFlavor string                       `yaml:"embedded_flavor"`
@@ -63,6 +67,7 @@ type Model struct {
 	FloatTolerance  float64            `yaml:"float_tolerance"`
 	Sequence        bool               `yaml:"sequence"`
 	MaxErrorRate    string             `yaml:"max_error_rate"`
+	Prompts         *Prompts           `yaml:"prompts"`
 }
 
 // LoadSpec is how requests are issued; shared memory lives here because it is a

@@ -25,6 +25,9 @@ type Options struct {
 // measured, together with the error that stopped the run, so partial
 // figures are never lost. Errors carry their exit code.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
+	if p.Server.Kind == plan.KindOpenAI {
+		return runOpenAI(ctx, p, opts)
+	}
 	urls := map[string]string{"http": p.Server.URLFor("http"), "grpc": p.Server.URLFor("grpc")}
 	embeddedInfo := false
 	if p.Server.Embedded {

@@ -182,3 +182,23 @@ func TestEndpointChecked(t *testing.T) {
 		t.Fatal("accepted v1/embeddings")
 	}
 }
+
+func FuzzGenerateStream(f *testing.F) {
+	f.Add(roleChunk + chat(" a") + chat(" b") + finishChunk + done)
+	f.Add(chat("x") + `data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":9}}` + "\n\n" + done)
+	f.Add("event: error\ndata: {\"error\":\"x\"}\n\n")
+	f.Add(chat("x") + "data: {\n\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		c := scripted(t, &script{steps: []step{{ms, body}}}, Options{})
+		var tr client.TokenTrace
+		if err := c.Generate(context.Background(), nil, &tr); err != nil {
+			return
+		}
+		if tr.Chunks < 1 || len(tr.Gaps) != tr.Chunks-1 || tr.FirstToken > tr.Last {
+			t.Fatalf("accepted stream gave an inconsistent trace %+v", tr)
+		}
+		if !tr.FromUsage && tr.OutputTokens != tr.Chunks {
+			t.Fatalf("without usage, tokens %d != chunks %d", tr.OutputTokens, tr.Chunks)
+		}
+	})
+}

@@ -12,6 +12,8 @@ type Plan struct {
 	Measurement  Measurement `json:"measurement"`
 	Points       []Point     `json:"points"` // in execution order
 	Checks       Checks      `json:"checks"`
+	// LLM is set for openai-kind servers.
+	LLM *LLM `json:"llm,omitempty"`
 }
 
 // Server says where requests go. Header values are already resolved from
@@ -19,6 +21,8 @@ type Plan struct {
 // printed or stored.
 type Server struct {
 	URL string `json:"url,omitempty"`
+	// Kind is the service kind: "" or kserve (the default), or openai.
+	Kind string `json:"kind,omitempty"`
 	// HTTPURL and GRPCURL, when set, are where that protocol's requests go
 	// instead of URL: a real server listens on one port per protocol.
 	HTTPURL  string `json:"http_url,omitempty"`
@@ -88,6 +92,9 @@ type Model struct {
 	// MaxErrorRate is this model's error budget (a fraction); nil means
 	// Measurement.MaxErrorRate.
 	MaxErrorRate *float64 `json:"max_error_rate,omitempty"`
+	// Prompts, for openai-kind servers, generates the requests when the
+	// model has no input data file.
+	Prompts *Prompts `json:"prompts,omitempty"`
 }
 
 // Input says where input tensors come from.

@@ -48,6 +48,12 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 		if err := table(bw, pointHeader, pointRows(run)); err != nil {
 			return err
 		}
+		if rows := llmRows(run); rows != nil {
+			fmt.Fprintln(bw, "\nLLM")
+			if err := table(bw, llmHeader, rows); err != nil {
+				return err
+			}
+		}
 	}
 	if line := DisturbanceLine(run); line != "" {
 		fmt.Fprintln(bw, line)
@@ -142,6 +148,7 @@ func pointBlock(w io.Writer, p *result.Point) {
 	if s := m.Server; s != nil {
 		serverBlock(w, s)
 	}
+	llmBlock(w, p)
 	if p.Validation.Enabled {
 		fmt.Fprintf(w, "  Validation: %d checked, %d mismatched\n", p.Validation.Checked, p.Validation.Mismatches)
 	}

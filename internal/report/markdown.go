@@ -56,6 +56,10 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 	if len(run.Points) > 0 {
 		fmt.Fprintf(&b, "### Points (%s, %s)\n\n", mdEscape(run.Source), mdEscape(run.Status))
 		mdTable(&b, pointHeader, pointRows(run))
+		if rows := llmRows(run); rows != nil {
+			b.WriteString("\n### LLM\n\n")
+			mdTable(&b, llmHeader, rows)
+		}
 	}
 	if line := DisturbanceLine(run); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", mdEscape(line))

@@ -192,6 +192,8 @@ type Metrics struct {
 	FirstResponseAvgUs float64      `json:"first_response_avg_us,omitempty"`
 	Server             *ServerStats `json:"server,omitempty"`
 	GPU                *GPUMetrics  `json:"gpu,omitempty"`
+	// LLM holds token-level figures of openai-kind runs.
+	LLM *LLMMetrics `json:"llm,omitempty"`
 }
 
 // ServerStats is the server-side breakdown from statistics deltas, averaged

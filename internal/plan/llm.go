@@ -1,0 +1,53 @@
+package plan
+
+import "time"
+
+// Service kinds (Server.Kind).
+const (
+	KindKServe = "kserve" // KServe v2 / Triton (the default)
+	KindOpenAI = "openai" // OpenAI-compatible LLM endpoints
+)
+
+// LLM is how an openai-kind run talks to the server and judges requests.
+type LLM struct {
+	// Endpoint is v1/chat/completions or v1/completions.
+	Endpoint string `json:"endpoint"`
+	// APIKeyEnv names the environment variable the key came from; the key
+	// itself is never stored or printed.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	APIKey    string `json:"-"`
+	// Stream asks for server-sent events; TTFT and inter-token figures
+	// need it.
+	Stream bool `json:"stream"`
+	// IncludeUsage sets stream_options.include_usage on streamed requests.
+	IncludeUsage bool `json:"include_usage"`
+	// TokenCount is where output token counts come from: auto (usage when
+	// the reply has it, else counted content chunks), usage (a reply
+	// without usage is a failed request) or chunks.
+	TokenCount string `json:"token_count"`
+	// Goodput is the SLO a request must meet to count towards goodput;
+	// nil means goodput is not measured.
+	Goodput *SLO `json:"goodput,omitempty"`
+}
+
+// SLO bounds per-request figures; zero fields are not constrained.
+type SLO struct {
+	TTFT time.Duration `json:"ttft,omitempty"` // time to first token
+	ITL  time.Duration `json:"itl,omitempty"`  // per-request (e2e − TTFT)/(tokens − 1)
+	E2E  time.Duration `json:"e2e,omitempty"`  // end-to-end latency
+}
+
+// Prompts describe synthetic generation requests: lengths in tokens drawn
+// from normal distributions (rounded, at least 1), Count distinct
+// requests, reproducible from Seed.
+type Prompts struct {
+	InputMean   float64 `json:"input_mean"`
+	InputStdDev float64 `json:"input_stddev,omitempty"`
+	// OutputMean 0 leaves max_tokens to the server.
+	OutputMean   float64 `json:"output_mean,omitempty"`
+	OutputStdDev float64 `json:"output_stddev,omitempty"`
+	Count        int     `json:"count"`
+	Seed         uint64  `json:"seed"`
+	// IgnoreEOS pins the output length at max_tokens (vLLM, TensorRT-LLM).
+	IgnoreEOS bool `json:"ignore_eos"`
+}

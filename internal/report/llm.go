@@ -1,0 +1,77 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// llmHeader is the LLM table: per point, requests and tokens per second,
+// TTFT, inter-token gaps, TPOT and goodput.
+var llmHeader = []string{"point", "req/s", "output tok/s", "TTFT p50", "TTFT p95", "ITL p50", "ITL p95", "TPOT avg", "TPOT p95", "goodput", "tokens from"}
+
+// llmRows are the LLM table's rows; nil when no point has LLM figures.
+func llmRows(run *result.Run) [][]string {
+	var rows [][]string
+	for i := range run.Points {
+		p := &run.Points[i]
+		l := p.Summary.LLM
+		if l == nil {
+			continue
+		}
+		rows = append(rows, []string{p.ID, paFloat(p.Summary.Throughput), strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64),
+			dur(l.TTFT.Count, l.TTFT.P50Us), dur(l.TTFT.Count, l.TTFT.P95Us), dur(l.ITL.Count, l.ITL.P50Us), dur(l.ITL.Count, l.ITL.P95Us),
+			dur(l.TPOT.Count, l.TPOT.AvgUs), dur(l.TPOT.Count, l.TPOT.P95Us), goodput(l), tokenSource(l)})
+	}
+	return rows
+}
+
+func dur(n int64, us float64) string {
+	if n == 0 {
+		return "-"
+	}
+	return quantity(us, "us")
+}
+
+func goodput(l *result.LLMMetrics) string {
+	if l.Goodput == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/s", *l.Goodput)
+}
+
+func tokenSource(l *result.LLMMetrics) string {
+	switch {
+	case l.TokensFromChunks == 0:
+		return "usage"
+	case l.TokensFromUsage == 0:
+		return "chunks"
+	}
+	return "mixed"
+}
+
+// llmBlock adds the token figures under a point's perf_analyzer block.
+func llmBlock(w io.Writer, p *result.Point) {
+	l := p.Summary.LLM
+	if l == nil {
+		return
+	}
+	fmt.Fprintf(w, "  LLM: \n")
+	fmt.Fprintf(w, "    Output tokens: %d (%s/s, from %s); input tokens: %d\n", l.OutputTokens,
+		strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64), tokenSource(l), l.InputTokens)
+	for _, d := range []struct {
+		name string
+		d    result.Distribution
+	}{{"Time to first token", l.TTFT}, {"Inter-token latency (chunk gaps)", l.ITL}, {"Time per output token (per request)", l.TPOT}} {
+		if d.d.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "    %s: avg %s, p50 %s, p90 %s, p95 %s, p99 %s (n=%d)\n", d.name, quantity(d.d.AvgUs, "us"),
+			quantity(d.d.P50Us, "us"), quantity(d.d.P90Us, "us"), quantity(d.d.P95Us, "us"), quantity(d.d.P99Us, "us"), d.d.Count)
+	}
+	if l.Goodput != nil {
+		fmt.Fprintf(w, "    Goodput: %.1f requests/s (%d of %d requests met the SLO)\n", *l.Goodput, l.GoodRequests, p.Summary.Requests)
+	}
+}

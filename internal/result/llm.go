@@ -1,0 +1,135 @@
+package result
+
+// LLM metric names (openai-kind runs). Latency metrics (p50 … latency_max)
+// are the end-to-end request latency for LLM runs too; throughput is
+// requests per second.
+const (
+	MetricTTFTAvg         = "ttft_avg"
+	MetricTTFTP50         = "ttft_p50"
+	MetricTTFTP90         = "ttft_p90"
+	MetricTTFTP95         = "ttft_p95"
+	MetricTTFTP99         = "ttft_p99"
+	MetricTTFTMax         = "ttft_max"
+	MetricITLAvg          = "itl_avg"
+	MetricITLP50          = "itl_p50"
+	MetricITLP90          = "itl_p90"
+	MetricITLP95          = "itl_p95"
+	MetricITLP99          = "itl_p99"
+	MetricITLMax          = "itl_max"
+	MetricTPOTAvg         = "tpot_avg"
+	MetricTPOTP50         = "tpot_p50"
+	MetricTPOTP90         = "tpot_p90"
+	MetricTPOTP95         = "tpot_p95"
+	MetricTPOTP99         = "tpot_p99"
+	MetricTPOTMax         = "tpot_max"
+	MetricOutputTokensPS  = "output_tokens_per_s"
+	MetricGoodput         = "goodput"
+	MetricOutputTokensAvg = "output_tokens_avg"
+)
+
+// LLMMetrics are the token-level figures of an openai-kind window, trial
+// or point; docs/llm.md defines each.
+type LLMMetrics struct {
+	// Streamed counts successful requests with token timing (streamed
+	// replies); TTFT, ITL and TPOT come from them alone.
+	Streamed int64 `json:"streamed"`
+	// TTFT is send → first non-empty content chunk, per request.
+	TTFT Distribution `json:"ttft"`
+	// ITL is the distribution of gaps between consecutive content chunks.
+	ITL Distribution `json:"itl"`
+	// TPOT is per request (e2e − TTFT)/(output tokens − 1), requests with
+	// at least two tokens.
+	TPOT Distribution `json:"tpot"`
+	// OutputTokens and InputTokens are totals over successful requests;
+	// InputTokens only counts replies with usage.
+	OutputTokens int64 `json:"output_tokens"`
+	InputTokens  int64 `json:"input_tokens"`
+	// OutputTokensPerSec is OutputTokens over the window time.
+	OutputTokensPerSec float64 `json:"output_tokens_per_s"`
+	// Goodput is requests per second meeting every goodput SLO; absent
+	// when the scenario sets no SLO.
+	Goodput      *float64 `json:"goodput,omitempty"`
+	GoodRequests int64    `json:"good_requests,omitempty"`
+	// TokensFromUsage and TokensFromChunks count requests whose output
+	// token count came from the server's usage or from counted chunks.
+	TokensFromUsage  int64 `json:"tokens_from_usage"`
+	TokensFromChunks int64 `json:"tokens_from_chunks"`
+}
+
+// Distribution summarizes a duration sample in microseconds.
+type Distribution struct {
+	Count int64   `json:"count"`
+	AvgUs float64 `json:"avg_us"`
+	P50Us float64 `json:"p50_us"`
+	P90Us float64 `json:"p90_us"`
+	P95Us float64 `json:"p95_us"`
+	P99Us float64 `json:"p99_us"`
+	MaxUs float64 `json:"max_us"`
+}
+
+func llmDist(pick func(l *LLMMetrics) *Distribution, f func(d *Distribution) float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if m.LLM == nil {
+			return 0, false
+		}
+		d := pick(m.LLM)
+		if d.Count == 0 {
+			return 0, false
+		}
+		return f(d), true
+	}
+}
+
+func llmValue(f func(l *LLMMetrics) (float64, bool)) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if m.LLM == nil {
+			return 0, false
+		}
+		return f(m.LLM)
+	}
+}
+
+func init() {
+	dists := []struct {
+		prefix string
+		pick   func(l *LLMMetrics) *Distribution
+	}{
+		{"ttft", func(l *LLMMetrics) *Distribution { return &l.TTFT }},
+		{"itl", func(l *LLMMetrics) *Distribution { return &l.ITL }},
+		{"tpot", func(l *LLMMetrics) *Distribution { return &l.TPOT }},
+	}
+	stats := []struct {
+		suffix string
+		f      func(d *Distribution) float64
+	}{
+		{"avg", func(d *Distribution) float64 { return d.AvgUs }},
+		{"p50", func(d *Distribution) float64 { return d.P50Us }},
+		{"p90", func(d *Distribution) float64 { return d.P90Us }},
+		{"p95", func(d *Distribution) float64 { return d.P95Us }},
+		{"p99", func(d *Distribution) float64 { return d.P99Us }},
+		{"max", func(d *Distribution) float64 { return d.MaxUs }},
+	}
+	for _, d := range dists {
+		for _, s := range stats {
+			name := d.prefix + "_" + s.suffix
+			metrics[name] = MetricInfo{Name: name, Unit: "us", get: llmDist(d.pick, s.f)}
+		}
+	}
+	metrics[MetricOutputTokensPS] = MetricInfo{Name: MetricOutputTokensPS, Unit: "tokens/s", HigherBetter: true,
+		get: llmValue(func(l *LLMMetrics) (float64, bool) { return l.OutputTokensPerSec, true })}
+	metrics[MetricGoodput] = MetricInfo{Name: MetricGoodput, Unit: "req/s", HigherBetter: true,
+		get: llmValue(func(l *LLMMetrics) (float64, bool) {
+			if l.Goodput == nil {
+				return 0, false
+			}
+			return *l.Goodput, true
+		})}
+	metrics[MetricOutputTokensAvg] = MetricInfo{Name: MetricOutputTokensAvg, Unit: "count",
+		get: llmValue(func(l *LLMMetrics) (float64, bool) {
+			n := l.TokensFromUsage + l.TokensFromChunks
+			if n == 0 {
+				return 0, false
+			}
+			return float64(l.OutputTokens) / float64(n), true
+		})}
+}

@@ -1,0 +1,165 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/perfscen/perfscen/internal/plan"
+)
+
+// Defaults of the openai kind.
+const (
+	DefaultEndpoint    = "v1/chat/completions"
+	DefaultPromptCount = 100
+)
+
+// resolveLLM sets the service kind and, for openai, the LLM settings and
+// each model's prompts; it rejects KServe-only settings on an openai
+// server and LLM settings on a KServe one.
+func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) string) {
+	sp := path{"server"}
+	// Kind stays "" for KServe, the default, so existing plans read as before.
+	if s.Server.Kind != plan.KindOpenAI {
+		if s.Server.Endpoint != "" {
+			c.atKey(sp.child("endpoint"), "applies only with kind: openai")
+		}
+		if s.Server.APIKeyEnv != "" {
+			c.atKey(sp.child("api_key_env"), "applies only with kind: openai")
+		}
+		if s.LLM != nil {
+			c.atKey(path{"llm"}, "applies only with server.kind: openai")
+		}
+		for i, m := range s.Models {
+			if m.Prompts != nil {
+				c.atKey(path{"models", i, "prompts"}, "applies only with server.kind: openai")
+			}
+		}
+		return
+	}
+	r.server.Kind = plan.KindOpenAI
+	l := &plan.LLM{Endpoint: s.Server.Endpoint, Stream: true, IncludeUsage: true, TokenCount: "auto", APIKeyEnv: s.Server.APIKeyEnv}
+	if l.Endpoint == "" {
+		l.Endpoint = DefaultEndpoint
+	}
+	if name := s.Server.APIKeyEnv; name != "" {
+		l.APIKey = getenv(name)
+		if l.APIKey == "" {
+			c.at(sp.child("api_key_env"), "environment variable %s is not set", name)
+		}
+	}
+	if s.Server.Protocol == "grpc" {
+		c.at(sp.child("protocol"), "kind openai speaks HTTP only")
+	}
+	if s.Server.TensorFormat != "" {
+		c.atKey(sp.child("tensor_format"), "applies only to kind kserve")
+	}
+	kserveOnly := []struct {
+		set  bool
+		p    path
+		what string
+	}{
+		{s.Load.SharedMemory != "" && s.Load.SharedMemory != "none", path{"load", "shared_memory"}, "shared memory"},
+		{s.Load.Streaming, path{"load", "streaming"}, "gRPC streaming (set llm.stream for server-sent events)"},
+		{len(s.Sweep.Protocol) > 0, path{"sweep", "protocol"}, "a protocol sweep"},
+		{len(s.Sweep.SharedMemory) > 0, path{"sweep", "shared_memory"}, "a shared-memory sweep"},
+		{len(s.Sweep.BatchSize) > 0, path{"sweep", "batch_size"}, "a batch-size sweep"},
+		{len(s.Sweep.Shapes) > 0, path{"sweep", "shapes"}, "a shape sweep"},
+	}
+	for _, k := range kserveOnly {
+		if k.set {
+			c.atKey(k.p, "%s applies only to kind kserve", k.what)
+		}
+	}
+	if in := s.LLM; in != nil {
+		p := path{"llm"}
+		if in.Stream != nil {
+			l.Stream = *in.Stream
+		}
+		if in.IncludeUsage != nil {
+			l.IncludeUsage = *in.IncludeUsage
+		}
+		if in.TokenCount != "" {
+			l.TokenCount = in.TokenCount
+		}
+		if g := in.Goodput; g != nil {
+			slo := &plan.SLO{}
+			for _, f := range []struct {
+				name, v string
+				dst     *time.Duration
+			}{{"ttft", g.TTFT, &slo.TTFT}, {"itl", g.ITL, &slo.ITL}, {"e2e", g.E2E, &slo.E2E}} {
+				if f.v == "" {
+					continue
+				}
+				d, err := ParseDuration(f.v)
+				switch {
+				case err != nil:
+					c.at(p.child("goodput", f.name), "%v", err)
+				case d <= 0:
+					c.at(p.child("goodput", f.name), "must be > 0")
+				default:
+					*f.dst = d
+				}
+			}
+			l.Goodput = slo
+		}
+	}
+	r.llm = l
+	for i, m := range s.Models {
+		resolveLLMModel(m, c, path{"models", i}, &r.models[i], l)
+	}
+}
+
+func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM) {
+	switch {
+	case m.BatchSize > 1:
+		c.at(p.child("batch_size"), "kind openai sends one request per call")
+	case len(m.Shapes) > 0:
+		c.atKey(p.child("shapes"), "applies only to kind kserve")
+	case m.ValidateOutputs:
+		c.atKey(p.child("validate_outputs"), "applies only to kind kserve")
+	case m.Sequence:
+		c.atKey(p.child("sequence"), "applies only to kind kserve")
+	case m.StringLength != 0 || m.StringData != "":
+		c.atKey(p.child("string_length"), "string_length and string_data apply only to kind kserve")
+	}
+	switch pm.Input.Kind {
+	case "json":
+		if m.Prompts != nil {
+			c.atKey(p.child("prompts"), "give prompts or input_data, not both")
+		}
+		return
+	case "random":
+		if len(m.InputData) > 0 {
+			c.at(p.child("input_data"), "kind openai takes a perf_analyzer OpenAI input-data file ({\"data\": [{\"payload\": [...]}]}), not %q", m.InputData[0])
+			return
+		}
+	case "zero":
+		c.at(p.child("input_data"), "kind openai takes a perf_analyzer OpenAI input-data file, not %q", m.InputData[0])
+		return
+	case "dir":
+		c.at(p.child("input_data"), "kind openai takes a perf_analyzer OpenAI input-data file, not a directory")
+		return
+	}
+	in := m.Prompts
+	if in == nil {
+		c.atKey(p, "kind openai needs prompts (synthetic lengths) or input_data (perf_analyzer's OpenAI payload JSON)")
+		return
+	}
+	pr := &plan.Prompts{InputMean: in.InputTokens.Mean, InputStdDev: in.InputTokens.StdDev, Count: in.Count, Seed: 1}
+	if pr.Count == 0 {
+		pr.Count = DefaultPromptCount
+	}
+	if in.Seed != nil {
+		pr.Seed = *in.Seed
+	}
+	if in.OutputTokens != nil {
+		pr.OutputMean, pr.OutputStdDev = in.OutputTokens.Mean, in.OutputTokens.StdDev
+		pr.IgnoreEOS = true
+	}
+	if in.IgnoreEOS != nil {
+		if *in.IgnoreEOS && in.OutputTokens == nil {
+			c.at(p.child("prompts", "ignore_eos"), "needs output_tokens: without max_tokens a request ignoring end-of-sequence may never end")
+		}
+		pr.IgnoreEOS = *in.IgnoreEOS
+	}
+	pm.Prompts = pr
+}
