@@ -7,7 +7,6 @@ import (
 	"github.com/perfscen/perfscen/internal/plan"
 )
 
-
 func TestLLMAccHandComputed(t *testing.T) {
 	slo := &plan.SLO{TTFT: 100 * ms, ITL: 20 * ms}
 	// Three requests over a 2 s window:

@@ -27,9 +27,9 @@ func fullMetrics(x float64) result.Metrics {
 		},
 		GPU: &result.GPUMetrics{UtilizationAvg: 0.7, MemoryUsedMax: 1e9, MemoryTotalMax: 8e9, PowerAvgWatts: 120},
 		LLM: &result.LLMMetrics{Streamed: 10,
-			TTFT: result.Distribution{Count: 10, AvgUs: 100, P50Us: 90, P90Us: 120, P95Us: 130, P99Us: 140, MaxUs: 150},
-			ITL:  result.Distribution{Count: 90, AvgUs: 10, P50Us: 9, P90Us: 12, P95Us: 13, P99Us: 14, MaxUs: 15},
-			TPOT: result.Distribution{Count: 10, AvgUs: 10, P50Us: 9, P90Us: 12, P95Us: 13, P99Us: 14, MaxUs: 15},
+			TTFT:         result.Distribution{Count: 10, AvgUs: 100, P50Us: 90, P90Us: 120, P95Us: 130, P99Us: 140, MaxUs: 150},
+			ITL:          result.Distribution{Count: 90, AvgUs: 10, P50Us: 9, P90Us: 12, P95Us: 13, P99Us: 14, MaxUs: 15},
+			TPOT:         result.Distribution{Count: 10, AvgUs: 10, P50Us: 9, P90Us: 12, P95Us: 13, P99Us: 14, MaxUs: 15},
 			OutputTokens: 100, InputTokens: 50, OutputTokensPerSec: 1000, Goodput: &goodput, GoodRequests: 9,
 			TokensFromUsage: 9, TokensFromChunks: 1},
 	}
