@@ -81,6 +81,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 		}
 		specs[m.Alias] = spec
 	}
+	if err := checkJSONOutputs(p, specs, neg); err != nil {
+		return nil, err
+	}
 	inputs, err := loadInputs(p, specs)
 	if err != nil {
 		return nil, err

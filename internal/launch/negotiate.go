@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 )
@@ -165,5 +166,25 @@ func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[string]clie
 	}
 	old.Close()
 	clients["http"] = c
+	return nil
+}
+
+// checkJSONOutputs refuses tensor_format: json where the server has the
+// binary extension and a model has FP16 or BF16 outputs: such a server
+// (Triton) refuses to write them as JSON, so every request would fail.
+// Inputs of those types are sent binary there; outputs cannot be, because
+// a request that lists no outputs asks for all of them in one format.
+func checkJSONOutputs(p *plan.Plan, specs map[string]inputdata.ModelSpec, n negotiation) error {
+	if p.Server.TensorFormat != plan.TensorJSON || n.noBinary || !slices.Contains(protocols(p), "http") {
+		return nil
+	}
+	for _, m := range p.Models {
+		for _, o := range specs[m.Alias].Outputs {
+			if !kserve.JSONAllowed(o.DataType) {
+				return failure.Invalid(fmt.Errorf("server.tensor_format: json: model %s output %s is %s, which a server with the binary tensor extension does not send as JSON; use tensor_format auto or binary",
+					m.Alias, o.Name, o.DataType))
+			}
+		}
+	}
 	return nil
 }
