@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 )
@@ -59,8 +59,8 @@ func TestNegotiate(t *testing.T) {
 			md := &kserve.ServerMetadata{Name: "srv", Version: "1.0", Extensions: tc.ext}
 			n, err := negotiate(p, md)
 			if len(tc.missing) > 0 {
-				if exitcode.Of(err) != exitcode.Invalid {
-					t.Fatalf("err = %v (exit %d), want exit 2", err, exitcode.Of(err))
+				if failure.KindOf(err) != failure.InvalidInput {
+					t.Fatalf("err = %v (%s), want invalid input", err, failure.KindOf(err))
 				}
 				for _, s := range append(tc.missing, "srv 1.0") {
 					if !strings.Contains(err.Error(), s) {
