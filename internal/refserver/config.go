@@ -7,7 +7,7 @@ import (
 
 // serverExtensions is what server metadata reports, in Triton's order.
 var serverExtensions = []string{
-	"sequence", "model_repository", "model_repository(unload_dependents)",
+	"classification", "sequence", "model_repository", "model_repository(unload_dependents)",
 	"schedule_policy", "model_configuration", "system_shared_memory",
 	"cuda_shared_memory", "binary_tensor_data", "parameters", "statistics",
 }

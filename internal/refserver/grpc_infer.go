@@ -100,7 +100,18 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		req.outputs = append(req.outputs, outputRequest{name: o.GetName(), shm: ref})
+		cls := 0
+		if c, ok := o.GetParameters()[kserve.ParamClassification]; ok {
+			v, isInt := c.GetParameterChoice().(*inferencepb.InferParameter_Int64Param)
+			if !isInt {
+				return nil, errorf(codeInvalidArg, "invalid value type for 'classification' parameter, expected int64_param")
+			}
+			if v.Int64Param <= 0 {
+				return nil, errorf(codeInvalidArg, "output '%s': parameter 'classification' must be an integer greater than 0", o.GetName())
+			}
+			cls = int(v.Int64Param)
+		}
+		req.outputs = append(req.outputs, outputRequest{name: o.GetName(), shm: ref, classCount: cls})
 	}
 	return req, nil
 }

@@ -136,6 +136,9 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 			or.binary = false
 		}
 		or.shm = ref
+		if or.classCount, err = classParam(o.Parameters, o.Name); err != nil {
+			return nil, false, err
+		}
 		req.outputs = append(req.outputs, or)
 	}
 	return req, binaryDefault, nil

@@ -26,10 +26,11 @@ type inferInput struct {
 // outputRequest is one requested output; binary is HTTP's binary_data.
 // implicit marks outputs returned because the request listed none.
 type outputRequest struct {
-	name     string
-	shm      *shmRef
-	binary   bool
-	implicit bool
+	name       string
+	shm        *shmRef
+	binary     bool
+	implicit   bool
+	classCount int // classification extension: top-k as BYTES; 0 = off
 }
 
 // inferRequest is a protocol-neutral inference request.
@@ -189,6 +190,12 @@ func (s *Server) placeOutputs(def *modelDef, reqs []outputRequest, results []ten
 	for _, r := range reqs {
 		i := def.outputIndex(r.name)
 		o := inferOutput{name: r.name, dtype: def.outputs[i].dtype, shape: results[i].shape, raw: results[i].raw, req: r}
+		if r.classCount > 0 {
+			var err error
+			if o, err = classify(o, r.classCount, def.maxBatchSize > 0); err != nil {
+				return nil, err
+			}
+		}
 		if r.shm != nil {
 			if int64(len(o.raw)) > r.shm.size {
 				return nil, errorf(codeInvalidArg, "shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results", r.name, r.shm.size, len(o.raw))

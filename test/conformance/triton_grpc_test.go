@@ -13,6 +13,7 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 
+	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
 	"github.com/perfscen/perfscen/internal/refserver"
 )
@@ -344,4 +345,46 @@ func TestDynaSequenceContract(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "START") {
 		t.Errorf("sequence without START: %v", err)
 	}
+}
+
+// The classification extension: an output asked for with a class count
+// comes back as BYTES "value:index", largest first, per batch entry.
+func TestClassification(t *testing.T) {
+	s := start(t, refserver.Options{Models: []string{"simple"}})
+	want := []string{"16:15", "15:14", "14:13"}
+	a := seq(16, func(i int) int32 { return int32(i) })
+	ones := seq(16, func(int) int32 { return 1 })
+	t.Run("grpc", func(t *testing.T) {
+		req := simpleGRPCRequest(a, ones)
+		req.Outputs = []*inferencepb.ModelInferRequest_InferRequestedOutputTensor{
+			{Name: "OUTPUT0", Parameters: map[string]*inferencepb.InferParameter{"classification": int64Param(3)}}}
+		resp, err := stubs(t, s).ModelInfer(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := resp.GetOutputs()[0]
+		elems, err := kserve.BytesElements(resp.GetRawOutputContents()[0])
+		if err != nil || out.GetDatatype() != "BYTES" || !slices.Equal(out.GetShape(), []int64{1, 3}) || len(elems) != 3 {
+			t.Fatalf("output %v, elements %q, %v", out, elems, err)
+		}
+		for i, e := range elems {
+			if string(e) != want[i] {
+				t.Errorf("class %d = %q, want %q", i, e, want[i])
+			}
+		}
+		req.Outputs[0].Parameters["classification"] = boolParam(true)
+		if _, err := stubs(t, s).ModelInfer(ctxT(t), req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("bool class count: %v", err)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		body := `{"inputs":[` +
+			`{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]},` +
+			`{"name":"INPUT1","datatype":"INT32","shape":[1,16],"data":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}],` +
+			`"outputs":[{"name":"OUTPUT0","parameters":{"classification":3,"binary_data":false}}]}`
+		r := post(t, s, "/v2/models/simple/infer", nil, []byte(body))
+		if r.status != 200 || !strings.Contains(string(r.body), `"shape":[1,3],"datatype":"BYTES","data":["16:15","15:14","14:13"]`) {
+			t.Errorf("got %d %s", r.status, r.body)
+		}
+	})
 }

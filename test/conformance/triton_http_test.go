@@ -41,7 +41,7 @@ func get(t *testing.T, url string) reply {
 // stays perfscen's, and the extension list is Triton's.
 func TestServerMetadataIsTriton(t *testing.T) {
 	s := start(t, refserver.Options{Models: []string{"simple"}, Version: "1.2.3-test"})
-	want := []string{"sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
+	want := []string{"classification", "sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
 		"model_configuration", "system_shared_memory", "cuda_shared_memory", "binary_tensor_data", "parameters", "statistics"}
 	for _, proto := range protocols {
 		t.Run(proto, func(t *testing.T) {
