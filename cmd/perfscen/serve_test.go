@@ -81,11 +81,24 @@ func TestServeRejectsBadFlags(t *testing.T) {
 		{"serve", "--models", "nosuchmodel", "--http-port", "0", "--grpc-port", "0"},
 		{"serve", "--tls-cert", "a.pem"},
 		{"serve", "--http-port", "70000"},
+		{"serve", "--flavor", "mlserver", "--http-port", "0", "--grpc-port", "0"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), args, strings.NewReader(""), &out, &errb)
 		if code != exitcode.Invalid {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitcode.Invalid, errb.String())
 		}
+	}
+}
+
+func TestServeFlavorFlag(t *testing.T) {
+	for flag, want := range map[string]string{"triton": "triton", "kserve": "kserve"} {
+		opts, err := serveFlags{flavor: flag, httpPort: 0, grpcPort: 0, host: "127.0.0.1"}.options()
+		if err != nil || string(opts.Flavor) != want {
+			t.Errorf("--flavor %s: flavour %q, err %v", flag, opts.Flavor, err)
+		}
+	}
+	if _, err := (serveFlags{flavor: "mlserver"}).options(); err == nil || !strings.Contains(err.Error(), "--flavor") {
+		t.Errorf("--flavor mlserver: err %v, want one naming the flag", err)
 	}
 }
