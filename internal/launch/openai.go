@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/openai"
@@ -19,7 +19,7 @@ import (
 // that speaks the OpenAI-compatible API and request bodies prepared here.
 func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 	if p.LLM == nil {
-		return nil, exitcode.AsInvalid(fmt.Errorf("plan: kind openai without LLM settings"))
+		return nil, failure.Invalid(fmt.Errorf("plan: kind openai without LLM settings"))
 	}
 	url := p.Server.URL
 	if p.Server.Embedded {
@@ -35,13 +35,13 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 	if t := p.Server.TLS; t.Enabled {
 		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
 		if err != nil {
-			return nil, exitcode.AsInvalid(fmt.Errorf("server.tls: %w", err))
+			return nil, failure.Invalid(fmt.Errorf("server.tls: %w", err))
 		}
 		co.TLS = cfg
 	}
 	c, err := openai.New(co)
 	if err != nil {
-		return nil, exitcode.AsInvalid(fmt.Errorf("server: %w", err))
+		return nil, failure.Invalid(fmt.Errorf("server: %w", err))
 	}
 	defer c.Close()
 	if err := waitReady(ctx, c, "openai", url, opts.ConnectTimeout); err != nil {
@@ -49,17 +49,17 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 	}
 	served, err := c.Models(ctx)
 	if err != nil {
-		return nil, exitcode.AsEnvironment(fmt.Errorf("listing the server's models: %w", err))
+		return nil, failure.Env(fmt.Errorf("listing the server's models: %w", err))
 	}
 	inputs := map[string]*inputdata.Data{}
 	for _, m := range p.Models {
 		if !contains(served, m.Name) {
-			return nil, exitcode.AsEnvironment(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
+			return nil, failure.Env(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
 				m.Name, m.Alias, url, strings.Join(served, ", ")))
 		}
 		d, err := llmInputs(p, m)
 		if err != nil {
-			return nil, exitcode.AsInvalid(fmt.Errorf("model %s input: %w", m.Alias, err))
+			return nil, failure.Invalid(fmt.Errorf("model %s input: %w", m.Alias, err))
 		}
 		inputs[m.Alias] = d
 	}

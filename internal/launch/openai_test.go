@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/scenario"
 )
@@ -116,7 +116,7 @@ func TestOpenAIRunUnservedModel(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, []byte(strings.Replace(string(b), "  - name: llm\n", "  - name: gpt-9\n", 1)), 0o644)
 	_, err := runLLM(t, path)
-	if err == nil || exitcode.Of(err) != exitcode.Environment || !strings.Contains(err.Error(), `model "gpt-9" (alias gpt-9) is not served`) {
+	if err == nil || failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), `model "gpt-9" (alias gpt-9) is not served`) {
 		t.Fatalf("err = %v", err)
 	}
 }

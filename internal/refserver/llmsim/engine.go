@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// maxBacklog is how far behind its ideal schedule the engine may fall and
+// still catch up.
+const maxBacklog = 250 * time.Millisecond
+
 // seq is one request's generation. The engine goroutine advances emitted;
 // the HTTP handler reads it after each notify. The counter plus a 1-slot
 // notify channel keep memory per request constant however long the output,
@@ -129,11 +133,13 @@ func (e *engine) run() {
 		}
 		e.inFlight.Store(int64(len(running)))
 		d := stepTime(p, len(running), admitted)
-		// Steps follow an ideal schedule so timer lateness does not
-		// accumulate into a slower engine; a backlog longer than a step
-		// (the machine was busy) is dropped rather than replayed in a burst.
+		// Steps follow an ideal schedule so timer lateness (a busy machine
+		// waking the engine late) does not accumulate into a slower engine:
+		// the steps after a late one start at once until the schedule is
+		// met. Only a backlog beyond maxBacklog is dropped; then the
+		// machine, not the engine, set the pace.
 		now := e.now()
-		if next.IsZero() || now.Sub(next) > d {
+		if next.IsZero() || now.Sub(next) > maxBacklog {
 			next = now
 		}
 		next = next.Add(d)
