@@ -151,6 +151,9 @@ func plainTensorParams(kind, name string, p kserve.Parameters) error {
 	if _, ok := p[kserve.ParamShmRegion]; ok {
 		return errorf(codeInvalidArg, "%s '%s': parameter '%s': shared memory is not supported", kind, name, kserve.ParamShmRegion)
 	}
+	if _, ok := p[kserve.ParamClassification]; ok {
+		return errorf(codeInvalidArg, "%s '%s': parameter '%s': the classification extension is not supported", kind, name, kserve.ParamClassification)
+	}
 	return nil
 }
 
@@ -206,6 +209,9 @@ func plainGRPCInfer(r *inferencepb.ModelInferRequest) error {
 	for _, o := range r.GetOutputs() {
 		if _, ok := o.GetParameters()[kserve.ParamShmRegion]; ok {
 			return status.Errorf(codes.InvalidArgument, "output '%s': shared memory is not supported", o.GetName())
+		}
+		if _, ok := o.GetParameters()[kserve.ParamClassification]; ok {
+			return status.Errorf(codes.InvalidArgument, "output '%s': the classification extension is not supported", o.GetName())
 		}
 	}
 	return nil

@@ -89,6 +89,7 @@ func TestPlainHTTPInferIsJSONOnly(t *testing.T) {
 		{"binary_data_output", `{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","data":[1]}]}`, nil},
 		{"binary_data output", `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","data":[1]}],"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":false}}]}`, nil},
 		{"shared memory", `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","parameters":{"shared_memory_region":"r","shared_memory_byte_size":4}}]}`, nil},
+		{"classification", `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","data":[1]}],"outputs":[{"name":"OUTPUT0","parameters":{"classification":1}}]}`, nil},
 	}
 	for _, c := range refused {
 		r := do(t, s, "POST", "/v2/models/identity_int32/infer", c.header, []byte(c.body))
