@@ -2,7 +2,10 @@
 # perfscen against the load generators people already use, on one reference
 # server in one run: ghz (gRPC) and hey (HTTP) send the same bytes as perfscen
 # for a fixed request count; we compare throughput and the client's own CPU
-# time per request. Optional (BENCH_MEMORY=1): perfscen's RSS over 1M requests.
+# time per request. When a perf_analyzer binary is on PATH (or PERF_ANALYZER
+# names one) it gets cells too: same server, same tensor, requests counted by
+# the server's statistics endpoint, CPU from the client process's rusage.
+# Optional (BENCH_MEMORY=1): perfscen's RSS over 1M requests.
 #
 #   make bench-peers                      # defaults below, a few minutes
 #   BENCH_MEMORY=1 make bench-peers       # adds the 1M-request memory run
@@ -13,6 +16,8 @@
 #   BENCH_CONCURRENCY="1 8 64"  concurrency levels
 #   BENCH_REPEAT=5              repetitions of every cell; the table shows medians
 #   BENCH_MEMORY=0              1: also run the memory check
+#   BENCH_TOOLS=""              only these cells (e.g. "perfscen-http pa-http")
+#   PERF_ANALYZER=perf_analyzer the perf_analyzer binary (skipped when absent)
 #   BENCH_MEMORY_REQUESTS=1000000, BENCH_MEMORY_CONCURRENCY=8, BENCH_MEMORY_PROTOCOL=grpc
 #   BENCH_OUT=docs/bench/results-<UTC date>.md (-<HHMM> added when that exists:
 #                        a later run never overwrites an earlier record)
@@ -67,9 +72,19 @@ install_peer() {
 	note "go install $pkg failed; its cells are skipped"
 	return 1
 }
-HAVE_GHZ=0 HAVE_HEY=0
+HAVE_GHZ=0 HAVE_HEY=0 HAVE_PA=0
 install_peer "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION" "$GHZ" && HAVE_GHZ=1
 install_peer "github.com/rakyll/hey@$HEY_VERSION" "$HEY" && HAVE_HEY=1
+# perf_analyzer is built from its public source outside this repository;
+# its cells run when it is there.
+PA=${PERF_ANALYZER:-perf_analyzer}
+if command -v "$PA" >/dev/null 2>&1; then
+	PA=$(command -v "$PA")
+	HAVE_PA=1
+	command -v curl >/dev/null || die "curl is needed to read the server's statistics for the perf_analyzer cells"
+else
+	note "no perf_analyzer on PATH; its cells are skipped"
+fi
 
 TMP=$(mktemp -d)
 SERVER_PID=
@@ -95,6 +110,7 @@ INFER_URL="http://$HTTP_ADDR/v2/models/identity_fp32/infer"
 note "server pid $SERVER_PID: http $HTTP_ADDR, grpc $GRPC_ADDR"
 
 BIN_BODY=scripts/peers/hey-identity16-binary.bin
+PA_DATA=scripts/peers/pa-identity16.json # perf_analyzer wants FP32 content written as floats
 JSON_BODY=scripts/peers/hey-identity16.json
 GHZ_BODY=scripts/peers/ghz-identity16.json
 RAW_LEN=64 # 16 FP32 values
@@ -161,6 +177,33 @@ cell_hey() { # binary|json C N
 	echo
 }
 
+# served: the server's count of successful identity_fp32 requests so far.
+served() {
+	curl -sf "http://$HTTP_ADDR/v2/models/identity_fp32/stats" | jq -r '.model_stats[0].inference_stats.success.count'
+}
+
+# cell_pa PROTO C N: perf_analyzer's synchronous client at concurrency C,
+# count windows of N/3 requests (it measures at least three windows and stops
+# once stable; stability 100% keeps it from trying for ever on a loaded
+# machine). Requests are the server's count over the invocation, since
+# perf_analyzer's report leaves out the requests of unstable windows.
+# Prints "requests errors throughput cpu" or fails.
+cell_pa() {
+	local addr=$GRPC_ADDR before after
+	[ "$1" = http ] && addr=$HTTP_ADDR
+	before=$(served) || die "cannot read the server's statistics"
+	rm -f "$TMP/pa.csv"
+	if ! timed "$TMP/cpu" "$PA" -m identity_fp32 -u "$addr" -i "$1" --concurrency-range "$2" --input-data "$PA_DATA" \
+		--measurement-mode count_windows --measurement-request-count $(($3 / 3)) --stability-percentage 100 --max-trials 5 \
+		-f "$TMP/pa.csv" >"$TMP/pa.log" 2>&1; then
+		return 1
+	fi
+	after=$(served) || die "cannot read the server's statistics"
+	printf '%s 0 %s ' "$((after - before))" "$(awk -F, 'NR == 2 {print $2}' "$TMP/pa.csv")"
+	cpu_seconds "$TMP/cpu"
+	echo
+}
+
 # One successful request per tool before measuring, so a mismatch fails fast.
 if [ "$HAVE_HEY" = 1 ]; then
 	[ "$(cell_hey binary 1 1 | awk '{print $1}')" = 1 ] || die "hey's binary request was not answered 200: $(cat "$TMP/hey.log")"
@@ -168,6 +211,22 @@ if [ "$HAVE_HEY" = 1 ]; then
 fi
 if [ "$HAVE_GHZ" = 1 ]; then
 	[ "$(cell_ghz 1 1 | awk '{print $1}')" = 1 ] || die "ghz's request failed: $(cat "$TMP/ghz.json")"
+fi
+# perf_analyzer per protocol: a protocol it cannot run against this server
+# (its gRPC client has sent parameters the server refuses) loses its cells,
+# with the reason in the report.
+PA_PROTOS=
+PA_NOTE=
+if [ "$HAVE_PA" = 1 ]; then
+	for proto in http grpc; do
+		if cell_pa "$proto" 1 300 >/dev/null; then
+			PA_PROTOS="$PA_PROTOS $proto"
+		else
+			why=$(grep -m1 -i 'error' "$TMP/pa.log" || tail -n 1 "$TMP/pa.log")
+			note "perf_analyzer -i $proto fails against this server, its cells are skipped: $why"
+			PA_NOTE="$PA_NOTE perf_analyzer -i $proto failed against this server: \`$why\`."
+		fi
+	done
 fi
 
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)
@@ -179,6 +238,10 @@ for rep in $(seq "$BENCH_REPEAT"); do
 		tools="perfscen-grpc perfscen-http"
 		[ "$HAVE_GHZ" = 1 ] && tools="$tools ghz"
 		[ "$HAVE_HEY" = 1 ] && tools="$tools hey-binary hey-json"
+		for proto in $PA_PROTOS; do tools="$tools pa-$proto"; done
+		if [ -n "${BENCH_TOOLS:-}" ]; then
+			tools=$(for t in $tools; do case " $BENCH_TOOLS " in *" $t "*) echo "$t" ;; esac; done | tr '\n' ' ')
+		fi
 		# Alternate the order so drift over a repetition favours no tool.
 		[ $((rep % 2)) = 0 ] && tools=$(echo "$tools" | tr ' ' '\n' | tac | tr '\n' ' ')
 		for tool in $tools; do
@@ -188,6 +251,7 @@ for rep in $(seq "$BENCH_REPEAT"); do
 			ghz) r=$(cell_ghz "$c" "$BENCH_REQUESTS") ;;
 			hey-binary) r=$(cell_hey binary "$c" "$BENCH_REQUESTS") ;;
 			hey-json) r=$(cell_hey json "$c" "$BENCH_REQUESTS") ;;
+			pa-http | pa-grpc) r=$(cell_pa "${tool#pa-}" "$c" "$BENCH_REQUESTS") || die "perf_analyzer failed: $(tail -n 5 "$TMP/pa.log")" ;;
 			esac
 			printf '%s\t%s\t%s\t%s\n' "$rep" "$c" "$tool" "$(echo "$r" | tr ' ' '\t')" >>"$ROWS"
 			note "rep $rep c=$c $tool: $r"
@@ -220,15 +284,19 @@ pairmed() {
 }
 mark() { awk -v r="$1" -v op="$2" -v b="$3" 'BEGIN {if (r == "n/a") print ""; else if ((op == "le" && r <= b) || (op == "ge" && r >= b)) print "meets"; else print "MISSES"}'; }
 
-table() { # PEER PERFSCEN_TOOL CPU_TARGET
-	local peer=$1 ours=$2 target=$3
-	echo "| c | $ours req/s | $peer req/s | throughput ratio (≥ 1.0) | $ours CPU µs/req | $peer CPU µs/req | CPU ratio (≤ $target) |"
+table() { # PEER PERFSCEN_TOOL CPU_TARGET [CPU_TARGET_ABOVE_1]
+	local peer=$1 ours=$2 target=$3 target_c=${4:-$3}
+	local tlabel=$target
+	[ "$target_c" != "$target" ] && tlabel="$target at c = 1, $target_c above"
+	echo "| c | $ours req/s | $peer req/s | throughput ratio (≥ 1.0) | $ours CPU µs/req | $peer CPU µs/req | CPU ratio (≤ $tlabel) |"
 	echo "|---:|---:|---:|---:|---:|---:|---:|"
 	for c in $BENCH_CONCURRENCY; do
 		local ot pt oc pc tr cr
 		ot=$(get "$c" "$ours" 3) pt=$(get "$c" "$peer" 3) oc=$(get "$c" "$ours" 4) pc=$(get "$c" "$peer" 4)
 		tr=$(pairmed "$c" "$ours" "$peer" t) cr=$(pairmed "$c" "$ours" "$peer" u)
-		echo "| $c | $ot | ${pt:-–} | $tr $(mark "$tr" ge 1.0) | $oc | ${pc:-–} | $cr $(mark "$cr" le "$target") |"
+		local tc=$target
+		[ "$c" -gt 1 ] && tc=$target_c
+		echo "| $c | $ot | ${pt:-–} | $tr $(mark "$tr" ge 1.0) | $oc | ${pc:-–} | $cr $(mark "$cr" le "$tc") |"
 	done
 }
 
@@ -277,6 +345,18 @@ memory_run() {
 	echo
 	table hey-binary perfscen-http 1.0
 	echo
+	if [ "$HAVE_PA" = 1 ]; then
+		echo "## perf_analyzer (same server and tensor; requests from the server's statistics)"
+		echo
+		echo "perf_analyzer: \`$PA\` ($("$PA" --version 2>&1 | head -n 1)), synchronous client, \`--concurrency-range C --measurement-mode count_windows --measurement-request-count $((BENCH_REQUESTS / 3)) --stability-percentage 100 --max-trials 5\`, input \`$PA_DATA\`. Its req/s is its own figure (stable windows); its requests for CPU per request are the server's count over the whole invocation.${PA_NOTE}"
+		echo
+		for proto in $PA_PROTOS; do
+			echo "### $proto: perfscen vs perf_analyzer"
+			echo
+			table "pa-$proto" "perfscen-$proto" 0.7 0.5
+			echo
+		done
+	fi
 	echo "For information, hey posting a JSON-tensor body (JSON reply; perfscen cannot send JSON tensors):"
 	echo
 	echo "| c | hey JSON req/s | hey JSON CPU µs/req |"
