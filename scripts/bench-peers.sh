@@ -184,7 +184,7 @@ served() {
 
 # cell_pa PROTO C N: perf_analyzer's synchronous client at concurrency C,
 # count windows of N/3 requests (it measures at least three windows and stops
-# once stable; stability 100% keeps it from trying for ever on a loaded
+# once stable; stability 1000% keeps it from trying for ever on a loaded
 # machine). Requests are the server's count over the invocation, since
 # perf_analyzer's report leaves out the requests of unstable windows.
 # Prints "requests errors throughput cpu" or fails.
@@ -194,7 +194,7 @@ cell_pa() {
 	before=$(served) || die "cannot read the server's statistics"
 	rm -f "$TMP/pa.csv"
 	if ! timed "$TMP/cpu" "$PA" -m identity_fp32 -u "$addr" -i "$1" --concurrency-range "$2" --input-data "$PA_DATA" \
-		--measurement-mode count_windows --measurement-request-count $(($3 / 3)) --stability-percentage 100 --max-trials 5 \
+		--measurement-mode count_windows --measurement-request-count $(($3 / 3)) --stability-percentage 1000 --max-trials 10 \
 		-f "$TMP/pa.csv" >"$TMP/pa.log" 2>&1; then
 		return 1
 	fi
@@ -348,7 +348,7 @@ memory_run() {
 	if [ "$HAVE_PA" = 1 ]; then
 		echo "## perf_analyzer (same server and tensor; requests from the server's statistics)"
 		echo
-		echo "perf_analyzer: \`$PA\` ($("$PA" --version 2>&1 | head -n 1)), synchronous client, \`--concurrency-range C --measurement-mode count_windows --measurement-request-count $((BENCH_REQUESTS / 3)) --stability-percentage 100 --max-trials 5\`, input \`$PA_DATA\`. Its req/s is its own figure (stable windows); its requests for CPU per request are the server's count over the whole invocation.${PA_NOTE}"
+		echo "perf_analyzer: \`$PA\` ($("$PA" --version 2>&1 | head -n 1)), synchronous client, \`--concurrency-range C --measurement-mode count_windows --measurement-request-count $((BENCH_REQUESTS / 3)) --stability-percentage 1000 --max-trials 10\`, input \`$PA_DATA\`. Its req/s is its own figure (stable windows); its requests for CPU per request are the server's count over the whole invocation.${PA_NOTE}"
 		echo
 		for proto in $PA_PROTOS; do
 			echo "### $proto: perfscen vs perf_analyzer"
