@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -37,7 +38,7 @@ func TestServeAnswersHealthAndStopsOnCancel(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--http-port", "0", "--grpc-port", "0", "--models", "simple,delay",
+		done <- run(ctx, []string{"serve", "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0", "--models", "simple,delay",
 			"--model-param", "delay.delay=1ms"}, strings.NewReader(""), &out, &errb)
 	}()
 	re := regexp.MustCompile(`Started HTTPService at http://(\S+)`)
@@ -63,6 +64,19 @@ func TestServeAnswersHealthAndStopsOnCancel(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("ready: status %d", resp.StatusCode)
 	}
+	m := regexp.MustCompile(`Started Metrics Service at (\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("metrics address missing from %q", out.String())
+	}
+	resp, err = http.Get("http://" + m[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `nv_inference_count{model="delay",version="1"} 0`) {
+		t.Errorf("metrics: status %d\n%s", resp.StatusCode, body)
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -82,6 +96,9 @@ func TestServeRejectsBadFlags(t *testing.T) {
 		{"serve", "--tls-cert", "a.pem"},
 		{"serve", "--http-port", "70000"},
 		{"serve", "--flavor", "mlserver", "--http-port", "0", "--grpc-port", "0"},
+		{"serve", "--metrics-port", "-2"},
+		{"serve", "--repository", "simple,nosuchmodel", "--http-port", "0", "--grpc-port", "0"},
+		{"serve", "--repository", "simple", "--models", "delay", "--http-port", "0", "--grpc-port", "0"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), args, strings.NewReader(""), &out, &errb)
