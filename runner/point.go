@@ -319,20 +319,10 @@ func (pr *pointRunner) windowsOf(ms []*measured) []result.Window {
 }
 
 // stabilize measures windows until the point is stable (or its window
-// budget is spent). Without keepGoing a point is stable as soon as its last
-// three windows agree (perf_analyzer's rule); with keepGoing it is stable
-// when its last max(trials, 3) windows all lie within the band, so every
-// kept trial is within ±stability, not only the first three. The budget is
-// max_trials windows to stabilize plus the trials beyond the first three.
-// It returns the index of the first kept window, or -1 when unstable.
+// budget is spent) as keptRule says. It returns the index of the first
+// kept window, or -1 when unstable.
 func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, error) {
-	maxTrials, pct := pr.m.MaxTrials, pr.m.StabilityPct
-	need := stabilityWindow
-	budget := maxTrials
-	if keepGoing {
-		need = keepCount(pr.m.Trials)
-		budget = maxTrials + need - stabilityWindow
-	}
+	rule := newKeptRule(pr.m, keepGoing, pr.p.Load.Async)
 	first := len(pr.windows)
 	stableAt := -1
 	announced := false
@@ -341,22 +331,19 @@ func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, erro
 		justStable := false
 		if !announced {
 			// The progress line says "stable" when perf_analyzer would.
-			if st, _ := isStable(mine, pct, pr.p.Load.Async); st {
+			if st, _ := isStable(mine, rule.pct, rule.async); st {
 				announced, justStable = true, true
 			}
 		}
 		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: justStable})
-		if len(mine) >= need {
-			stable, latUnstable := isStableAll(mine[len(mine)-need:], pct, pr.p.Load.Async)
-			if stable {
-				stableAt = len(pr.windows) - need
-				if latUnstable {
-					pr.notes = append(pr.notes, "latency is not stabilizing; stabilized on throughput alone (async load)")
-				}
-				return false
+		at, more, latUnstable := rule.decide(mine)
+		if at >= 0 {
+			stableAt = first + at
+			if latUnstable {
+				pr.notes = append(pr.notes, "latency is not stabilizing; stabilized on throughput alone (async load)")
 			}
 		}
-		return len(mine) < budget
+		return more
 	})
 	return stableAt, err
 }

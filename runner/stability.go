@@ -1,6 +1,9 @@
 package runner
 
-import "github.com/perfscen/perfscen/internal/result"
+import (
+	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
+)
 
 // stabilityWindow is how many recent windows perf_analyzer compares; it is
 // hard-coded there (inference_profiler.cc: stability_window = 3).
@@ -86,4 +89,37 @@ func spread(ws []result.Window) float64 {
 // trials, but never fewer than the stable triple perf_analyzer reports over.
 func keepCount(trials int) int {
 	return max(trials, stabilityWindow)
+}
+
+// keptRule decides when a point is stable. Without keepGoing (interleaved
+// points, whose trials come later in rounds) it is perf_analyzer's rule:
+// the last three windows agree. With keepGoing the kept trials are the
+// last max(trials, 3) windows and the point is stable only when all of
+// them lie within ±stability of each other (max/min ≤ 1+stability), not
+// only the first three; windows are measured until that holds or the
+// budget, max_trials plus the trials beyond three, is spent.
+type keptRule struct {
+	need, budget int
+	pct          float64
+	async        bool
+}
+
+func newKeptRule(m plan.Measurement, keepGoing, async bool) keptRule {
+	r := keptRule{need: stabilityWindow, budget: m.MaxTrials, pct: m.StabilityPct, async: async}
+	if keepGoing {
+		r.need = keepCount(m.Trials)
+		r.budget = m.MaxTrials + r.need - stabilityWindow
+	}
+	return r
+}
+
+// decide looks at the windows so far: stableAt is the index of the first
+// kept window (-1 while not stable) and more whether to measure another.
+func (r keptRule) decide(ws []result.Window) (stableAt int, more, latencyUnstable bool) {
+	if len(ws) >= r.need {
+		if st, lat := isStableAll(ws[len(ws)-r.need:], r.pct, r.async); st {
+			return len(ws) - r.need, false, lat
+		}
+	}
+	return -1, len(ws) < r.budget, false
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"testing"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -64,5 +65,54 @@ func TestKeepCount(t *testing.T) {
 		if got := keepCount(tt.trials); got != tt.want {
 			t.Errorf("keepCount(%d) = %d, want %d", tt.trials, got, tt.want)
 		}
+	}
+}
+
+// Problem 4 of the verdict-integrity issue: windows replayed one at a time
+// through the rule that measures a point on its own. Points whose later
+// kept windows leave the band were once called stable because the first
+// three agreed; every kept trial must lie within ±stability now.
+func TestKeptRuleCoversEveryKeptTrial(t *testing.T) {
+	tput := func(vs ...float64) []result.Window {
+		out := make([]result.Window, len(vs))
+		for i, v := range vs {
+			out[i] = result.Window{Index: i, Throughput: v, LatencyUs: 1000}
+		}
+		return out
+	}
+	m := plan.Measurement{StabilityPct: 10, MaxTrials: 6, Trials: 5}
+	tests := []struct {
+		name     string
+		windows  []result.Window
+		stableAt int // -1: never stable
+		measured int // windows measured before the rule stopped
+	}{
+		{"first three agree, the next two do not", tput(496, 456, 495, 867, 888, 870, 850, 700), -1, 8},
+		{"wild from the start", tput(6032, 7392, 5984, 2992, 1040, 5000, 6000, 4000), -1, 8},
+		{"all five within the band", tput(500, 510, 495, 505, 500), 0, 5},
+		{"settles after a slow start", tput(300, 450, 500, 510, 495, 505, 500), 2, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newKeptRule(m, true, false)
+			at, measured := -1, 0
+			for i := range tt.windows {
+				measured = i + 1
+				var more bool
+				at, more, _ = r.decide(tt.windows[:i+1])
+				if at >= 0 || !more {
+					break
+				}
+			}
+			if at != tt.stableAt || measured != tt.measured {
+				t.Errorf("stable at %d after %d windows, want %d after %d", at, measured, tt.stableAt, tt.measured)
+			}
+		})
+	}
+	// Interleaved points take their trials later in rounds: for them the
+	// rule is perf_analyzer's three windows.
+	r := newKeptRule(m, false, false)
+	if at, more, _ := r.decide(tput(496, 456, 495)); at != 0 || more {
+		t.Errorf("interleaved: stable at %d (more %v), want 0", at, more)
 	}
 }
