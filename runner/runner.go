@@ -202,6 +202,7 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		Scenario:      p.Scenario, ScenarioPath: p.ScenarioPath, ScenarioHash: p.ScenarioHash,
 		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
 	}
+	run.RunID = result.NewRunID(run.Started)
 	if deps.Client == nil || deps.Inputs == nil {
 		return finishRun(run, opts, failure.Invalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
 	}

@@ -57,6 +57,11 @@ func fullRun() *result.Run {
 		Status:   result.StatusComplete,
 		Errors:   []string{"server restarted"},
 		Notes:    []string{"server statistics unavailable"},
+		RunID:    "20260301T120000Z-0a1b2c3d",
+		Verdict: &result.Verdict{Outcome: result.OutcomeFail, ExitCode: 1, Summary: "FAIL: 1 of 1 check failed: p95 < 30ms @ simple/c=1",
+			Notices: []string{"no baseline yet"},
+			Checks: []result.CheckOutcome{{Kind: "threshold", Name: "p95 < 30ms", Model: "simple", Point: "simple/c=1", Metric: "p95",
+				Value: 31000, Unit: "us", Op: "<", Bound: 30000, Status: "fail", Message: "p95 is 31 ms", Environment: true}}},
 		Points: []result.Point{{
 			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1",
 			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: plan.LoadConcurrency,

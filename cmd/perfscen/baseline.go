@@ -14,6 +14,7 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/scenario"
 )
 
 func init() { register(newBaselineCmd) }
@@ -59,9 +60,12 @@ func newBaselineUpdateCmd(e *env) *cobra.Command {
 		Short: "Add a run to the baseline history (prints the change, then writes atomically)",
 		Long: `Record a run in the scenario's baseline history: either run each scenario
 afresh (the baseline path, keep and gated metrics come from its baseline
-section) or take an existing result file with --from. Runs with failed
-checks, unstable or partial points are refused unless --force; the diff is
-printed before the file is written, under a lock, atomically.`,
+section) or take an existing result file with --from, which goes to its
+scenario's baseline.path (or --baseline). A run whose recorded verdict is
+not a pass (failed, inconclusive, could not measure, interrupted) or that
+has unstable or partial points is refused unless --force; a run already in
+the history (same run id) is always refused. The diff is printed before the
+file is written, under a lock, atomically.`,
 		Example: `  perfscen baseline update scenarios/quickstart.yaml
   perfscen baseline update --from out/quickstart.json
   perfscen baseline update --testbed ci-gpu-a10 --from out/quickstart.json
@@ -80,16 +84,39 @@ printed before the file is written, under a lock, atomically.`,
 			if err != nil {
 				return exitcode.AsInvalid(err)
 			}
+			if f.path == "" {
+				if f.path, err = scenarioBaselinePath(e, run, f.from); err != nil {
+					return err
+				}
+			}
 			return baselineUpdateFrom(e, run, f)
 		},
 	}
 	cmd.Flags().StringVar(&f.from, "from", "", "result file to record")
-	cmd.Flags().StringVar(&f.path, "baseline", "", "baseline file (default baselines/<scenario>.json)")
+	cmd.Flags().StringVar(&f.path, "baseline", "", "baseline file (default: the scenario's baseline.path)")
 	cmd.Flags().BoolVar(&f.opts.Replace, "replace", false, "drop the testbed's history and keep only this run")
 	cmd.Flags().BoolVar(&f.opts.Force, "force", false, "record a run with failed, unstable or partial points")
 	cmd.Flags().IntVar(&f.opts.Keep, "keep", plan.DefaultKeep, "history runs to keep per testbed")
 	cmd.Flags().StringVar(&f.testbed, "testbed", "", "testbed to record under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived; with --from: the run's own testbed)")
 	return cmd
+}
+
+// scenarioBaselinePath finds where a result file's run belongs: the
+// baseline.path of the scenario it was run from, resolved as run resolves
+// it. Without a readable scenario with a baseline section there is no
+// right answer to guess, so --baseline is required.
+func scenarioBaselinePath(e *env, run *result.Run, from string) (string, error) {
+	if run.ScenarioPath == "" {
+		return "", exitcode.AsInvalid(fmt.Errorf("%s names no scenario file; give the baseline file with --baseline", from))
+	}
+	pl, err := scenario.LoadPlan(run.ScenarioPath, e.getenv)
+	if err != nil {
+		return "", exitcode.AsInvalid(fmt.Errorf("%s was run from %s, which cannot be read now (%v); give the baseline file with --baseline", from, run.ScenarioPath, err))
+	}
+	if pl.Checks.Baseline == nil || pl.Checks.Baseline.Path == "" {
+		return "", exitcode.AsInvalid(fmt.Errorf("scenario %s has no baseline section; give the baseline file with --baseline", run.ScenarioPath))
+	}
+	return pl.Checks.Baseline.Path, nil
 }
 
 // baselineUpdateFrom records run under the baseline lock, printing the

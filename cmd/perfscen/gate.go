@@ -64,6 +64,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	}
 	v := seq.final(run)
 	code := exitFor(v.Outcome())
+	run.Verdict = v.Record(code, report.SummaryLine(v))
 	if p := resultPath(f, pl.Scenario, many); p != "" {
 		// Results are written whatever happened, partial runs included,
 		// so nothing measured is lost.
@@ -88,7 +89,7 @@ func unmeasured(e *env, pl *plan.Plan, runErr error) *result.Run {
 	run := &result.Run{
 		SchemaVersion: result.SchemaVersion, Scenario: pl.Scenario, ScenarioPath: pl.ScenarioPath,
 		ScenarioHash: pl.ScenarioHash, Source: "perfscen", Started: now, Finished: now,
-		Status: result.StatusFailed, Points: []result.Point{},
+		Status: result.StatusFailed, Points: []result.Point{}, RunID: result.NewRunID(now),
 	}
 	run.Environment.PerfscenVersion = version
 	if e.ctx.Err() != nil {

@@ -38,6 +38,9 @@ type Testbed struct {
 
 // Run is the summary of one recorded run.
 type Run struct {
+	// RunID is the recorded run's id (absent for runs recorded before ids
+	// existed, and for imported perf_analyzer files).
+	RunID           string            `json:"run_id,omitempty"`
 	Recorded        time.Time         `json:"recorded"`
 	Started         time.Time         `json:"started"`
 	ScenarioHash    string            `json:"scenario_hash,omitempty"`

@@ -6,6 +6,7 @@ import "github.com/perfscen/perfscen/internal/result"
 // trial and for the point summary, and the trial histograms.
 func Summarize(run *result.Run) Run {
 	r := Run{
+		RunID:           run.RunID,
 		Started:         run.Started,
 		ScenarioHash:    run.ScenarioHash,
 		Source:          run.Source,

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
@@ -69,6 +71,9 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 			return nil, err
 		}
 	}
+	if err := f.notRecorded(run); err != nil {
+		return nil, err
+	}
 	keep := opts.Keep
 	if keep <= 0 {
 		keep = plan.DefaultKeep
@@ -127,6 +132,23 @@ func recordable(run *result.Run, allowUnstable bool) error {
 	if run.Status != "" && run.Status != result.StatusComplete {
 		return failure.Invalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
 	}
+	if v := run.Verdict; v != nil && v.Outcome != result.OutcomePass {
+		var failed []string
+		for _, c := range v.Checks {
+			if c.Status == "fail" || c.Status == "inconclusive" {
+				name := c.Name
+				if c.Point != "" {
+					name += " @ " + c.Point
+				}
+				failed = append(failed, name)
+			}
+		}
+		msg := fmt.Sprintf("the run's verdict is %s (exit %d)", v.Outcome, v.ExitCode)
+		if len(failed) > 0 {
+			msg += ": " + strings.Join(failed, "; ")
+		}
+		return exitcode.AsInvalid(fmt.Errorf("%s; a baseline records only runs that passed (use --force to record it anyway)", msg))
+	}
 	for _, p := range run.Points {
 		if p.Status == result.PointUnstable && allowUnstable {
 			continue
@@ -137,6 +159,53 @@ func recordable(run *result.Run, allowUnstable bool) error {
 		}
 	}
 	return nil
+}
+
+// notRecorded refuses a run the history already holds: the same result
+// file recorded twice would count one job as two and shrink the job-to-job
+// spread the gate relies on. Runs without an id are matched by their start
+// time, source and figures.
+func (f *File) notRecorded(run *result.Run) error {
+	var entry *Run
+	for _, id := range f.TestbedIDs() {
+		for _, r := range f.Testbeds[id].Runs {
+			same := run.RunID != "" && r.RunID == run.RunID
+			if run.RunID == "" || r.RunID == "" {
+				if entry == nil {
+					e := Summarize(run)
+					entry = &e
+				}
+				same = r.Started.Equal(run.Started) && r.Source == run.Source && sameFigures(r.Points, entry.Points)
+			}
+			if same {
+				what := "run " + run.RunID
+				if run.RunID == "" {
+					what = "the run started " + run.Started.UTC().Format(time.RFC3339Nano)
+				}
+				return exitcode.AsInvalid(fmt.Errorf("%s is already recorded (testbed %s, recorded %s); a run is recorded once",
+					what, id, r.Recorded.UTC().Format(time.RFC3339)))
+			}
+		}
+	}
+	return nil
+}
+
+func sameFigures(a, b map[string]*Point) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, p := range a {
+		q, ok := b[id]
+		if !ok || !maps.Equal(p.Summary, q.Summary) || len(p.Trials) != len(q.Trials) {
+			return false
+		}
+		for i := range p.Trials {
+			if !maps.Equal(p.Trials[i].Values, q.Trials[i].Values) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (d *Diff) pointChanges(tb *Testbed, entry *Run) {

@@ -29,21 +29,27 @@ const (
 
 // Run is one scenario run.
 type Run struct {
-	SchemaVersion int         `json:"schema_version"`
-	Scenario      string      `json:"scenario"`
-	ScenarioPath  string      `json:"scenario_path,omitempty"`
-	ScenarioHash  string      `json:"scenario_hash,omitempty"`
-	Source        string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log"
-	Environment   Environment `json:"environment"`
-	Started       time.Time   `json:"started"`
-	Finished      time.Time   `json:"finished"`
-	Status        string      `json:"status"`
+	SchemaVersion int `json:"schema_version"`
+	// RunID identifies this run, so one result file is never recorded
+	// twice in a baseline history.
+	RunID        string      `json:"run_id,omitempty"`
+	Scenario     string      `json:"scenario"`
+	ScenarioPath string      `json:"scenario_path,omitempty"`
+	ScenarioHash string      `json:"scenario_hash,omitempty"`
+	Source       string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log"
+	Environment  Environment `json:"environment"`
+	Started      time.Time   `json:"started"`
+	Finished     time.Time   `json:"finished"`
+	Status       string      `json:"status"`
 	// Errors are run-level failures (server unreachable, killed mid-run).
 	Errors []string `json:"errors,omitempty"`
 	// Notes are run-level remarks that change no figure, e.g. a server
 	// extension the scenario did not need and the server lacks.
 	Notes  []string `json:"notes,omitempty"`
 	Points []Point  `json:"points"`
+	// Verdict is the run's checks and outcome; absent in files imported
+	// from perf_analyzer and in results written before it was recorded.
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // Environment identifies where a run happened.

@@ -1,5 +1,11 @@
 package verdict
 
+import (
+	"math"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
 // Outcome is what a scenario's run amounts to, decided once from its
 // checks; cmd maps it to the process exit code.
 type Outcome string
@@ -45,4 +51,25 @@ func (v *Verdict) Outcome() Outcome {
 		return OutcomeInconclusive
 	}
 	return OutcomePass
+}
+
+// Record is the verdict as the result file keeps it, with the exit code
+// and summary line the command chose for it.
+func (v *Verdict) Record(exitCode int, summary string) *result.Verdict {
+	r := &result.Verdict{Outcome: string(v.Outcome()), ExitCode: exitCode, Summary: summary,
+		Checks: make([]result.CheckOutcome, len(v.Checks)), Notices: v.Notices}
+	for i, c := range v.Checks {
+		r.Checks[i] = result.CheckOutcome{Kind: string(c.Kind), Name: c.Name, Model: c.Model, Point: c.Point,
+			Metric: c.Metric, Value: finite(c.Value), Unit: c.Unit, Op: c.Op, Bound: finite(c.Bound),
+			Status: string(c.Status), Message: c.Message, Environment: c.Environment}
+	}
+	return r
+}
+
+// finite keeps JSON encodable: NaN and ±Inf become 0.
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
 }

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// perfscenIn runs the binary with dir as its working directory.
+func perfscenIn(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(perfscenBin(t), args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String()
+}
+
+const recordScenario = `version: 1
+name: rec
+server:
+  embedded: true
+  timeout: 5s
+%s
+models:
+  - name: simple
+load:
+  mode: iterations
+  iterations: 30
+baseline:
+  path: hist/rec-baseline.json
+`
+
+// Problem 3: a result file carries its verdict, and baseline update --from
+// records only runs that passed, each once, into the scenario's own
+// baseline.path whatever the working directory.
+func TestBaselineUpdateFromTrustsTheVerdict(t *testing.T) {
+	scDir, work := t.TempDir(), t.TempDir()
+	good := filepath.Join(scDir, "rec.yaml")
+	bad := filepath.Join(scDir, "rec-bad.yaml")
+	if err := os.WriteFile(good, []byte(strings.Replace(recordScenario, "%s", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 30% of requests fail: over the default error budget, exit 1.
+	faulty := strings.Replace(recordScenario, "%s", "  embedded_models:\n    simple: {error_rate: \"0.3\", seed: \"5\"}", 1)
+	if err := os.WriteFile(bad, []byte(faulty), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	baselinePath := filepath.Join(scDir, "hist", "rec-baseline.json")
+
+	if code, out := perfscenIn(t, work, "run", "-q", "--out", "bad.json", bad); code != 1 {
+		t.Fatalf("faulty run: exit %d, want 1\n%s", code, out)
+	}
+	res, err := result.ReadFile(filepath.Join(work, "bad.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict == nil || res.Verdict.Outcome != result.OutcomeFail || res.Verdict.ExitCode != 1 || res.RunID == "" {
+		t.Fatalf("result does not record the failing verdict: id %q, %+v", res.RunID, res.Verdict)
+	}
+	code, out := perfscenIn(t, work, "baseline", "update", "--from", "bad.json")
+	if code != 2 || !strings.Contains(out, "verdict is fail") || !strings.Contains(out, "error rate") {
+		t.Fatalf("a failed run was not refused: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(baselinePath); err == nil {
+		t.Fatal("baseline written for a refused run")
+	}
+
+	if code, out := perfscenIn(t, work, "run", "-q", "--out", "good.json", "--no-baseline", good); code != 0 {
+		t.Fatalf("clean run: exit %d\n%s", code, out)
+	}
+	if code, out := perfscenIn(t, work, "baseline", "update", "--from", "good.json"); code != 0 {
+		t.Fatalf("recording a passing run: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(work, "baselines")); err == nil {
+		t.Error("baseline written under the working directory instead of the scenario's baseline.path")
+	}
+	code, out = perfscenIn(t, work, "baseline", "update", "--from", "good.json")
+	if code != 2 || !strings.Contains(out, "already recorded") {
+		t.Fatalf("the same run recorded twice: exit %d\n%s", code, out)
+	}
+	f, err := baseline.Load(baselinePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	for _, tb := range f.Testbeds {
+		runs += len(tb.Runs)
+	}
+	if runs != 1 {
+		t.Errorf("%d runs recorded, want 1", runs)
+	}
+	// --force records a failed run on purpose; the run id still counts once.
+	if code, out := perfscenIn(t, work, "baseline", "update", "--force", "--from", "bad.json"); code != 0 {
+		t.Fatalf("--force: exit %d\n%s", code, out)
+	}
+	if code, out := perfscenIn(t, work, "baseline", "update", "--force", "--from", "bad.json"); code != 2 || !strings.Contains(out, "already recorded") {
+		t.Fatalf("--force recorded the same run twice: exit %d\n%s", code, out)
+	}
+}
