@@ -40,9 +40,9 @@ type pointRunner struct {
 	// failure ends this point without ending the run (nothing succeeded
 	// in a window): the point is failed, the next point is measured.
 	failure error
-	// refused counts consecutive windows in which requests failed and none
-	// succeeded.
-	refused int
+	// refused counts consecutive windows without a success in which
+	// requests failed, refusedErrs their failures.
+	refused, refusedErrs int64
 
 	errs       tally
 	mismatches tally
@@ -265,22 +265,29 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 // window's longest time); the run goes on to the next point.
 var errPointFailed = errors.New("point could not be measured")
 
+// minRefused is how many failures, with no success among them, a point
+// needs before it is given up as refused.
+const minRefused = 10
+
 // emptyWindow decides a window without one successful request. When
-// requests failed and none succeeded in three windows in a row (the
-// stability window: one short window can fall between two slow
-// successes), no later window will differ in kind, so the point stops with
-// the server's first error rather than running to max_trials as
-// "unstable". A whole-load window (iterations) decides at once. A count
+// requests failed and none succeeded in three windows in a row, with at
+// least minRefused failures among them (one short window can fall between
+// two slow successes), no later window will differ in kind, so the point
+// stops with the server's first error rather than running to max_trials
+// as "unstable". A whole-load window (iterations) decides at once. A count
 // window that reached its longest time with nothing completed stops the
 // point too.
 func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
 	if w.n > 0 {
-		pr.refused = 0
+		pr.refused, pr.refusedErrs = 0, 0
 		return nil
 	}
 	if w.errs > 0 {
 		pr.refused++
-		if pr.refused < stabilityWindow && !whole {
+		pr.refusedErrs += w.errs
+		// A starved machine or a few slow timeouts can leave short windows
+		// without a success; a server refusing every request fails many.
+		if !whole && (pr.refused < stabilityWindow || pr.refusedErrs < minRefused) {
 			return nil
 		}
 		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
