@@ -147,7 +147,7 @@ func recordable(run *result.Run, allowUnstable bool) error {
 		if len(failed) > 0 {
 			msg += ": " + strings.Join(failed, "; ")
 		}
-		return exitcode.AsInvalid(fmt.Errorf("%s; a baseline records only runs that passed (use --force to record it anyway)", msg))
+		return failure.Invalid(fmt.Errorf("%s; a baseline records only runs that passed (use --force to record it anyway)", msg))
 	}
 	for _, p := range run.Points {
 		if p.Status == result.PointUnstable && allowUnstable {
@@ -182,7 +182,7 @@ func (f *File) notRecorded(run *result.Run) error {
 				if run.RunID == "" {
 					what = "the run started " + run.Started.UTC().Format(time.RFC3339Nano)
 				}
-				return exitcode.AsInvalid(fmt.Errorf("%s is already recorded (testbed %s, recorded %s); a run is recorded once",
+				return failure.Invalid(fmt.Errorf("%s is already recorded (testbed %s, recorded %s); a run is recorded once",
 					what, id, r.Recorded.UTC().Format(time.RFC3339)))
 			}
 		}
