@@ -1,6 +1,8 @@
 package baseline
 
 import (
+	"github.com/perfscen/perfscen/internal/stats"
+
 	"sort"
 	"time"
 
@@ -90,7 +92,7 @@ func otherCPU(n int, at func(int) *result.Disturbance) (float64, bool) {
 	if len(vs) == 0 {
 		return 0, false
 	}
-	return Median(vs), true
+	return stats.Median(vs), true
 }
 
 // MaxOtherCPU is the busiest any history run of point was (the median

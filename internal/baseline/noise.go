@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/perfscen/perfscen/internal/stats"
+
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -53,14 +55,14 @@ func (tb *Testbed) Series(point, metric string) Series {
 }
 
 func (s *Series) add(vs []float64) {
-	if !Positive(vs) {
+	if !stats.Positive(vs) {
 		return
 	}
-	s.Medians = append(s.Medians, Median(vs))
+	s.Medians = append(s.Medians, stats.Median(vs))
 	s.Trials = append(s.Trials, len(vs))
 	if len(vs) >= 2 {
-		s.SDLog = append(s.SDLog, LogSD(vs))
-		s.CVs = append(s.CVs, CV(vs))
+		s.SDLog = append(s.SDLog, stats.LogSD(vs))
+		s.CVs = append(s.CVs, stats.CV(vs))
 	} else {
 		s.SDLog = append(s.SDLog, 0)
 		s.CVs = append(s.CVs, 0)
@@ -105,7 +107,7 @@ func (s Series) WithinSE() float64 {
 		if s.Trials[i] < 2 {
 			sd = pooled
 		}
-		se := LogMedianSE(sd, s.Trials[i])
+		se := stats.LogMedianSE(sd, s.Trials[i])
 		ss += se * se
 	}
 	if len(s.SDLog) == 0 {
@@ -137,7 +139,7 @@ func (s Series) Estimate() Estimate {
 		return Estimate{}
 	}
 	lm := s.LogMedians()
-	mean, sd := MeanSD(lm)
+	mean, sd := stats.MeanSD(lm)
 	trials := append([]int(nil), s.Trials...)
 	sort.Ints(trials)
 	e := Estimate{
@@ -149,7 +151,7 @@ func (s Series) Estimate() Estimate {
 		WithinSE: s.WithinSE(),
 	}
 	if k >= 2 {
-		e.MDE = MDE(sd*math.Sqrt(1+1/float64(k)), k, plan.DefaultConfidence, DefaultPower)
+		e.MDE = stats.MDE(sd*math.Sqrt(1+1/float64(k)), k, plan.DefaultConfidence, stats.DefaultPower)
 	}
 	return e
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/stats"
+
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
@@ -238,10 +240,10 @@ func (d *Diff) metricChanges(before, after Noise, entry *Run) {
 	for _, id := range ids {
 		for _, m := range DiffMetrics {
 			vs := entry.Points[id].Values(m)
-			if !Positive(vs) {
+			if !stats.Positive(vs) {
 				continue
 			}
-			c := MetricChange{Point: id, Metric: m, Run: Median(vs)}
+			c := MetricChange{Point: id, Metric: m, Run: stats.Median(vs)}
 			if e, ok := before[id][m]; ok {
 				c.Before, c.MDEBefore = e.Center, e.MDE
 			}

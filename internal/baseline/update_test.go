@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/stats"
+
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -153,7 +155,7 @@ func TestCalibrate(t *testing.T) {
 	n := Calibrate(runs)
 	e := n["m/c=1"]["throughput"]
 	// run medians are exactly 1000·lv, so the job SD is that of log(lv)
-	want := LogSD([]float64{1, 1.02, 0.98, 1.01, 0.99})
+	want := stats.LogSD([]float64{1, 1.02, 0.98, 1.01, 0.99})
 	if e.Runs != 5 || abs(e.JobSD-want) > 1e-12 {
 		t.Fatalf("estimate %+v, want job sd %g", e, want)
 	}

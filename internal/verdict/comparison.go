@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/aclements/go-moremath/stats"
+	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/stats"
+
+	moremath "github.com/aclements/go-moremath/stats"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -80,7 +82,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			out = append(out, c)
 		}
 	}
-	rejPass, rejFail := holm(pPass, alphas), holm(pFail, alphas)
+	rejPass, rejFail := stats.Holm(pPass, alphas), stats.Holm(pFail, alphas)
 	for j, i := range tested {
 		c := &out[i]
 		c.P = pPass[j]
@@ -113,16 +115,16 @@ func needText(n int, unit string) string {
 type bound struct {
 	op    string
 	ratio float64
-	alt   stats.LocationHypothesis
+	alt   moremath.LocationHypothesis
 }
 
 func bounds(cmp plan.Comparison) []bound {
 	var bs []bound
 	if cmp.MinRatio > 0 {
-		bs = append(bs, bound{">=", cmp.MinRatio, stats.LocationGreater})
+		bs = append(bs, bound{">=", cmp.MinRatio, moremath.LocationGreater})
 	}
 	if cmp.MaxRatio > 0 {
-		bs = append(bs, bound{"<=", cmp.MaxRatio, stats.LocationLess})
+		bs = append(bs, bound{"<=", cmp.MaxRatio, moremath.LocationLess})
 	}
 	if len(bs) == 0 {
 		bs = append(bs, bound{})
@@ -180,17 +182,17 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	if cMiss+rMiss > 0 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%d trial(s) without %s data left out", cMiss+rMiss, cmp.Metric))
 	}
-	if !baseline.Positive(cv) || !baseline.Positive(rv) {
+	if !stats.Positive(cv) || !stats.Positive(rv) {
 		c.Message = fmt.Sprintf("%s needs positive per-trial values in both arms (have %d and %d trials)", cmp.Metric, len(cv), len(rv))
 		return c, t
 	}
 	if w := imbalance(cand, ref); w != "" {
 		c.Warnings = append(c.Warnings, w)
 	}
-	mc, mr := baseline.Median(cv), baseline.Median(rv)
+	mc, mr := stats.Median(cv), stats.Median(rv)
 	c.Value = mc / mr
 	c.Effect = c.Value - 1
-	c.Lo, c.Hi = bootstrapRatio(cv, rv, o.Resamples, CIConfidence, rngFor(c.Name, cand.ID, ref.ID))
+	c.Lo, c.Hi = stats.BootstrapRatio(cv, rv, o.Resamples, CIConfidence, rngFor(c.Name, cand.ID, ref.ID))
 	c.MDE = sameRunMDE(cv, rv, alpha)
 	c.NeedN = sameRunNeed(cv, rv, c.Value, b.ratio, o.lastLookAlpha(alpha))
 	if len(cv) < o.MinTrials || len(rv) < o.MinTrials {
@@ -209,9 +211,9 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
 		return c, t
 	}
-	opposite := stats.LocationLess
-	if b.alt == stats.LocationLess {
-		opposite = stats.LocationGreater
+	opposite := moremath.LocationLess
+	if b.alt == moremath.LocationLess {
+		opposite = moremath.LocationGreater
 	}
 	if t.pFail, err = uTest(cv, scaled, opposite); err != nil {
 		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
@@ -227,10 +229,10 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 }
 
 // uTest is a one-sided Mann–Whitney U test; identical samples give p = 1.
-func uTest(a, b []float64, alt stats.LocationHypothesis) (float64, error) {
-	res, err := stats.MannWhitneyUTest(a, b, alt)
+func uTest(a, b []float64, alt moremath.LocationHypothesis) (float64, error) {
+	res, err := moremath.MannWhitneyUTest(a, b, alt)
 	switch {
-	case errors.Is(err, stats.ErrSamplesEqual):
+	case errors.Is(err, moremath.ErrSamplesEqual):
 		return 1, nil
 	case err != nil:
 		return 0, err
@@ -266,9 +268,9 @@ func sameRunNeed(a, b []float64, ratio, bound, alpha float64) int {
 		return 0
 	}
 	n := float64(max(len(a), len(b)))
-	se := math.Hypot(baseline.LogMedianSE(baseline.LogSD(a), len(a)), baseline.LogMedianSE(baseline.LogSD(b), len(b)))
+	se := math.Hypot(stats.LogMedianSE(stats.LogSD(a), len(a)), stats.LogMedianSE(stats.LogSD(b), len(b)))
 	z := distuv.UnitNormal
-	target := d / (z.Quantile(1-alpha) + z.Quantile(baseline.DefaultPower))
+	target := d / (z.Quantile(1-alpha) + z.Quantile(stats.DefaultPower))
 	need := math.Ceil(n * (se / target) * (se / target))
 	if need > 1e6 {
 		return 0
@@ -283,10 +285,10 @@ func sameRunMDE(a, b []float64, alpha float64) float64 {
 	if len(a) < 2 || len(b) < 2 {
 		return 0
 	}
-	sa, sb := baseline.LogSD(a), baseline.LogSD(b)
-	se := math.Hypot(baseline.LogMedianSE(sa, len(a)), baseline.LogMedianSE(sb, len(b)))
+	sa, sb := stats.LogSD(a), stats.LogSD(b)
+	se := math.Hypot(stats.LogMedianSE(sa, len(a)), stats.LogMedianSE(sb, len(b)))
 	z := distuv.UnitNormal
-	return math.Expm1((z.Quantile(1-alpha) + z.Quantile(baseline.DefaultPower)) * se)
+	return math.Expm1((z.Quantile(1-alpha) + z.Quantile(stats.DefaultPower)) * se)
 }
 
 // imbalance warns when one arm's windows ran on a markedly busier machine

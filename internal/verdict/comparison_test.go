@@ -78,27 +78,6 @@ func TestComparisonsPairing(t *testing.T) {
 	}
 }
 
-func TestHolm(t *testing.T) {
-	tests := []struct {
-		p, alpha []float64
-		want     []bool
-	}{
-		{[]float64{0.001, 0.004, 0.03}, []float64{0.01, 0.01, 0.01}, []bool{true, true, false}},
-		{[]float64{0.004, 0.004, 0.004}, []float64{0.01, 0.01, 0.01}, []bool{false, false, false}},
-		{[]float64{0.02, 0.001}, []float64{0.05, 0.01}, []bool{true, true}},
-		{nil, nil, []bool{}},
-	}
-	for _, tt := range tests {
-		got := holm(tt.p, tt.alpha)
-		for i := range tt.want {
-			if got[i] != tt.want[i] {
-				t.Errorf("holm(%v, %v) = %v, want %v", tt.p, tt.alpha, got, tt.want)
-				break
-			}
-		}
-	}
-}
-
 // loaded is a noisy runner: most trials near the arm's speed, some slowed
 // several-fold by other work on the machine.
 func loaded(rng *rand.Rand, n int, tp float64) trialSet {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/perfscen/perfscen/internal/stats"
+
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
@@ -185,12 +187,12 @@ func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowU
 		c.Class, c.Status = ClassNew, StatusSkip
 		c.Message = "not in the baseline yet; record it with perfscen baseline update"
 		return c
-	case !baseline.Positive(vals):
+	case !stats.Positive(vals):
 		c.Class, c.Status = ClassUnchanged, StatusSkip
 		c.Message = fmt.Sprintf("no positive %s data in this run; the baseline gate works on ratios (use a threshold)", metric)
 		return c
 	}
-	c.Value = baseline.Median(vals)
+	c.Value = stats.Median(vals)
 	if hist.K() >= g.spec.MinRuns {
 		g.predict(&c, hist, vals, mi.HigherBetter)
 	} else {
@@ -225,12 +227,12 @@ func pointValues(p *result.Point, metric string) []float64 {
 // inconclusive until more trials settle it.
 func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBetter bool) {
 	k := hist.K()
-	mean, s := baseline.MeanSD(hist.LogMedians())
+	mean, s := stats.MeanSD(hist.LogMedians())
 	sdLog := hist.PooledSDLog()
 	if len(vals) >= 2 {
-		sdLog = baseline.LogSD(vals)
+		sdLog = stats.LogSD(vals)
 	}
-	seNew := baseline.LogMedianSE(sdLog, len(vals))
+	seNew := stats.LogMedianSE(sdLog, len(vals))
 	seHist := hist.WithinSE()
 	vHist := s * s * (1 + 1/float64(k))
 	extra := math.Max(seNew*seNew-seHist*seHist, 0)
@@ -242,18 +244,18 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	sdMin = math.Max(sdMin, sdFloor)
 	alpha := g.o.spend(1 - c.Confidence)
 	c.Confidence = 1 - alpha
-	tc := baseline.TQuantile(c.Confidence, k-1)
+	tc := stats.TQuantile(c.Confidence, k-1)
 	d := math.Log(c.Value) - mean
 	c.Method = "prediction-interval"
 	c.Effect = math.Expm1(d)
 	c.Lo, c.Hi = math.Expm1(d-tc*sd), math.Expm1(d+tc*sd)
-	c.MDE = baseline.MDE(sd, k, c.Confidence, baseline.DefaultPower)
+	c.MDE = stats.MDE(sd, k, c.Confidence, stats.DefaultPower)
 	dir := 1.0 // +1: an increase is worse
 	if higherBetter {
 		dir = -1
 	}
 	c.Bound = math.Exp(mean + dir*tc*sd) // the side a regression crosses
-	c.P = 1 - baseline.TCDF(dir*d/sd, k-1)
+	c.P = 1 - stats.TCDF(dir*d/sd, k-1)
 	switch w := dir * d; {
 	case w > tc*sd:
 		c.Class, c.Status = ClassRegressed, StatusFail
@@ -261,7 +263,7 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 		c.Class, c.Status = ClassImproved, StatusPass
 	case w > tc*sdMin:
 		c.Class, c.Status = ClassUndecided, StatusInconclusive
-		c.NeedN = baselineNeed(w, baseline.TQuantile(1-g.o.lastLookAlpha(alpha), k-1), vHist, seHist, sdLog)
+		c.NeedN = baselineNeed(w, stats.TQuantile(1-g.o.lastLookAlpha(alpha), k-1), vHist, seHist, sdLog)
 	default:
 		c.Class, c.Status = ClassUnchanged, StatusPass
 	}
@@ -269,7 +271,7 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 		100*c.Effect, k, c.Bound, c.P, g.o.lookNote(), 100*c.MDE)
 	if c.Status == StatusInconclusive {
 		c.Message = fmt.Sprintf("inconclusive: %+.1f%% vs history of %d run(s): beyond the limit the history alone sets (%.4g) but within the one this run's trial noise (%.1f%% CV over %d trials) allows (%.4g); detectable change %.1f%%%s",
-			100*c.Effect, k, math.Exp(mean+dir*tc*sdMin), 100*baseline.CV(vals), len(vals), c.Bound, 100*c.MDE, needText(c.NeedN, "in this run"))
+			100*c.Effect, k, math.Exp(mean+dir*tc*sdMin), 100*stats.CV(vals), len(vals), c.Bound, 100*c.MDE, needText(c.NeedN, "in this run"))
 	}
 	// A tolerance the scenario states is the smallest change that matters
 	// to its owner: a statistically clear change inside it is reported,
@@ -289,7 +291,7 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 // se_new² < (w/t)² − vHist + seHist². 0 when no count would do.
 func baselineNeed(w, t, vHist, seHist, sdLog float64) int {
 	room := (w/t)*(w/t) - vHist + seHist*seHist
-	per := baseline.LogMedianSE(sdLog, 4) * 2 // the median's SE for one trial's worth of data
+	per := stats.LogMedianSE(sdLog, 4) * 2 // the median's SE for one trial's worth of data
 	if room <= 0 || !(per > 0) {
 		return 0
 	}
@@ -304,7 +306,7 @@ func baselineNeed(w, t, vHist, seHist, sdLog float64) int {
 // tolerance, widened to three trial CVs so trial noise alone rarely trips it.
 func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBetter bool) {
 	k := hist.K()
-	mean, _ := baseline.MeanSD(hist.LogMedians())
+	mean, _ := stats.MeanSD(hist.LogMedians())
 	center := math.Exp(mean)
 	tol := DefaultLatencyTolerance
 	if higherBetter {
@@ -313,7 +315,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 {
 		tol = math.Abs(t)
 	}
-	cv := math.Max(hist.TrialCV(), baseline.CV(vals))
+	cv := math.Max(hist.TrialCV(), stats.CV(vals))
 	eff := math.Max(tol, 3*cv)
 	c.Method = "tolerance"
 	c.Effect = c.Value/center - 1

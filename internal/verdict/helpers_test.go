@@ -5,7 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/stats"
+
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -23,8 +24,8 @@ func mkPoint(id, model string, coords map[string]string, ts trialSet) result.Poi
 	}
 	p.Summary = result.Metrics{Requests: int64(1000 * len(ts.tp))}
 	if len(ts.tp) > 0 {
-		p.Summary.Throughput = baseline.Median(ts.tp)
-		lat := baseline.Median(ts.p95)
+		p.Summary.Throughput = stats.Median(ts.tp)
+		lat := stats.Median(ts.p95)
 		p.Summary.P50Us, p.Summary.P90Us, p.Summary.P95Us, p.Summary.P99Us = lat*0.6, lat*0.9, lat, lat*1.3
 		p.Summary.LatencyAvgUs = lat * 0.65
 	}

@@ -27,9 +27,6 @@ func (o Options) spend(alpha float64) float64 {
 	return (1 - firstLookShare) * alpha / float64(o.MaxLooks-1)
 }
 
-// lastLook reports whether no further trials will be measured.
-func (o Options) lastLook() bool { return o.Look >= o.MaxLooks }
-
 // lookNote says which look decided, for messages.
 func (o Options) lookNote() string {
 	if o.MaxLooks <= 1 {

@@ -5,9 +5,10 @@ import (
 	"math"
 	"sort"
 
-	"github.com/aclements/go-moremath/stats"
+	"github.com/perfscen/perfscen/internal/stats"
 
-	"github.com/perfscen/perfscen/internal/baseline"
+	moremath "github.com/aclements/go-moremath/stats"
+
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -105,20 +106,20 @@ func CompareRuns(old, cur *result.Run, o CompareOptions) []Delta {
 
 func compareMetric(op, np *result.Point, m string, o CompareOptions) (Delta, bool) {
 	ov, nv := pointValues(op, m), pointValues(np, m)
-	if !baseline.Positive(ov) || !baseline.Positive(nv) {
+	if !stats.Positive(ov) || !stats.Positive(nv) {
 		return Delta{}, false
 	}
 	d := Delta{Point: np.ID, Metric: m, NOld: len(ov), NNew: len(nv), Verdict: "~"}
-	d.Old, d.New = baseline.Median(ov), baseline.Median(nv)
+	d.Old, d.New = stats.Median(ov), stats.Median(nv)
 	d.Change = d.New/d.Old - 1
 	significant := math.Abs(d.Change) > o.Tolerance
 	if len(ov) >= MinCompareTrials && len(nv) >= MinCompareTrials {
 		d.HasStats = true
-		lo, hi := bootstrapRatio(nv, ov, DefaultResamples, CIConfidence, rngFor("compare", np.ID, m))
+		lo, hi := stats.BootstrapRatio(nv, ov, DefaultResamples, CIConfidence, rngFor("compare", np.ID, m))
 		d.Lo, d.Hi = lo-1, hi-1
-		res, err := stats.MannWhitneyUTest(nv, ov, stats.LocationDiffers)
+		res, err := moremath.MannWhitneyUTest(nv, ov, moremath.LocationDiffers)
 		switch {
-		case errors.Is(err, stats.ErrSamplesEqual):
+		case errors.Is(err, moremath.ErrSamplesEqual):
 			d.P = 1
 		case err != nil:
 			d.P = 1

@@ -1,7 +1,14 @@
-package baseline
+// Package stats holds the statistics perfscen's verdicts rest on: robust
+// summaries (median, log-scale spread), Student's t, the minimum detectable
+// effect of a prediction-interval gate, a bootstrap interval for a ratio of
+// medians, and Holm's multiple-test correction. baseline and verdict both
+// use them; nothing here knows about runs or checks.
+package stats
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -109,4 +116,85 @@ func MDE(sd float64, k int, conf, power float64) float64 {
 	}
 	z := distuv.UnitNormal.Quantile(power)
 	return math.Expm1((TQuantile(conf, k-1) + z) * sd)
+}
+
+// BootstrapRatio returns the conf-level percentile interval of
+// median(a)/median(b), resampling each arm independently.
+func BootstrapRatio(a, b []float64, resamples int, conf float64, rng *rand.Rand) (lo, hi float64) {
+	sa := append([]float64(nil), a...)
+	sb := append([]float64(nil), b...)
+	slices.Sort(sa)
+	slices.Sort(sb)
+	ca := make([]int, len(sa))
+	cb := make([]int, len(sb))
+	ratios := make([]float64, resamples)
+	for i := range ratios {
+		ratios[i] = resampledMedian(sa, ca, rng) / resampledMedian(sb, cb, rng)
+	}
+	slices.Sort(ratios)
+	tail := (1 - conf) / 2
+	return QuantileSorted(ratios, tail), QuantileSorted(ratios, 1-tail)
+}
+
+// resampledMedian draws len(sorted) indexes with replacement and returns
+// the median of the drawn values. Counting draws per rank and walking the
+// ranks avoids sorting every resample.
+func resampledMedian(sorted []float64, counts []int, rng *rand.Rand) float64 {
+	n := len(sorted)
+	clear(counts)
+	for range n {
+		counts[rng.IntN(n)]++
+	}
+	lowPos, highPos := (n-1)/2, n/2 // 0-based ranks of the middle values
+	var low float64
+	seen := 0
+	for r, k := range counts {
+		if k == 0 {
+			continue
+		}
+		if seen <= lowPos && lowPos < seen+k {
+			low = sorted[r]
+		}
+		if seen <= highPos && highPos < seen+k {
+			return (low + sorted[r]) / 2
+		}
+		seen += k
+	}
+	return low
+}
+
+// QuantileSorted interpolates linearly between order statistics.
+func QuantileSorted(s []float64, q float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(s)-1)
+	i := int(math.Floor(pos))
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	f := pos - float64(i)
+	return s[i]*(1-f) + s[i+1]*f
+}
+
+// Holm applies Holm's step-down procedure with per-test levels: tests are
+// ordered by p/alpha and the j-th (from 0) of m is rejected while
+// p·(m−j) ≤ alpha. With equal levels this is the classic Holm–Bonferroni
+// correction; it keeps the chance of any false rejection at or below the
+// largest level.
+func Holm(p, alpha []float64) []bool {
+	m := len(p)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return p[idx[x]]/alpha[idx[x]] < p[idx[y]]/alpha[idx[y]] })
+	rej := make([]bool, m)
+	for j, i := range idx {
+		if p[i]*float64(m-j) > alpha[i] {
+			break
+		}
+		rej[i] = true
+	}
+	return rej
 }
