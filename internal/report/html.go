@@ -36,6 +36,19 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if ok {
 		page.Plots = append(page.Plots, template.HTML(lat)) // #nosec: produced by gonum's SVG backend from numbers and escaped labels
 	}
+	// LLM runs: time to first token and inter-token gaps against
+	// throughput, the curves a serving regression moves.
+	if llmRows(run) != nil {
+		for _, m := range []string{result.MetricTTFTP95, result.MetricITLP95} {
+			svg, ok, err := latencyPlot(run, m, nil)
+			if err != nil {
+				return fmt.Errorf("html report: %w", err)
+			}
+			if ok {
+				page.Plots = append(page.Plots, template.HTML(svg)) // #nosec: gonum SVG from numbers and escaped labels
+			}
+		}
+	}
 	br, ok, err := breakdownPlot(run)
 	if err != nil {
 		return fmt.Errorf("html report: %w", err)
