@@ -123,13 +123,15 @@ cmp -s <(tail -c "$RAW_LEN" "$BIN_BODY") <(jq -r '.raw_input_contents[0]' "$GHZ_
 timed() {
 	local out=$1
 	shift
+	local rc=0
 	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f "%U %S" -o "$out.raw" "$@"
+		/usr/bin/time -f "%U %S" -o "$out.raw" "$@" || rc=$?
 		tail -n 1 "$out.raw" >"$out"
 	else
 		local TIMEFORMAT='%3U %3S'
-		{ time "$@" 2>"$out.stderr"; } 2>"$out"
+		{ time "$@" 2>"$out.stderr"; } 2>"$out" || rc=$?
 	fi
+	return "$rc"
 }
 
 cpu_seconds() { awk '{printf "%.4f", $1 + $2}' "$1"; }
@@ -329,7 +331,11 @@ memory_run() {
 {
 	echo "# perfscen vs ghz and hey — $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Command: \`BENCH_REQUESTS=$BENCH_REQUESTS BENCH_CONCURRENCY=\"$BENCH_CONCURRENCY\" BENCH_REPEAT=$BENCH_REPEAT BENCH_MEMORY=$BENCH_MEMORY make bench-peers\`"
+	extra=
+	[ -n "${BENCH_TOOLS:-}" ] && extra="$extra BENCH_TOOLS=\"$BENCH_TOOLS\""
+	[ "$HAVE_PA" = 1 ] && extra="$extra PERF_ANALYZER=$PA"
+	[ "$PERFSCEN" != bin/perfscen ] && extra="$extra PERFSCEN=$PERFSCEN"
+	echo "Command: \`BENCH_REQUESTS=$BENCH_REQUESTS BENCH_CONCURRENCY=\"$BENCH_CONCURRENCY\" BENCH_REPEAT=$BENCH_REPEAT BENCH_MEMORY=$BENCH_MEMORY$extra make bench-peers\`"
 	echo
 	echo "- machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)), $(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null); server and clients share them"
 	echo "- perfscen $(git describe --tags --always --dirty 2>/dev/null || echo unknown), $(go version | awk '{print $3}'); ghz $GHZ_VERSION; hey $HEY_VERSION"
