@@ -11,7 +11,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test fmt-check vet tidy-check staticcheck demo gate baselines bench bench-peers fuzz soak soundness generate clean
+.PHONY: help build test fmt-check vet tidy-check staticcheck demo gate baselines bench bench-peers fuzz soak soundness soundness-hog generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -67,6 +67,9 @@ soak: build ## concurrency 256 for a fixed time; RSS, goroutines, lost requests
 
 soundness: build ## real A/A and injected-slowdown runs on the delay model
 	bash scripts/soundness.sh
+
+soundness-hog: build ## the same with a CPU hog on one core during the gated runs
+	SOUND_HOG=1 bash scripts/soundness.sh
 
 generate: ## regenerate gRPC stubs (needs protoc; installs pinned plugins into bin/)
 	bash scripts/generate.sh

@@ -20,9 +20,18 @@
 #     candidate's delay.
 #
 # Exit 3 (server trouble or an unstable measurement) is neither a pass nor an
-# alarm; it is counted apart and left out of the rates.
+# alarm; it is counted apart and left out of the rates. Exit 4 (inconclusive:
+# the data could not decide even after the extra trials, or the testbed was
+# disturbed) is counted apart too: it is not a false alarm, and for a
+# slowdown it is not a miss that passes silently.
+#
+# With SOUND_HOG=1 a CPU hog (a busy loop, pinned to CPU 0 where taskset
+# exists) runs during the gated runs, not while the history is recorded:
+# the disturbed-machine case. Every run's median share of CPU used by other
+# processes and the load average are recorded with its exit code.
 #
 #   make soundness                               # defaults: about 8 minutes on 2 cores
+#   make soundness-hog                           # the same with a CPU hog on one core
 #   SOUND_N=50 SOUND_SAME_N=20 make soundness    # tighter intervals
 #
 # Settings (environment):
@@ -45,6 +54,7 @@ cd "$(dirname "$0")/.."
 : "${SOUND_PROTOCOL:=grpc}"
 : "${SOUND_CONCURRENCY:=1}"
 : "${SOUND_OUT:=}"
+: "${SOUND_HOG:=0}"
 PERFSCEN=${PERFSCEN:-bin/perfscen}
 
 die() { echo "soundness: $*" >&2; exit 2; }
@@ -53,8 +63,22 @@ command -v jq >/dev/null || die "jq is needed to read result files (apt-get inst
 [ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
 
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+HOG_PID=
+stop_hog() { [ -z "$HOG_PID" ] || kill "$HOG_PID" 2>/dev/null || true; HOG_PID=; }
+trap 'stop_hog; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
+
+# start_hog: one busy loop, on CPU 0 when it can be pinned.
+start_hog() {
+	[ "$SOUND_HOG" = 1 ] || return 0
+	if command -v taskset >/dev/null; then
+		taskset -c 0 sh -c 'while :; do :; done' &
+	else
+		sh -c 'while :; do :; done' &
+	fi
+	HOG_PID=$!
+	note "CPU hog running (pid $HOG_PID)"
+}
 
 # baseline_scenario DELAY FILE: one delay-model point gated against
 # history.json. The name and baseline path stay the same for every run.
@@ -136,15 +160,19 @@ run_one() {
 	local rc=0
 	"$PERFSCEN" run "$1" --out "$TMP/last.json" --quiet >"$TMP/last.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] && die "scenario $1 is invalid: $(tail -n 5 "$TMP/last.log")"
-	local figs="NaN NaN"
+	local figs="NaN NaN" busy="NaN"
 	[ -s "$TMP/last.json" ] && figs=$(jq -r '.points[0].summary | "\(.throughput) \(.p95_us)"' "$TMP/last.json")
+	# Median share of the CPUs other processes used over the run's trials.
+	[ -s "$TMP/last.json" ] && busy=$(jq -r '[.points[].trials[]?.disturbance.other_cpu // empty] | sort | if length == 0 then "NaN" else .[length/2|floor] end' "$TMP/last.json")
+	local load
+	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo NaN)
 	# "FAIL: 2 of 5 checks failed: a @ point; b @ point" -> "a,b"
 	local failed
 	failed=$(sed -n 's/^FAIL: [0-9]* of [0-9]* checks* failed: //p' "$TMP/last.log" | head -n 1 |
 		awk -F'; ' '{for (i = 1; i <= NF; i++) {sub(/ @ .*/, "", $i); printf "%s%s", (i > 1 ? "," : ""), $i}}')
-	printf '%s\t%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" "${failed:--}" >>"$TMP/runs.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" "${failed:--}" "$busy" "$load" >>"$TMP/runs.tsv"
 	rm -f "$TMP/last.json"
-	note "$2: exit $rc, throughput/p95 $figs, failed: ${failed:-none}"
+	note "$2: exit $rc, throughput/p95 $figs, other-process CPU $busy, load $load, failed: ${failed:-none}"
 }
 
 : >"$TMP/runs.tsv"
@@ -168,50 +196,61 @@ if [ "$SOUND_N" -gt 0 ]; then
 		recorded=$((recorded + 1))
 		note "history run $recorded/$SOUND_K recorded"
 	done
+	start_hog
 	for i in $(seq "$SOUND_N"); do
 		run_one "$TMP/base/same.yaml" baseline-aa
 		run_one "$TMP/base/slow.yaml" baseline-slow
 	done
+	stop_hog
 fi
 
 if [ "$SOUND_SAME_N" -gt 0 ]; then
 	samerun_scenario "$SOUND_DELAY" "$TMP/same/aa.yaml"
 	samerun_scenario "$SOUND_SLOW_DELAY" "$TMP/same/slow.yaml"
+	start_hog
 	for i in $(seq "$SOUND_SAME_N"); do
 		run_one "$TMP/same/aa.yaml" samerun-aa
 		run_one "$TMP/same/slow.yaml" samerun-slow
 	done
+	stop_hog
 fi
 
 # Counts per arm with 95% Wilson intervals of the alarm rate among runs that
 # reached a verdict (exit 0 or 1).
 summary() {
-	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $(nproc) CPUs"
+	local hog="no CPU hog"
+	[ "$SOUND_HOG" = 1 ] && hog="CPU hog on one core during the gated runs"
+	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $(nproc) CPUs; $hog"
 	echo
-	echo "| mode | arm | runs | exit 1 | exit 0 | exit 3 | exit-1 rate | 95% Wilson interval | median throughput | median p95 µs |"
-	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"
+	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate | 95% Wilson interval | exit-0 rate | median throughput | median p95 µs | other-process CPU (median, range) | load average (range) |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|"
 	for tag in baseline-aa baseline-slow samerun-aa samerun-slow; do
 		awk -F'\t' -v tag="$tag" '
 			function median(a, n,   i, j, x) {
 				for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
 				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-			$1 == tag {runs++; c[$2]++; if ($3 != "NaN") {nt++; t[nt] = $3; q[nt] = $4}}
+			$1 == tag {runs++; c[$2]++; if ($3 != "NaN") {nt++; t[nt] = $3; q[nt] = $4}
+				if ($6 != "NaN" && $6 != "") {nb++; b[nb] = $6; bmin = (nb == 1 || $6 < bmin) ? $6 : bmin; bmax = (nb == 1 || $6 > bmax) ? $6 : bmax}
+				if ($7 != "NaN" && $7 != "") {nl++; lmin = (nl == 1 || $7 < lmin) ? $7 : lmin; lmax = (nl == 1 || $7 > lmax) ? $7 : lmax}}
 			END {
 				if (!runs) exit
 				mode = tag ~ /^baseline/ ? "baseline history" : "same run"
 				arm = tag ~ /-aa$/ ? "A/A (false alarms)" : "slowdown (detections)"
-				k = c[1] + 0; n = c[0] + c[1]
+				k = c[1] + 0; n = c[0] + c[1] + c[4]
 				if (n > 0) {
 					z = 1.959964; p = k / n; d = 1 + z * z / n
 					ctr = (p + z * z / (2 * n)) / d; h = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
 					rate = sprintf("%d/%d = %.2f", k, n, p); ci = sprintf("[%.2f, %.2f]", ctr - h < 0 ? 0 : ctr - h, ctr + h > 1 ? 1 : ctr + h)
 				} else { rate = "–"; ci = "–" }
 				mt = nt ? sprintf("%.1f", median(t, nt)) : "–"; mq = nt ? sprintf("%.0f", median(q, nt)) : "–"
-				printf "| %s | %s | %d | %d | %d | %d | %s | %s | %s | %s |\n", mode, arm, runs, k, c[0] + 0, runs - n, rate, ci, mt, mq
+				pass = n > 0 ? sprintf("%d/%d = %.2f", c[0], n, c[0] / n) : "–"
+				mb = nb ? sprintf("%.0f%% (%.0f–%.0f%%)", 100 * median(b, nb), 100 * bmin, 100 * bmax) : "–"
+				ml = nl ? sprintf("%.1f–%.1f", lmin, lmax) : "–"
+				printf "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", mode, arm, runs, k, c[0] + 0, c[4] + 0, runs - n, rate, ci, pass, mt, mq, mb, ml
 			}' "$TMP/runs.tsv"
 	done
 	echo
-	echo "Medians are of the candidate (\`delay\`) point. Exit 3 runs are left out of the rates."
+	echo "Rates are over runs with a verdict (exit 0, 1 or 4); exit 3 runs are left out. Throughput and p95 medians are of the candidate point."
 	echo
 	echo "Failed checks, by arm (how many runs each failed in):"
 	echo

@@ -297,7 +297,7 @@ func sameRunMDE(a, b []float64, alpha float64) float64 {
 func imbalance(cand, ref *result.Point) string {
 	a, okA := baseline.PointOtherCPU(cand)
 	b, okB := baseline.PointOtherCPU(ref)
-	if !okA || !okB || math.Abs(a-b) < DisturbedMargin {
+	if !okA || !okB || math.Abs(a-b) < fallbackMargin {
 		return ""
 	}
 	return fmt.Sprintf("arms disturbed unequally: other processes used %.0f%% of the CPUs during the candidate's windows and %.0f%% during the reference's", 100*a, 100*b)

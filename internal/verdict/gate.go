@@ -91,11 +91,27 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	return out
 }
 
-// DisturbedMargin is how much more of the machine's CPU other processes
-// must have used in this run than in the busiest baseline run for a
-// regression to be put down to the testbed, not the build: 10 percentage
-// points of all CPUs (a fifth of a core on a 2-core runner).
-const DisturbedMargin = 0.10
+// DisturbedCores is how much more CPU, in cores, other processes must
+// have used in this run than in the busiest baseline run for a regression
+// to be put down to the testbed rather than the build: a quarter of a core
+// (12.5 percentage points of a 2-core runner, 1.6 of a 16-core machine).
+// disturbedMargin turns it into a share of all CPUs, never below
+// minDisturbedMargin so scheduler noise on a large machine is not taken
+// for a neighbour.
+const (
+	DisturbedCores     = 0.25
+	minDisturbedMargin = 0.02
+	// fallbackMargin applies when the run does not say how many CPUs the
+	// machine has.
+	fallbackMargin = 0.10
+)
+
+func disturbedMargin(numCPU int) float64 {
+	if numCPU <= 0 {
+		return fallbackMargin
+	}
+	return max(DisturbedCores/float64(numCPU), minDisturbedMargin)
+}
 
 // disturbed turns a regression (or an undecided check) measured while the
 // machine was markedly busier with other work than in every baseline run
@@ -120,7 +136,7 @@ func disturbed(c *Check, tb *baseline.Testbed, run *result.Run) {
 		return
 	}
 	most, ok := tb.MaxOtherCPU(c.Point)
-	if !ok || now < most+DisturbedMargin {
+	if !ok || now < most+disturbedMargin(run.Environment.NumCPU) {
 		return
 	}
 	c.Class, c.Status, c.Disturbed = ClassUndecided, StatusInconclusive, true
