@@ -43,6 +43,10 @@
 #                        sleeps to within ~15 us, so 10.5ms is a 5% slowdown)
 #   SOUND_PROTOCOL=grpc  SOUND_CONCURRENCY=1
 #   SOUND_OUT=FILE       also write the summary (Markdown) there
+#   SOUND_HOG=1          run a CPU hog on one core during the gated runs
+#   SOUND_STABILITY=10%  SOUND_ALLOW_UNSTABLE=false  (a loaded shared machine
+#                        needs e.g. 25% and true: the gate then judges the
+#                        kept trials of a point that never stabilized)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +59,8 @@ cd "$(dirname "$0")/.."
 : "${SOUND_CONCURRENCY:=1}"
 : "${SOUND_OUT:=}"
 : "${SOUND_HOG:=0}"
+: "${SOUND_STABILITY:=10%}"
+: "${SOUND_ALLOW_UNSTABLE:=false}"
 PERFSCEN=${PERFSCEN:-bin/perfscen}
 
 die() { echo "soundness: $*" >&2; exit 2; }
@@ -100,7 +106,8 @@ sweep:
   concurrency: [$SOUND_CONCURRENCY]
 measurement:
   window: 1s
-  stability: 10%
+  stability: $SOUND_STABILITY
+  allow_unstable: $SOUND_ALLOW_UNSTABLE
   max_trials: 8
   trials: 5
 thresholds:
@@ -135,7 +142,8 @@ sweep:
   concurrency: [$SOUND_CONCURRENCY]
 measurement:
   window: 1s
-  stability: 10%
+  stability: $SOUND_STABILITY
+  allow_unstable: $SOUND_ALLOW_UNSTABLE
   max_trials: 8
   trials: 10
 thresholds:

@@ -164,10 +164,10 @@ func TestSettleKeepsEarlierDecisions(t *testing.T) {
 	if got := prev.Undecided(); len(got) != 2 || got[0] != "p" || got[1] != "r" {
 		t.Errorf("Undecided = %v, want both arms", got)
 	}
-	next := &Verdict{Checks: []Check{{Kind: KindComparison, Name: "a", Point: "p", Status: StatusInconclusive},
+	next := &Verdict{Interrupted: true, Notices: []string{"n"}, Checks: []Check{{Kind: KindComparison, Name: "a", Point: "p", Status: StatusInconclusive},
 		{Kind: KindComparison, Name: "b", Point: "p", Status: StatusFail}}}
 	got := Settle(prev, next)
-	if got.Checks[0].Status != StatusPass || got.Checks[1].Status != StatusFail {
+	if got.Checks[0].Status != StatusPass || got.Checks[1].Status != StatusFail || !got.Interrupted || len(got.Notices) != 1 {
 		t.Errorf("Settle = %+v", got.Checks)
 	}
 }

@@ -53,14 +53,15 @@ func Settle(prev, next *Verdict) *Verdict {
 			decided[checkKey(c)] = c
 		}
 	}
-	out := &Verdict{Notices: next.Notices}
+	out := *next // the new look's notices and run-level state
+	out.Checks = nil
 	for _, c := range next.Checks {
 		if d, ok := decided[checkKey(c)]; ok {
 			c = d
 		}
 		out.Checks = append(out.Checks, c)
 	}
-	return out
+	return &out
 }
 
 // Undecided lists the point IDs whose checks are still inconclusive and
