@@ -83,3 +83,20 @@ func TestComparisonArmImbalance(t *testing.T) {
 		}
 	}
 }
+
+// With allow_unstable, a point that never stabilized is judged on its kept
+// trials instead of being skipped: on a busy runner that is every point.
+func TestBaselineJudgesUnstablePointsWhenAllowed(t *testing.T) {
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{"throughput"}}
+	rng := rand.New(rand.NewPCG(15, 16))
+	base := history(t, rng, 8, 0.01)
+	slow := mkPoint("a/c=1", "a", c(1), noisy(rng, 5, 700, 28000, 0.02))
+	slow.Status = result.PointUnstable
+	got := Options{AllowUnstable: true}.Baseline(spec, base, mkRun(slow))[0]
+	if got.Status != StatusFail || len(got.Warnings) == 0 || !strings.Contains(got.Warnings[0], "judged on its 5 kept trial(s)") {
+		t.Fatalf("allowed unstable point: %s %q %v", got.Status, got.Message, got.Warnings)
+	}
+	if got := Baseline(spec, base, mkRun(slow))[0]; got.Status != StatusSkip {
+		t.Fatalf("unstable point without allow_unstable: %s", got.Status)
+	}
+}

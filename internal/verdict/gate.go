@@ -191,8 +191,15 @@ func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowU
 	c.NRef = hist.K()
 	vals := pointValues(p, metric)
 	c.N = len(vals)
+	// The scenario may ask for points that never stabilize to be judged on
+	// their kept trials: on a busy runner that is every point, and skipping
+	// them would leave the gate doing nothing.
+	judgeUnstable := p.Status == result.PointUnstable && allowUnstable && len(vals) >= 2
+	if judgeUnstable {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("point did not stabilize; judged on its %d kept trial(s) (allow_unstable)", len(vals)))
+	}
 	switch {
-	case p.Status == result.PointUnstable || p.Status == result.PointFailed || p.Status == result.PointPartial:
+	case !judgeUnstable && (p.Status == result.PointUnstable || p.Status == result.PointFailed || p.Status == result.PointPartial):
 		c.Class, c.Status = ClassUnstable, StatusSkip
 		if allowUnstable && p.Status == result.PointUnstable {
 			c.Status = StatusWarn
