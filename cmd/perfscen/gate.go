@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
@@ -32,6 +33,12 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	}
 	if err := applyModelParams(pl, f.modelParams); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+		return exitcode.Invalid
+	}
+	// The embedded server's models and parameters are checked as validate
+	// checks them, before it starts.
+	if err := checkEmbedded(pl); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
 		return exitcode.Invalid
 	}
 	// A bad baseline is refused before any load is sent: minutes of
@@ -149,6 +156,9 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 	if err := report.Render(e.stdout, f.format, run, v, opts); err != nil {
 		return exitcode.AsInvalid(err)
 	}
+	// Every output is attempted: one that fails must not keep the others
+	// (Markdown, step summary, annotations) from being written.
+	var errs []error
 	files := []struct{ path, format string }{
 		{f.junit, "junit"}, {f.html, "html"}, {f.csv, "csv"}, {f.markdown, "markdown"},
 	}
@@ -156,23 +166,64 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 		if o.path == "" {
 			continue
 		}
-		var buf bytes.Buffer
 		fo := opts
 		fo.Color = false
 		fo.VerboseCSV = f.csvVerbose
-		if err := report.Render(&buf, o.format, run, v, fo); err != nil {
-			return err
+		path := outputPath(o.path, pl.Scenario, many)
+		if o.format == "csv" {
+			errs = append(errs, writeCSVs(path, run, v, fo))
+			continue
 		}
-		if err := atomicfile.Write(outputPath(o.path, pl.Scenario, many), buf.Bytes(), 0o644); err != nil {
-			return exitcode.AsEnvironment(err)
+		var buf bytes.Buffer
+		if err := report.Render(&buf, o.format, run, v, fo); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
+			errs = append(errs, exitcode.AsEnvironment(err))
 		}
 	}
 	if e.getenv("GITHUB_ACTIONS") == "true" {
-		if err := report.GitHub(e.stdout, run, v, opts); err != nil {
-			return err
+		errs = append(errs, report.GitHub(e.stdout, run, v, opts))
+	}
+	errs = append(errs, report.StepSummary(e.getenv, run, v))
+	return errors.Join(errs...)
+}
+
+// writeCSVs writes perf_analyzer's CSV layout, which holds one model at
+// one value of every swept dimension but the load: a run with several gets
+// one file per set, named PATH.<model>[.<dim>=<value>…].csv, so rows never
+// mix.
+func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Options) error {
+	groups := map[string][]result.Point{}
+	var order []string
+	keys := csvGroupKeys(run.Points)
+	for i, p := range run.Points {
+		k := keys[i]
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], p)
+	}
+	var errs []error
+	for _, k := range order {
+		sub := *run
+		sub.Points = groups[k]
+		target := path
+		if len(order) > 1 {
+			ext := filepath.Ext(path)
+			target = strings.TrimSuffix(path, ext) + "." + k + ext
+		}
+		var buf bytes.Buffer
+		if err := report.Render(&buf, "csv", &sub, v, opts); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", target, err))
+			continue
+		}
+		if err := atomicfile.Write(target, buf.Bytes(), 0o644); err != nil {
+			errs = append(errs, exitcode.AsEnvironment(err))
 		}
 	}
-	return report.StepSummary(e.getenv, run, v)
+	return errors.Join(errs...)
 }
 
 // bands gives the HTML plot the baseline's throughput range per point.

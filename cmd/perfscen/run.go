@@ -60,6 +60,13 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 			if err != nil {
 				return err
 			}
+			// Preflight: what would fail after the load fails before it.
+			if err := duplicateNames(files, e.getenv); err != nil {
+				return err
+			}
+			if err := checkOutputs(f); err != nil {
+				return err
+			}
 			debug := e.getenv("PERFSCEN_DEBUG_GOROUTINES") != ""
 			start := runtime.NumGoroutine()
 			if debug {

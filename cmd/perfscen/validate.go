@@ -53,6 +53,10 @@ func runValidate(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "ok  %s\n", f)
 	}
+	if err := duplicateNames(files, e.getenv); err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+		bad++
+	}
 	if bad > 0 {
 		return exitSilently(exitcode.Invalid)
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
@@ -17,6 +20,9 @@ import (
 func modelSpec(ctx context.Context, c client.Client, m plan.Model, useConfig bool) (inputdata.ModelSpec, error) {
 	md, err := c.ModelMetadata(ctx, m.Name, m.Version)
 	if err != nil {
+		if uerr := unknownModel(ctx, c, m); uerr != nil {
+			return inputdata.ModelSpec{}, uerr
+		}
 		return inputdata.ModelSpec{}, serverErr(fmt.Sprintf("model %q (alias %s) metadata", m.Name, m.Alias), err)
 	}
 	spec := inputdata.ModelSpec{Name: m.Name}
@@ -35,6 +41,33 @@ func modelSpec(ctx context.Context, c client.Client, m plan.Model, useConfig boo
 		return spec, nil
 	}
 	return specFromMetadata(m.Name, md), nil
+}
+
+// unknownModel tells a model the server does not have from a server that
+// failed to answer: Triton answers an unknown model with 400 over HTTP, so
+// the status alone cannot say. When the repository index is readable and
+// lacks the model, it is the scenario's mistake (exit 2), named with the
+// models the server does have.
+func unknownModel(ctx context.Context, c client.Client, m plan.Model) error {
+	idx, err := c.RepositoryIndex(ctx)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, r := range idx {
+		if r.Name == m.Name {
+			return nil
+		}
+		if !slices.Contains(names, r.Name) {
+			names = append(names, r.Name)
+		}
+	}
+	sort.Strings(names)
+	list := strings.Join(names, ", ")
+	if list == "" {
+		list = "none"
+	}
+	return failure.Invalid(fmt.Errorf("model %q (alias %s) is not on the server; its models: %s", m.Name, m.Alias, list))
 }
 
 // serverErr classifies a failed call: the server saying "no such model" is

@@ -2,6 +2,10 @@ package refserver
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kserve"
@@ -35,6 +39,41 @@ type modelDef struct {
 	// defaults adjusts the generic parameter defaults for this model.
 	defaults  func(*modelParams)
 	newEngine func() engine
+	// own lists the model-specific parameters this model reads (delay and
+	// jitter for delay, slowdown for the mlp models); setting another
+	// model's parameter would silently do nothing, so it is refused.
+	own []string
+}
+
+// modelSpecificParams are read by some models only; every other
+// parameter applies to any model.
+var modelSpecificParams = []string{ParamDelay, ParamJitter, ParamSlowdown}
+
+// checkOwnParams refuses a model-specific parameter the model ignores.
+func (d *modelDef) checkOwnParams(kv map[string]string) error {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if slices.Contains(modelSpecificParams, k) && !slices.Contains(d.own, k) {
+			return fmt.Errorf("parameter %q: model %s does not use it (it applies to %s)", k, d.name, paramOwners(k))
+		}
+	}
+	return nil
+}
+
+// paramOwners names the built-in models that read a model-specific key.
+func paramOwners(key string) string {
+	var names []string
+	for name, d := range builtinModels() {
+		if slices.Contains(d.own, key) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 // engine computes a model. One engine value serves all instances, so

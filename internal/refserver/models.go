@@ -89,7 +89,7 @@ func copyExecute(_ context.Context, b *execBatch) ([]tensorBuf, error) {
 // delay copies its input after a service time of delay ± jitter.
 func delayModel() *modelDef {
 	return &modelDef{
-		name: "delay", platform: builtinPlatform, maxBatchSize: 8,
+		name: "delay", platform: builtinPlatform, maxBatchSize: 8, own: []string{ParamDelay, ParamJitter},
 		inputs:  []tensorSpec{{name: "INPUT0", dtype: kserve.FP32, dims: []int64{-1}}},
 		outputs: []tensorSpec{{name: "OUTPUT0", dtype: kserve.FP32, dims: []int64{-1}}},
 		newEngine: func() engine {
@@ -106,7 +106,7 @@ func delayModel() *modelDef {
 // mlp models run the same two-layer perceptron with two engines.
 func mlpModel(name string, run func(*mlpWeights, []float32, []float32, int, float64)) *modelDef {
 	return &modelDef{
-		name: name, platform: builtinPlatform, maxBatchSize: 8,
+		name: name, platform: builtinPlatform, maxBatchSize: 8, own: []string{ParamSlowdown},
 		inputs:  []tensorSpec{{name: "INPUT0", dtype: kserve.FP32, dims: []int64{mlpIn}}},
 		outputs: []tensorSpec{{name: "OUTPUT0", dtype: kserve.FP32, dims: []int64{mlpOut}}},
 		defaults: func(p *modelParams) {

@@ -425,6 +425,9 @@ func checkModels(defs map[string]*modelDef, opts Options) error {
 		if _, err := applyParams(defaultParams(), opts.ModelParams[name]); err != nil {
 			return fmt.Errorf("model %q: %w", name, err)
 		}
+		if err := defs[name].checkOwnParams(opts.ModelParams[name]); err != nil {
+			return fmt.Errorf("model %q: %w", name, err)
+		}
 	}
 	for _, name := range opts.Repository {
 		if defs[name] == nil && !llmsim.IsModel(name) {

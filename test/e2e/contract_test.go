@@ -32,6 +32,8 @@ func TestExitCodeContract(t *testing.T) {
 		stderr []string // must appear on stderr
 		never  []string // must appear nowhere
 		outs   []string // result files written under the out dir
+		none   bool     // nothing may be written: refused before any load
+		extra  []string // other files written under the out dir
 	}{
 		{name: "pass", files: []string{"pass"}, want: 0, stdout: []string{"PASS"}, outs: []string{"pass.json"}},
 		{name: "invalid scenario", files: []string{"invalid"}, want: 2, stderr: []string{"invalid.yaml:"}},
@@ -60,12 +62,28 @@ func TestExitCodeContract(t *testing.T) {
 			flags: []string{"--connect-timeout", "300ms"}, want: 2, outs: []string{"unreachable.json"}},
 		{name: "pass and unreachable", files: []string{"pass", "unreachable"},
 			flags: []string{"--connect-timeout", "300ms"}, want: 3, outs: []string{"pass.json", "unreachable.json"}},
+		// Problem 9: a parameter the model does not have is refused
+		// before the server starts, as validate refuses it.
+		{name: "parameter the model lacks", files: []string{"pass"}, flags: []string{"--model-param", "simple.slowdown=3"},
+			want: 2, stderr: []string{`"slowdown"`, "does not use it"}, none: true},
+		// Problems 7 and 8: what would go wrong after the load is refused
+		// before it: duplicate names, an output that cannot be written.
+		{name: "duplicate scenario names", files: []string{"dup/one", "dup/two"}, want: 2,
+			stderr: []string{`both named "same"`}, none: true},
+		{name: "junit path not writable", files: []string{"pass"}, flags: []string{"--junit", dir + "pass.yaml/junit.xml"},
+			want: 2, stderr: []string{"--junit"}, none: true},
+		// Problem 8: several models in --csv give one file each, and the
+		// outputs after it are written.
+		{name: "csv with two models", files: []string{"two-models"}, flags: []string{"--csv", "@/pa.csv", "--markdown", "@/s.md"},
+			want: 0, stdout: []string{"PASS"}, extra: []string{"pa.a.csv", "pa.b.csv", "s.md"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
 			args := []string{"run", "-q", "--out-dir", out, "--junit", filepath.Join(out, "junit.xml")}
-			args = append(args, tc.flags...)
+			for _, fl := range tc.flags {
+				args = append(args, strings.Replace(fl, "@", out, 1))
+			}
 			for _, f := range tc.files {
 				args = append(args, dir+f+".yaml")
 			}
@@ -86,6 +104,16 @@ func TestExitCodeContract(t *testing.T) {
 			for _, s := range tc.never {
 				if strings.Contains(stdout+stderr, s) {
 					t.Errorf("output says %q:\n%s\n%s", s, stdout, stderr)
+				}
+			}
+			if tc.none {
+				if left, _ := os.ReadDir(out); len(left) > 0 {
+					t.Errorf("written before refusing: %v", left)
+				}
+			}
+			for _, name := range tc.extra {
+				if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+					t.Errorf("%s not written: %v", name, err)
 				}
 			}
 			for _, name := range tc.outs {

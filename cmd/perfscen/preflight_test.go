@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/refserver"
+)
+
+// Problem 9: a model the live server does not have is the scenario's
+// mistake: exit 2 naming it and the server's models, not exit 3.
+func TestRunUnknownModelOnLiveServer(t *testing.T) {
+	srv := startServer(t, refserver.Options{Models: []string{"simple", "delay"}, Repository: []string{"simple", "delay"}})
+	dir := t.TempDir()
+	sc := writeFile(t, filepath.Join(dir, "s.yaml"), `version: 1
+name: live-unknown
+server:
+  url: `+srv.HTTPAddr()+`
+  timeout: 2s
+models:
+  - name: simpel
+load:
+  mode: iterations
+  iterations: 5
+`)
+	r := runFault(t, context.Background(), "run", sc, "-q", "--out-dir", dir)
+	if r.code != exitcode.Invalid {
+		t.Fatalf("want exit 2, got %s", r)
+	}
+	for _, want := range []string{`"simpel"`, "not on the server", "delay, simple"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
