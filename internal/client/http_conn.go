@@ -198,8 +198,12 @@ func (hc *httpConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 		if _, err := hc.br.Peek(1); err != nil {
 			hc.drop()
 			// A kept-alive connection the server closed while idle fails
-			// before any reply byte; the request was not answered, so it
-			// goes once more on a fresh connection, as net/http does.
+			// before any reply byte, and the request goes once more on a
+			// fresh connection. net/http's reader goroutine notices such
+			// a close while the connection idles and never sends on it;
+			// without that goroutine the first read after the write is
+			// where the close shows. A server that read the request and
+			// then closed without a byte of reply would see it twice.
 			if retryable && isConnReset(err) {
 				continue
 			}
