@@ -294,10 +294,11 @@ type chunk struct {
 	Error   json.RawMessage `json:"error"`
 }
 
+// Deltas are values, not pointers: one allocation fewer per chunk.
 type choice struct {
 	Text    string `json:"text"`
-	Delta   *delta `json:"delta"`
-	Message *delta `json:"message"`
+	Delta   delta  `json:"delta"`
+	Message delta  `json:"message"`
 }
 
 type delta struct {
@@ -326,10 +327,8 @@ func (c *chunk) hasContent() bool {
 		if ch.Text != "" {
 			return true
 		}
-		for _, d := range []*delta{ch.Delta, ch.Message} {
-			if d != nil && (d.Content != "" || d.ReasoningContent != "") {
-				return true
-			}
+		if ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" || ch.Message.Content != "" || ch.Message.ReasoningContent != "" {
+			return true
 		}
 	}
 	return false
