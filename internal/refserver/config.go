@@ -105,6 +105,9 @@ func sequenceConfig(d *modelDef) *inferencepb.ModelSequenceBatching {
 		if name == "CORRID" {
 			c.Kind = inferencepb.ModelSequenceBatching_Control_CONTROL_SEQUENCE_CORRID
 			c.DataType = inferencepb.DataType_TYPE_UINT64
+			if d.seqStringID {
+				c.DataType = inferencepb.DataType_TYPE_STRING
+			}
 		} else {
 			c.Kind = kinds[name]
 			c.Int32FalseTrue = []int32{0, 1}

@@ -33,6 +33,7 @@ type modelDef struct {
 	sequence     bool     // sequence batching: requests need a sequence_id
 	seqOldest    bool     // sequence batching with the oldest strategy (config only)
 	seqControls  []string // sequence control inputs the config lists (config only)
+	seqStringID  bool     // the CORRID control is TYPE_STRING (config only)
 	// decoupled models answer 0..n responses per request, on gRPC streams
 	// only (Triton's model_transaction_policy { decoupled: true }).
 	decoupled bool

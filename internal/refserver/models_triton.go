@@ -21,6 +21,7 @@ func tritonExampleModels() []*modelDef {
 		customIdentityInt32Model(),
 		sequenceModel("simple_sequence", false),
 		sequenceModel("simple_dyna_sequence", true),
+		stringDynaSequenceModel(),
 		repeatInt32Model(),
 	}
 }
@@ -145,4 +146,37 @@ func sequenceModel(name string, dyna bool) *modelDef {
 			})
 		},
 	}
+}
+
+// simple_string_dyna_sequence is what Triton's QA makes of
+// simple_dyna_sequence for string correlation IDs (the dyna_sequence custom
+// backend, CORRID of TYPE_STRING), which the sequence examples run with
+// -d: OUTPUT accumulates INPUT over the sequence, and the request that
+// ends it adds its correlation ID, which must then be a decimal integer.
+func stringDynaSequenceModel() *modelDef {
+	d := sequenceModel("simple_string_dyna_sequence", true)
+	d.seqStringID = true
+	d.newEngine = func() engine {
+		states := &sequenceStates{}
+		return engineFunc(func(_ context.Context, b *execBatch) ([]tensorBuf, error) {
+			seq := b.jobs[0].seq
+			var corrid int64
+			if seq.end {
+				id, err := strconv.ParseInt(seq.id, 10, 64)
+				if err != nil {
+					return nil, errorf(codeInvalidArg, "model '%s' adds the correlation ID at the end of a sequence and needs it to be a decimal integer, got %q", d.name, seq.id)
+				}
+				corrid = id
+			}
+			in := b.inputs[0].raw
+			v := int64(int32(binary.LittleEndian.Uint32(in)))
+			total, err := states.step(seq, func(prev int64) int64 { return int64(int32(prev + v)) })
+			if err != nil {
+				return nil, err
+			}
+			out := binary.LittleEndian.AppendUint32(nil, uint32(int32(total+corrid)))
+			return []tensorBuf{{shape: b.inputs[0].shape, raw: out}}, nil
+		})
+	}
+	return d
 }

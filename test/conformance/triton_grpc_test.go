@@ -388,3 +388,30 @@ func TestClassification(t *testing.T) {
 		}
 	})
 }
+
+// simple_string_dyna_sequence accumulates and adds its (decimal string)
+// correlation ID on the request that ends the sequence.
+func TestStringDynaSequenceContract(t *testing.T) {
+	s := start(t, refserver.Options{Models: []string{"simple_string_dyna_sequence"}})
+	c := stubs(t, s)
+	ctx := ctxT(t)
+	var got []int32
+	vals := []int32{20, -11, -7, -1}
+	for i, v := range vals {
+		resp, err := c.ModelInfer(ctx, &inferencepb.ModelInferRequest{
+			ModelName:        "simple_string_dyna_sequence",
+			Inputs:           []*inferencepb.ModelInferRequest_InferInputTensor{{Name: "INPUT", Datatype: "INT32", Shape: []int64{1, 1}}},
+			RawInputContents: [][]byte{i32(v)},
+			Parameters: map[string]*inferencepb.InferParameter{
+				"sequence_id": strParam("1002"), "sequence_start": boolParam(i == 0), "sequence_end": boolParam(i == len(vals)-1),
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, int32sOf(resp.GetRawOutputContents()[0])...)
+	}
+	if want := []int32{20, 9, 2, 1 + 1002}; !slices.Equal(got, want) {
+		t.Errorf("outputs %v, want %v", got, want)
+	}
+}
