@@ -53,6 +53,42 @@ type httpReply struct {
 	body   []byte
 }
 
+// waitAccepted waits until model has queued n requests since it loaded:
+// the server-side state a test needs before it unloads or closes, where a
+// sleep would only make that likely.
+func waitAccepted(t testing.TB, s *Server, model string, n int) {
+	t.Helper()
+	m, ok := s.repo.get(model)
+	if !ok {
+		t.Fatalf("model %s is not loaded", model)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for m.sched.acceptedJobs() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("model %s accepted %d of %d requests in 30s", model, m.sched.acceptedJobs(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// doAsync sends one HTTP request like do, from any goroutine: failures
+// come back as an error for the test goroutine to report.
+func doAsync(s *Server, method, path string, body []byte) (httpReply, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+s.HTTPAddr()+path, bytes.NewReader(body))
+	if err != nil {
+		return httpReply{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return httpReply{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return httpReply{status: resp.StatusCode, header: resp.Header, body: b}, err
+}
+
 // do sends one HTTP request with a bounded timeout.
 func do(t testing.TB, s *Server, method, path string, header map[string]string, body []byte) httpReply {
 	t.Helper()

@@ -36,30 +36,36 @@ func TestCloseWaitsForInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	status := make([]int, 3)
-	for i := range status {
-		wg.Go(func() { status[i] = do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()).status })
+	replies := make([]httpReply, 3)
+	errs := make([]error, 3)
+	for i := range replies {
+		wg.Go(func() { replies[i], errs[i] = doAsync(s, "POST", "/v2/models/delay/infer", delayBody()) })
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitAccepted(t, s, "delay", len(replies))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	for i, st := range status {
-		if st != 200 {
-			t.Errorf("request %d: status %d", i, st)
+	for i, r := range replies {
+		if errs[i] != nil || r.status != 200 {
+			t.Errorf("request %d: status %d, %v", i, r.status, errs[i])
 		}
 	}
 }
 
 func TestQueueTimeout(t *testing.T) {
-	s := startServer(t, Options{Models: []string{"delay"}, ModelParams: map[string]map[string]string{"delay": {"delay": "200ms"}}})
+	// One instance busy for a second; the second request may wait 1 ms.
+	s := startServer(t, Options{Models: []string{"delay"}, ModelParams: map[string]map[string]string{"delay": {"delay": "1s"}}})
 	var wg sync.WaitGroup
-	wg.Go(func() { do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()) })
-	time.Sleep(50 * time.Millisecond)
+	var firstErr error
+	wg.Go(func() { _, firstErr = doAsync(s, "POST", "/v2/models/delay/infer", delayBody()) })
+	waitAccepted(t, s, "delay", 1)
 	rep := do(t, s, "POST", "/v2/models/delay/infer", nil,
 		[]byte(`{"parameters":{"timeout":1000},"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,2],"data":[1,2]}]}`))
 	wg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
 	if rep.status != http.StatusServiceUnavailable {
 		t.Fatalf("queued past its timeout: %d %s", rep.status, rep.body)
 	}
@@ -126,31 +132,28 @@ func TestTLSBothProtocols(t *testing.T) {
 // clean error, and nothing hangs or panics.
 func TestUnloadUnderLoad(t *testing.T) {
 	s := startServer(t, Options{Models: []string{"delay"}, ModelParams: map[string]map[string]string{"delay": {"delay": "20ms", "instance_count": "2"}}})
+	// Six requests reach the model (two executing, four queued) before the
+	// unload; all of them must be served. Requests after it are refused.
+	const before = 6
 	var wg sync.WaitGroup
-	codes := make([]int, 12)
-	for i := range codes {
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
-			codes[i] = do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()).status
-		})
+	replies := make([]httpReply, before)
+	errs := make([]error, before)
+	for i := range replies {
+		wg.Go(func() { replies[i], errs[i] = doAsync(s, "POST", "/v2/models/delay/infer", delayBody()) })
 	}
-	time.Sleep(25 * time.Millisecond)
+	waitAccepted(t, s, "delay", before)
 	if err := s.UnloadModel("delay"); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	ok, rejected := 0, 0
-	for _, c := range codes {
-		switch c {
-		case 200:
-			ok++
-		case 400, 503:
-			rejected++
-		default:
-			t.Errorf("status %d", c)
+	for i, r := range replies {
+		if errs[i] != nil || r.status != 200 {
+			t.Errorf("request %d, queued before the unload: status %d, %v %s", i, r.status, errs[i], r.body)
 		}
 	}
-	if ok == 0 || rejected == 0 {
-		t.Errorf("codes %v: want some served before the unload and some rejected after", codes)
+	for i := range 3 {
+		if r := do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()); r.status != 400 && r.status != 503 {
+			t.Errorf("request %d after the unload: status %d %s, want 400 or 503", i, r.status, r.body)
+		}
 	}
 }

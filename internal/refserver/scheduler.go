@@ -49,6 +49,9 @@ type scheduler struct {
 	wake   chan struct{} // closed and replaced whenever queue or closed changes
 	closed bool
 	wg     sync.WaitGroup
+	// accepted counts every job submit took, so tests can wait for
+	// requests to reach the model instead of sleeping.
+	accepted int
 }
 
 func newScheduler(p batchPolicy, exec func([]*job)) *scheduler {
@@ -69,6 +72,7 @@ func (s *scheduler) submit(j *job) bool {
 	}
 	j.enqueued = time.Now()
 	s.queue = append(s.queue, j)
+	s.accepted++
 	s.signalLocked()
 	return true
 }
@@ -87,6 +91,13 @@ func (s *scheduler) close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+}
+
+// acceptedJobs is how many jobs submit has queued since the start.
+func (s *scheduler) acceptedJobs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted
 }
 
 // pending is the number of queued jobs not yet taken by an instance.

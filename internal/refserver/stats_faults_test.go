@@ -41,10 +41,11 @@ func TestStatisticsCountRequestsAndBatches(t *testing.T) {
 	const n = 8
 	var wg sync.WaitGroup
 	for i := range n {
+		body := mlpBody(t, 1+i%2)
 		wg.Go(func() {
-			rep := do(t, s, "POST", "/v2/models/mlp_optimized/infer", nil, mlpBody(t, 1+i%2))
-			if rep.status != 200 {
-				t.Errorf("status %d: %s", rep.status, rep.body)
+			rep, err := doAsync(s, "POST", "/v2/models/mlp_optimized/infer", body)
+			if err != nil || rep.status != 200 {
+				t.Errorf("status %d: %v %s", rep.status, err, rep.body)
 			}
 		})
 	}
