@@ -11,7 +11,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test fmt-check vet tidy-check staticcheck demo gate baselines bench bench-peers fuzz soak soundness soundness-hog generate clean
+.PHONY: help build test fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -19,7 +19,7 @@ help: ## list targets
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
-test: fmt-check tidy-check vet staticcheck ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./..., full gate-soundness simulation
+test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./..., full gate-soundness simulation
 	$(GO) test -race -timeout 15m ./...
 	@# Under -race the simulation runs 200 replicates per noise model; the
 	@# full 2000 (the soundness goals' sample size) run here without it.
@@ -36,6 +36,13 @@ vet:
 # import marked // indirect, or a module nothing imports, fails here.
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+
+# perfscen is Linux-only (README, Platform); a build for another OS must
+# stop with that reason, not with a missing symbol somewhere.
+platform-check:
+	@out=$$(GOOS=windows $(GO) build -o /dev/null ./cmd/perfscen 2>&1); \
+	if echo "$$out" | grep -q 'builds for Linux only'; then :; else \
+	  echo "GOOS=windows build of cmd/perfscen did not stop at the platform guard:"; echo "$$out"; exit 1; fi
 
 staticcheck: ## staticcheck (pinned version) over every package
 	$(STATICCHECK) ./...

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,8 +14,21 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is what this binary calls itself in `perfscen version`, result
+// files and JUnit. `make build` sets it with -ldflags "-X main.version=…";
+// otherwise it comes from the build info Go stamps into every binary (see
+// buildVersion), so `go install` builds report their module version or
+// VCS revision too.
+var version = ""
+
+// ldflagVersion keeps the -ldflags value for `perfscen version`.
+var ldflagVersion string
+
+func init() {
+	ldflagVersion = version
+	info, ok := debug.ReadBuildInfo()
+	version = buildVersion(ldflagVersion, info, ok).String()
+}
 
 // env is the process state commands may read; tests replace it.
 type env struct {
