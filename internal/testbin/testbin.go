@@ -28,7 +28,7 @@ func Perfscen(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "perfscen")
-		if out, berr := exec.Command("go", "build", "-o", path, "github.com/perfscen/perfscen/cmd/perfscen").CombinedOutput(); berr != nil {
+		if out, berr := exec.Command("go", buildArgs(path)...).CombinedOutput(); berr != nil {
 			err = fmt.Errorf("building perfscen: %v\n%s", berr, out)
 		}
 	})
@@ -36,6 +36,16 @@ func Perfscen(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// buildArgs are the go command's arguments for the binary: with -race
+// when this test binary has it (see raceEnabled).
+func buildArgs(out string) []string {
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	return append(args, "github.com/perfscen/perfscen/cmd/perfscen")
 }
 
 // Cleanup removes the built binary; call it from TestMain after m.Run.
