@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,24 +16,18 @@ import (
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/shm"
+	"go.uber.org/goleak"
 )
 
 // checkLeaks fails the test when goroutines started during it outlive it.
 // Register it first so it runs after every other cleanup.
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Errorf("%d goroutines leaked:\n%s", n-base, buf)
-		}
-	})
+	// goleak compares goroutine stacks, not counts, so a goroutine that
+	// ended while another started cannot hide a leak; it retries while
+	// goroutines wind down, so no sleep stands in for that.
+	existing := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, existing) })
 }
 
 // checkShm fails the test when this process left shared-memory objects.
