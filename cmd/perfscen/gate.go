@@ -183,9 +183,7 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 			errs = append(errs, exitcode.AsEnvironment(err))
 		}
 	}
-	if e.getenv("GITHUB_ACTIONS") == "true" {
-		errs = append(errs, report.GitHub(e.stdout, run, v, opts))
-	}
+	errs = append(errs, report.Annotate(e.stdout, e.getenv, run, v))
 	errs = append(errs, report.StepSummary(e.getenv, run, v))
 	return errors.Join(errs...)
 }

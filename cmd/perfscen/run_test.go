@@ -204,3 +204,21 @@ func TestValidateChecksEmbeddedModels(t *testing.T) {
 		t.Errorf("valid embedded scenario: exit %d\n%s", code, stderr)
 	}
 }
+
+// In GitHub Actions a failed check becomes an ::error annotation (through
+// report.Annotate); elsewhere no annotation is printed.
+func TestRunAnnotatesOnGitHub(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeScenario(t, dir, "tiny.yaml", strings.Replace(iterationsScenario, "%s", "http", 1))
+	for _, gh := range []string{"true", ""} {
+		t.Setenv("GITHUB_ACTIONS", gh)
+		t.Setenv("GITHUB_STEP_SUMMARY", "")
+		code, stdout, stderr := runCLI(t, "run", sc, "-q", "--out-dir", dir, "--model-param", "simple.error_rate=0.5")
+		if code != 1 {
+			t.Fatalf("GITHUB_ACTIONS=%q: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", gh, code, stdout, stderr)
+		}
+		if got := strings.Contains(stdout, "::error "); got != (gh == "true") {
+			t.Errorf("GITHUB_ACTIONS=%q: annotation printed %v\nstdout:\n%s", gh, got, stdout)
+		}
+	}
+}
