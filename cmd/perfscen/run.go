@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/launch"
+	"github.com/perfscen/perfscen/internal/shm"
 	"github.com/perfscen/perfscen/internal/verdict"
 )
 
@@ -56,6 +57,7 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
   perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			removeStaleShm(e)
 			files, err := expandScenarioArgs(args)
 			if err != nil {
 				return err
@@ -156,4 +158,19 @@ func outputPath(path, scenario string, many bool) string {
 	}
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + "." + scenario + ext
+}
+
+// removeStaleShm deletes shared-memory objects left in /dev/shm by perfscen
+// processes that no longer run (a run killed with SIGKILL cannot unlink
+// its regions, and nothing else ever would). Objects of live processes,
+// and anything not named by perfscen, are left alone. A failure here is
+// reported but does not stop the run.
+func removeStaleShm(e *env) {
+	removed, err := shm.CleanupStale(shm.Prefix)
+	for _, n := range removed {
+		fmt.Fprintf(e.stderr, "perfscen: removed stale shared memory %s/%s (its process has exited)\n", shm.Dir, n)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: warning: %v\n", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/shm"
 )
 
 // writeScenario writes a scenario into a temp dir and returns its path.
@@ -220,5 +221,32 @@ func TestRunAnnotatesOnGitHub(t *testing.T) {
 		if got := strings.Contains(stdout, "::error "); got != (gh == "true") {
 			t.Errorf("GITHUB_ACTIONS=%q: annotation printed %v\nstdout:\n%s", gh, got, stdout)
 		}
+	}
+}
+
+// perfscen run removes shared memory left by a perfscen process that died
+// without unlinking it, and keeps a live process's.
+func TestRunRemovesStaleSharedMemory(t *testing.T) {
+	// pid 0x7ffffffe is above Linux's pid_max, so it cannot be running.
+	dead := filepath.Join(shm.Dir, shm.Prefix+"2147483646_runtest")
+	live := filepath.Join(shm.Dir, shm.NewKey("runtest")[1:])
+	for _, p := range []string{dead, live} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(p) })
+	}
+	code, _, stderr := runCLI(t, "run", filepath.Join(t.TempDir(), "missing.yaml"))
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 for a missing scenario\n%s", code, stderr)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("stale %s still there (%v)", dead, err)
+	}
+	if !strings.Contains(stderr, "removed stale shared memory "+dead) {
+		t.Errorf("stderr does not report the removal:\n%s", stderr)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's %s was removed: %v", live, err)
 	}
 }
