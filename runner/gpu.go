@@ -103,6 +103,8 @@ type gpuScraper struct {
 	mu      sync.Mutex
 	samples []gpuSample
 	lastErr error
+	// failed and tries count scrapes, for the run's note.
+	failed, tries int
 	uuids   []string
 
 	cancel context.CancelFunc
@@ -128,10 +130,12 @@ func (g *gpuScraper) loop(ctx context.Context) {
 			return // closing: a scrape cut short is no failure
 		}
 		g.mu.Lock()
+		g.tries++
 		if errors.Is(err, errNoGPU) {
 			g.lastErr = nil
 		} else if err != nil {
 			g.lastErr = err
+			g.failed++
 		} else {
 			g.samples = append(g.samples, s)
 			if len(s.uuids) > 0 {
@@ -228,6 +232,24 @@ func (g *gpuScraper) err() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.lastErr
+}
+
+// note says how scraping went when any scrape failed, for the run's
+// notes: a failing metrics_url must not go unmentioned.
+func (g *gpuScraper) note() string {
+	if g == nil {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.failed == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("metrics_url: %d of %d scrape(s) failed, so GPU figures are missing or partial", g.failed, g.tries)
+	if g.lastErr != nil {
+		msg += "; last error: " + g.lastErr.Error()
+	}
+	return msg
 }
 
 func (g *gpuScraper) close() {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -176,5 +178,30 @@ func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
 	g.url = "http://" + rs.MetricsAddr() + "/nothing"
 	if _, err := g.scrape(context.Background()); err == nil || errors.Is(err, errNoGPU) {
 		t.Fatalf("scrape of a wrong path = %v, want an error", err)
+	}
+}
+
+// Problem 10 of the verdict-integrity issue: a metrics_url that cannot be
+// scraped is said in the run's notes, not dropped silently.
+func TestRunNotesFailingMetricsScrape(t *testing.T) {
+	checkLeaks(t)
+	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	c := newClient(t, "http", srv.HTTPAddr())
+	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+		plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 1, Iterations: 20}})
+	p.Server.MetricsURL = "http://" + closed + "/metrics"
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4))}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := strings.Join(run.Notes, "\n")
+	if !strings.Contains(note, "metrics_url") || !strings.Contains(note, closed) {
+		t.Errorf("run notes do not mention the failing scrape: %q", run.Notes)
 	}
 }

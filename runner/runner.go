@@ -290,6 +290,10 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		}
 	}
 	if rs.gpu != nil {
+		rs.gpu.close() // the last scrape is counted before its note is read
+		if n := rs.gpu.note(); n != "" {
+			run.Notes = append(run.Notes, n)
+		}
 		run.Environment.GPU = rs.gpu.describe()
 		if run.Environment.GPUCount == 0 {
 			// A remote server's GPUs are known only by its metrics.
