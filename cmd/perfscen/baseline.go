@@ -175,10 +175,7 @@ func showBaseline(w io.Writer, f *baseline.File) error {
 				if !ok {
 					continue
 				}
-				mde := "n/a"
-				if est.MDE > 0 {
-					mde = fmt.Sprintf("%.1f%%", 100*est.MDE)
-				}
+				mde := mdeText(est.MDE)
 				if err := t.Append(pid, m, baseline.FormatValue(m, est.Center), est.Runs, est.Trials,
 					fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde); err != nil {
 					return err
@@ -215,4 +212,16 @@ func orNA(s string) string {
 		return "n/a"
 	}
 	return s
+}
+
+// mdeText shows a detectable change; beyond 100% the history cannot
+// support any figure, so it says uncalibrated.
+func mdeText(mde float64) string {
+	switch {
+	case !(mde > 0):
+		return "n/a"
+	case mde > 1:
+		return "uncalibrated"
+	}
+	return fmt.Sprintf("%.1f%%", 100*mde)
 }

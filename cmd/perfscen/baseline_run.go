@@ -155,10 +155,7 @@ func printNoise(w io.Writer, n baseline.Noise) {
 		sort.Strings(metrics)
 		for _, m := range metrics {
 			est := n[p][m]
-			mde := "n/a"
-			if est.MDE > 0 {
-				mde = fmt.Sprintf("%.1f%%", 100*est.MDE)
-			}
+			mde := mdeText(est.MDE)
 			_ = tw.Append(p, m, fmt.Sprint(est.Runs), fmt.Sprint(est.Trials), baseline.FormatValue(m, est.Center),
 				fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde)
 		}

@@ -302,7 +302,9 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	// and this keeps such a history from failing builds over trifles.
 	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && (c.Class == ClassRegressed || c.Class == ClassUndecided) && math.Abs(c.Effect) < math.Abs(t) {
 		c.Class, c.Status = ClassUnchanged, StatusPass
-		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% prediction limit, but within the scenario's %.0f%% tolerance", 100*c.Confidence, 100*math.Abs(t)))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% prediction limit %.4g, but within the scenario's %.0f%% tolerance", 100*c.Confidence, c.Bound, 100*math.Abs(t)))
+		// The bound shown is the one the check was held to.
+		c.Bound = math.Exp(mean) * (1 + dir*math.Abs(t))
 	}
 	if c.MDE > 0.10 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
@@ -350,6 +352,14 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 		dir = -1
 	}
 	c.Bound = center * (1 + dir*eff) // the side a regression crosses
+	if higherBetter && eff >= 1 {
+		// A band reaching zero throughput cannot fail anything: say the
+		// gate is uncalibrated rather than pass a drop of any size.
+		c.Bound, c.MDE, c.Lo, c.Hi = 0, 0, 0, 0
+		c.Class, c.Status = ClassUnchanged, StatusWarn
+		c.Message = fmt.Sprintf("uncalibrated: %+.1f%% vs history of %d run(s), but trials vary %.0f%% (CV), too much for a tolerance gate; record more runs on a quieter testbed", 100*c.Effect, k, 100*cv)
+		return
+	}
 	switch {
 	case dir*c.Effect > eff:
 		c.Class, c.Status = ClassRegressed, StatusFail

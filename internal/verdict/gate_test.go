@@ -155,3 +155,33 @@ func TestBaselineToleranceFloorsPredictionInterval(t *testing.T) {
 		})
 	}
 }
+
+// Problem 6 of the verdict-integrity issue: a one-run history whose trials
+// swing wildly once gave a throughput bound of −4067 infer/s, so a 27%
+// drop passed. A band that reaches zero is reported as uncalibrated (a
+// warning, never a pass), and no throughput bound is negative.
+func TestYoungNoisyBaselineIsUncalibrated(t *testing.T) {
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{"throughput"}}
+	f := baseline.New("demo")
+	wild := trialSet{tp: []float64{6032, 7392, 5984, 2992, 1040}, p95: []float64{1, 1, 1, 1, 1}}
+	if _, err := baseline.Update(f, mkRun(mkPoint("a/c=1", "a", c(1), wild)), baseline.UpdateOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	run := mkRun(mkPoint("a/c=1", "a", c(1), constant(5, 3400, 1)))
+	var got *Check
+	for _, ch := range Baseline(spec, f, run) {
+		if ch.Metric == "throughput" {
+			ch := ch
+			got = &ch
+		}
+	}
+	if got == nil {
+		t.Fatal("no throughput check")
+	}
+	if got.Bound < 0 {
+		t.Errorf("negative throughput bound %g", got.Bound)
+	}
+	if got.Status != StatusWarn || !strings.Contains(got.Message, "uncalibrated") {
+		t.Errorf("status %s, message %q; want an uncalibrated warning", got.Status, got.Message)
+	}
+}
