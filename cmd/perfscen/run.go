@@ -96,7 +96,7 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 	fl.StringVarP(&f.out, "out", "o", "", "write the result JSON here instead of --out-dir")
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report")
 	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report with plots")
-	fl.StringVar(&f.csv, "csv", "", "write perf_analyzer's -f CSV")
+	fl.StringVar(&f.csv, "csv", "", "write perf_analyzer's -f CSV; several models or swept dimensions give one file each (PATH.<model>[.<dim>=<value>].csv)")
 	fl.BoolVar(&f.csvVerbose, "verbose-csv", false, "with --csv: perf_analyzer's --verbose-csv columns")
 	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary")
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
