@@ -105,7 +105,7 @@ type gpuScraper struct {
 	lastErr error
 	// failed and tries count scrapes, for the run's note.
 	failed, tries int
-	uuids   []string
+	uuids         []string
 
 	cancel context.CancelFunc
 	done   chan struct{}
