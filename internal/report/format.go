@@ -111,7 +111,10 @@ func rowOf(c verdict.Check) checkRow {
 	case c.N > 0:
 		r.N = strconv.Itoa(c.N)
 	}
-	if c.MDE > 0 {
+	if c.MDE > 1 {
+		// Beyond 100% the data supports no detectable change at all.
+		r.MDE = "uncalibrated"
+	} else if c.MDE > 0 {
 		r.MDE = pct(c.MDE)
 	}
 	return r

@@ -306,7 +306,10 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 		// The bound shown is the one the check was held to.
 		c.Bound = math.Exp(mean) * (1 + dir*math.Abs(t))
 	}
-	if c.MDE > 0.10 {
+	switch {
+	case c.MDE > 1:
+		c.Warnings = append(c.Warnings, "uncalibrated baseline: the history and this run vary too much to detect any change under 100%; record more runs on a quieter testbed")
+	case c.MDE > 0.10:
 		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
 	}
 }
