@@ -16,7 +16,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kserve"
 )
 
-func statsOf(t *testing.T, s *Server, model string) kserve.ModelStats {
+func statsOf(t testing.TB, s *Server, model string) kserve.ModelStats {
 	t.Helper()
 	rep := do(t, s, "GET", "/v2/models/"+model+"/stats", nil, nil)
 	var sr kserve.StatisticsResponse

@@ -22,14 +22,14 @@ func (g *gen) stream(r *http.Request, e *engine) {
 		})
 		flush()
 	}
-	sent, pending := 0, 0
+	sent := 0
 	for {
 		done := g.sq.finished.Load()
 		n := int(g.sq.emitted.Load())
 		if g.sq.failed.Load() {
 			n-- // the failing step produced no token
 		}
-		pending += n - sent
+		pending := n - sent
 		for pending >= g.chunk || (done && pending > 0) {
 			k := min(pending, g.chunk)
 			g.content(sent, k)
