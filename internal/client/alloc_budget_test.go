@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/perfscen/perfscen/internal/kserve"
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
 )
 
 // Allocation budgets of one request at concurrency 1, as the runner sends
@@ -99,23 +96,7 @@ func BenchmarkHTTPConnAllocsC1(b *testing.B) {
 }
 
 func BenchmarkGRPCAllocsC1(b *testing.B) {
-	sum, diff, _ := addSub(make([]byte, 64), make([]byte, 64))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := grpc.NewServer()
-	pb.RegisterGRPCInferenceServiceServer(s, &cannedGRPC{resp: &pb.ModelInferResponse{
-		ModelName: "simple", ModelVersion: "1",
-		Outputs: []*pb.ModelInferResponse_InferOutputTensor{
-			{Name: "OUTPUT0", Datatype: "INT32", Shape: []int64{1, 16}},
-			{Name: "OUTPUT1", Datatype: "INT32", Shape: []int64{1, 16}},
-		},
-		RawOutputContents: [][]byte{sum, diff},
-	}})
-	go s.Serve(lis)
-	b.Cleanup(s.Stop)
-	c := newClient(b, Options{Protocol: "grpc", URL: lis.Addr().String(), Timeout: 10 * time.Second})
+	c := newClient(b, Options{Protocol: "grpc", URL: cannedGRPCServer(b), Timeout: 10 * time.Second})
 	req := simpleRequest("")
 	req.Parameters = nil
 	infer := func() {

@@ -12,19 +12,19 @@ type Outcome string
 
 const (
 	// OutcomePass: every check passed (warnings and skips allowed).
-	OutcomePass Outcome = "pass"
+	OutcomePass Outcome = result.OutcomePass
 	// OutcomeFail: a check failed on measured data (a regression, a
 	// threshold, wrong outputs, an error budget overrun).
-	OutcomeFail Outcome = "fail"
+	OutcomeFail Outcome = result.OutcomeFail
 	// OutcomeNotMeasured: the server or environment kept the run from
 	// measuring (unreachable, a point where no request succeeded, an
 	// unstable point, a run that stopped early).
-	OutcomeNotMeasured Outcome = "could_not_measure"
+	OutcomeNotMeasured Outcome = result.OutcomeNotMeasured
 	// OutcomeInterrupted: the run was cancelled (SIGINT, SIGTERM) before it
 	// finished; nothing it says is a verdict on the server.
-	OutcomeInterrupted Outcome = "interrupted"
+	OutcomeInterrupted Outcome = result.OutcomeInterrupted
 	// OutcomeInconclusive: the data cannot yet tell a change from noise.
-	OutcomeInconclusive Outcome = "inconclusive"
+	OutcomeInconclusive Outcome = result.OutcomeInconclusive
 )
 
 // Outcome decides the run: interrupted first (a cancelled run is never a
