@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os"
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/result"
@@ -46,6 +47,34 @@ func TestHostFacts(t *testing.T) {
 	if model, n := localGPUs("testdata/none"); model != "" || n != 0 {
 		t.Errorf("localGPUs of a missing dir = %q, %d", model, n)
 	}
+	// Captured verbatim from an H100 machine (driver 580.159.04): the real
+	// file separates key and value with tabs and carries the UUID, which
+	// must not reach the testbed.
+	if model, n := localGPUs("testdata/nvidia-h100"); model != "NVIDIA H100 80GB HBM3" || n != 1 {
+		t.Errorf("localGPUs of the H100 capture = %q, %d", model, n)
+	}
+}
+
+// On a machine with NVIDIA GPUs, the driver's own files must be read: a
+// GPU runner whose testbed silently lacked its GPU would share history
+// with a CPU-only machine of the same CPU. Skipped where there is none.
+func TestLocalGPUsOnThisMachine(t *testing.T) {
+	const dir = "/proc/driver/nvidia/gpus"
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		t.Skip("no NVIDIA driver on this machine")
+	}
+	model, n := localGPUs(dir)
+	if model == "" || n != len(entries) {
+		t.Errorf("localGPUs(%s) = %q, %d; the driver lists %d GPU(s)", dir, model, n, len(entries))
+	}
+	env := result.Environment{CPU: "x", NumCPU: 1}
+	withGPU := env
+	withGPU.GPUModel, withGPU.GPUCount = model, n
+	if DerivedTestbed(env) == DerivedTestbed(withGPU) {
+		t.Error("the derived testbed does not change with the GPUs")
+	}
+	t.Logf("GPUs: %d× %s", n, model)
 }
 
 func TestNamedTestbedWins(t *testing.T) {
