@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/refserver/llmsim"
 )
 
 func init() { register(newServeCmd) }
@@ -35,7 +36,9 @@ func newServeCmd(e *env) *cobra.Command {
   perfscen serve --metrics-port 8002               # also Prometheus metrics on :8002/metrics
   perfscen serve --model-param delay.delay=5ms --model-param simple.error_rate=0.01
   perfscen serve --flavor kserve                   # plain KServe v2: no Triton extensions, JSON tensors
-  curl localhost:8000/v2/health/ready`,
+  curl localhost:8000/v2/health/ready
+  perfscen serve --model-param llm.decode_slowdown=1.1   # the simulated LLM engine, 10% slower decode
+  curl localhost:8000/v1/chat/completions -d '{"model": "llm", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}'`,
 		Short: "Run the built-in Triton-compatible reference server",
 		Long: `serve runs perfscen's reference inference server: KServe v2 over HTTP and
 gRPC with Triton's extensions (binary data, statistics, system shared memory,
@@ -50,7 +53,21 @@ JSON only, and there are no model configuration, statistics, repository or
 shared-memory endpoints.
 
 Model parameters (--model-param model.key=value) tune service time and
-inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.`,
+inject faults, e.g. delay.delay=5ms, simple.error_rate=0.01.
+
+OpenAI-compatible endpoints, on the HTTP port (server.kind: openai):
+  GET  /v1/models             the simulated engines: ` + strings.Join(llmsim.Models(), ", ") + `
+  POST /v1/completions        "prompt"
+  POST /v1/chat/completions   "messages"
+Both answer whole or streamed ("stream": true: server-sent events, one chunk
+per chunk_tokens tokens, usage when stream_options.include_usage is set,
+then [DONE]); max_tokens and ignore_eos are honoured. The engines simulate
+continuous batching: a step decodes one token of every running sequence in
+(decode_base + decode_per_seq × running) × decode_slowdown, and sequences
+admitted at a step add prefill_base + prefill_per_token × prompt tokens to
+it. llm_fp8 is llm with a 25% faster decode. Their parameters, with
+defaults (--model-param llm.decode_slowdown=1.1):
+` + llmsim.ParamHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(e, f) },
 	}

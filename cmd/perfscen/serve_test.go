@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/refserver/llmsim"
 )
 
 // syncBuffer lets the test read output while the command writes it.
@@ -117,5 +118,32 @@ func TestServeFlavorFlag(t *testing.T) {
 	}
 	if _, err := (serveFlags{flavor: "mlserver"}).options(); err == nil || !strings.Contains(err.Error(), "--flavor") {
 		t.Errorf("--flavor mlserver: err %v, want one naming the flag", err)
+	}
+}
+
+// serve --help is where a user of the LLM endpoints learns them: every
+// endpoint and every simulated-engine parameter must be listed, each
+// parameter with its defaults.
+func TestServeHelpListsOpenAIEndpointsAndEngineParameters(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	help := out.String()
+	for _, want := range []string{"GET  /v1/models", "POST /v1/completions", "POST /v1/chat/completions", "stream_options.include_usage",
+		"llm, llm_fp8"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	for _, want := range []string{`decode_base +llm 8ms, llm_fp8 6ms +one decode step`, `decode_slowdown +1 +multiplies`} {
+		if !regexp.MustCompile(want).MatchString(help) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	for _, k := range llmsim.ParamKeys() {
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(k) + ` +\S.* \S`).MatchString(help) {
+			t.Errorf("serve --help does not describe parameter %s", k)
+		}
 	}
 }

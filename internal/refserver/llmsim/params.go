@@ -130,6 +130,9 @@ func (p *Params) set(key, v string) error {
 	return err
 }
 
+// ParamKeys lists the parameter keys, sorted.
+func ParamKeys() []string { return knownParams() }
+
 func knownParams() []string {
 	k := []string{ParamPrefillBase, ParamPrefillPerToken, ParamDecodeBase, ParamDecodePerSeq, ParamDecodeSlowdown,
 		ParamMaxBatch, ParamChunkTokens, ParamDefaultMax, ParamUsage, ParamErrorRate, ParamMidstreamErrors,
@@ -160,4 +163,79 @@ func intIn(v string, lo, hi int) (int, error) {
 		err = fmt.Errorf("%q is not in [%d, %d]", v, lo, hi)
 	}
 	return n, err
+}
+
+// paramDocs say what each parameter does, for `perfscen serve --help`.
+var paramDocs = map[string]string{
+	ParamPrefillBase:     "fixed part of a prefill",
+	ParamPrefillPerToken: "prefill time per input token",
+	ParamDecodeBase:      "one decode step with one sequence in flight",
+	ParamDecodePerSeq:    "added to every step per sequence in flight",
+	ParamDecodeSlowdown:  "multiplies every decode step (1.1: a 10% slower decode)",
+	ParamMaxBatch:        "sequences decoded together; more wait",
+	ParamChunkTokens:     "tokens per streamed chunk",
+	ParamDefaultMax:      "output tokens when a request sets no max_tokens",
+	ParamUsage:           "report usage (false: never, even when asked)",
+	ParamErrorRate:       "fraction of requests answered HTTP 500 before any token",
+	ParamMidstreamErrors: "fraction failing with an error event after some tokens",
+	ParamStallEvery:      "the engine pauses once per this period (0: never)",
+	ParamStallFor:        "for this long",
+	ParamSeed:            "token and fault random seed",
+}
+
+// value is parameter key of p as it would be written.
+func (p Params) value(key string) string {
+	switch key {
+	case ParamPrefillBase:
+		return p.PrefillBase.String()
+	case ParamPrefillPerToken:
+		return p.PrefillPerToken.String()
+	case ParamDecodeBase:
+		return p.DecodeBase.String()
+	case ParamDecodePerSeq:
+		return p.DecodePerSeq.String()
+	case ParamDecodeSlowdown:
+		return strconv.FormatFloat(p.DecodeSlowdown, 'g', -1, 64)
+	case ParamMaxBatch:
+		return strconv.Itoa(p.MaxBatch)
+	case ParamChunkTokens:
+		return strconv.Itoa(p.ChunkTokens)
+	case ParamDefaultMax:
+		return strconv.Itoa(p.DefaultMaxTokens)
+	case ParamUsage:
+		return strconv.FormatBool(p.Usage)
+	case ParamErrorRate:
+		return strconv.FormatFloat(p.ErrorRate, 'g', -1, 64)
+	case ParamMidstreamErrors:
+		return strconv.FormatFloat(p.MidstreamErrors, 'g', -1, 64)
+	case ParamStallEvery:
+		return p.StallEvery.String()
+	case ParamStallFor:
+		return p.StallFor.String()
+	case ParamSeed:
+		return strconv.FormatUint(p.Seed, 10)
+	}
+	return ""
+}
+
+// ParamHelp lists every parameter, sorted, with each engine's default
+// and what it does: one line each, indented for a command's help.
+func ParamHelp() string {
+	var b strings.Builder
+	models := Models()
+	for _, k := range knownParams() {
+		def := defaults[models[0]].value(k)
+		same := true
+		defs := make([]string, len(models))
+		for i, m := range models {
+			v := defaults[m].value(k)
+			same = same && v == def
+			defs[i] = m + " " + v
+		}
+		if !same {
+			def = strings.Join(defs, ", ")
+		}
+		fmt.Fprintf(&b, "  %-20s %-23s %s\n", k, def, paramDocs[k])
+	}
+	return b.String()
 }
