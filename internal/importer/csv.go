@@ -82,6 +82,16 @@ var numericColumns = map[string]csvSetter{
 	"p99 latency":    func(p *result.Point, v float64) { p.Summary.P99Us = v },
 }
 
+// llmColumns are the columns perfscen's own CSV adds for openai-kind runs
+// (token rates, TTFT, ITL, TPOT, goodput). perf_analyzer's layout has no
+// request count to weigh them by, so they are read past, not imported.
+var llmColumns = map[string]bool{
+	"Output Tokens/Second": true, "Goodput": true, "Output Tokens": true, "Input Tokens": true, "Token Count Source": true,
+	"TTFT avg": true, "TTFT p50": true, "TTFT p90": true, "TTFT p95": true, "TTFT p99": true,
+	"ITL avg": true, "ITL p50": true, "ITL p90": true, "ITL p95": true, "ITL p99": true,
+	"TPOT avg": true, "TPOT p50": true, "TPOT p90": true, "TPOT p95": true, "TPOT p99": true,
+}
+
 // gpuSetter stores one per-GPU column ("uuid:value;uuid:value;").
 type gpuSetter func(g *result.GPUMetrics, perGPU []float64)
 
@@ -161,6 +171,7 @@ func checkHeader(name string, header []string, notes *[]string) error {
 		return fmt.Errorf("%s:1:1: unknown perf_analyzer CSV header: first column is %q, want %q or %q", name, first, colConcurrency, colRequestRate)
 	}
 	seen := map[string]bool{}
+	llmNoted := false
 	for i, h := range header[1:] {
 		col := i + 2
 		if seen[h] {
@@ -170,6 +181,11 @@ func checkHeader(name string, header []string, notes *[]string) error {
 		setter, numeric := numericColumns[h]
 		_, isGPU := gpuColumns[h]
 		switch {
+		case llmColumns[h]:
+			if !llmNoted {
+				llmNoted = true
+				*notes = append(*notes, "perfscen's LLM columns (TTFT, ITL, TPOT, tokens/s, goodput) are not imported: the CSV has no request counts to weigh them by")
+			}
 		case numeric && setter == nil && h != colReqResp:
 			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; not imported", h))
 		case numeric, isGPU:
@@ -212,6 +228,9 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 	p := newPoint(opts.Model, lv, opts.BatchSize, opts.Protocol, "")
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
+		if llmColumns[h] {
+			continue
+		}
 		if set, ok := gpuColumns[h]; ok {
 			vals, err := parseGPUCell(cell)
 			if err != nil {

@@ -31,16 +31,25 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 			return fmt.Errorf("csv: model %s mixes concurrency and request-rate points; perf_analyzer's layout holds one load mode", p.Model)
 		}
 	}
-	var withServer, withGPU bool
+	var withServer, withGPU, withLLM bool
 	for _, p := range points {
 		withServer = withServer || (p.Summary.Server != nil && !p.Summary.Server.Reset)
 		withGPU = withGPU || p.Summary.GPU != nil
+		withLLM = withLLM || p.Summary.LLM != nil
 	}
 	bw := bufio.NewWriter(w)
-	bw.WriteString(csvHeader(rate, withServer, opts.VerboseCSV, withGPU))
+	header := csvHeader(rate, withServer, opts.VerboseCSV, withGPU)
+	if withLLM {
+		header = llmCSVHeader(header)
+	}
+	bw.WriteString(header)
 	sort.SliceStable(points, func(i, j int) bool { return points[i].Summary.Throughput < points[j].Summary.Throughput })
 	for _, p := range points {
-		bw.WriteString(csvRow(p, rate, withServer, opts.VerboseCSV, withGPU))
+		row := csvRow(p, rate, withServer, opts.VerboseCSV, withGPU)
+		if withLLM {
+			row = llmCSVRow(row, p.Summary.LLM)
+		}
+		bw.WriteString(row)
 	}
 	return bw.Flush()
 }
@@ -131,4 +140,25 @@ func csvRow(p *result.Point, rate, server, verbose, gpu bool) string {
 		}
 	}
 	return strings.Join(cells, ",") + "\n"
+}
+
+// llmCSVHeader appends the LLM columns to a header line.
+func llmCSVHeader(line string) string {
+	cols := make([]string, len(llmCSVColumns))
+	for i, c := range llmCSVColumns {
+		cols[i] = c.name
+	}
+	return strings.TrimSuffix(line, "\n") + "," + strings.Join(cols, ",") + "\n"
+}
+
+// llmCSVRow appends a point's LLM cells to its row; a point without LLM
+// figures gets empty cells.
+func llmCSVRow(line string, l *result.LLMMetrics) string {
+	cells := make([]string, len(llmCSVColumns))
+	if l != nil {
+		for i, c := range llmCSVColumns {
+			cells[i] = c.cell(l)
+		}
+	}
+	return strings.TrimSuffix(line, "\n") + "," + strings.Join(cells, ",") + "\n"
 }

@@ -29,6 +29,9 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 		}
 	}
 	page.Points = pointRows(run)
+	if rows := llmRows(run); rows != nil {
+		page.LLMHeader, page.LLM = llmHeader, rows
+	}
 	lat, ok, err := latencyPlot(run, metric, opts.Bands)
 	if err != nil {
 		return fmt.Errorf("html report: %w", err)
@@ -73,6 +76,8 @@ type htmlPage struct {
 	Checks      []htmlCheck
 	PointHeader []string
 	Points      [][]string
+	LLMHeader   []string
+	LLM         [][]string
 	Plots       []template.HTML
 }
 
@@ -114,6 +119,10 @@ figure{margin:1rem 0}svg{max-width:100%;height:auto}
 {{if or .Message .Warnings}}<tr class="s-{{.Status}}"><td></td><td colspan="10" class="msg">{{.Message}}{{range .Warnings}}<br>warning: {{.}}{{end}}</td></tr>{{end}}
 {{end}}</tbody></table>{{end}}
 {{if .Plots}}<h2>Plots</h2>{{range .Plots}}<figure>{{.}}</figure>{{end}}{{end}}
+{{if .LLM}}<h2>LLM</h2>
+<table><thead><tr>{{range .LLMHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .LLM}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}
 {{if .Points}}<h2>Points</h2>
 <table><thead><tr>{{range .PointHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Points}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/result"
@@ -82,6 +83,7 @@ func JUnit(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 			suite.Properties = append(suite.Properties, p)
 		}
 	}
+	suite.Properties = append(suite.Properties, llmProperties(run)...)
 	var notes []string
 	if v != nil {
 		notes = v.Notices
@@ -130,6 +132,47 @@ func JUnit(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// llmProperties are the LLM figures of every point of an openai-kind run,
+// named "<point>.<figure>" with the unit in the figure's name, so a CI
+// system that keeps JUnit properties can chart them.
+func llmProperties(run *result.Run) []junitProperty {
+	var out []junitProperty
+	for i := range run.Points {
+		p := &run.Points[i]
+		l := p.Summary.LLM
+		if l == nil {
+			continue
+		}
+		add := func(name, value string) {
+			if value != "" {
+				out = append(out, junitProperty{p.ID + "." + name, value})
+			}
+		}
+		for _, d := range []struct {
+			name string
+			d    result.Distribution
+		}{{"ttft", l.TTFT}, {"itl", l.ITL}, {"tpot", l.TPOT}} {
+			if d.d.Count == 0 {
+				continue
+			}
+			for _, s := range []struct {
+				name string
+				v    float64
+			}{{"avg", d.d.AvgUs}, {"p50", d.d.P50Us}, {"p90", d.d.P90Us}, {"p95", d.d.P95Us}, {"p99", d.d.P99Us}} {
+				add(d.name+"_"+s.name+"_us", usec(s.v))
+			}
+		}
+		add("output_tokens_per_s", paFloat(l.OutputTokensPerSec))
+		if l.Goodput != nil {
+			add("goodput_per_s", paFloat(*l.Goodput))
+		}
+		add("output_tokens", strconv.FormatInt(l.OutputTokens, 10))
+		add("input_tokens", strconv.FormatInt(l.InputTokens, 10))
+		add("token_count_source", tokenSource(l))
+	}
+	return out
 }
 
 func classname(c verdict.Check) string {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/perfscen/perfscen/internal/result"
@@ -75,3 +76,57 @@ func llmBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    Goodput: %.1f requests/s (%d of %d requests met the SLO)\n", *l.Goodput, l.GoodRequests, p.Summary.Requests)
 	}
 }
+
+// llmCSVColumn is one LLM column of the CSV: times in integer
+// microseconds like perf_analyzer's latency columns; an empty cell is a
+// figure the point does not have (no streamed request, no goodput SLO).
+type llmCSVColumn struct {
+	name string
+	cell func(l *result.LLMMetrics) string
+}
+
+func llmDistColumns(prefix string, pick func(l *result.LLMMetrics) *result.Distribution) []llmCSVColumn {
+	stats := []struct {
+		name string
+		f    func(d *result.Distribution) float64
+	}{
+		{"avg", func(d *result.Distribution) float64 { return d.AvgUs }},
+		{"p50", func(d *result.Distribution) float64 { return d.P50Us }},
+		{"p90", func(d *result.Distribution) float64 { return d.P90Us }},
+		{"p95", func(d *result.Distribution) float64 { return d.P95Us }},
+		{"p99", func(d *result.Distribution) float64 { return d.P99Us }},
+	}
+	out := make([]llmCSVColumn, len(stats))
+	for i, s := range stats {
+		out[i] = llmCSVColumn{prefix + " " + s.name, func(l *result.LLMMetrics) string {
+			d := pick(l)
+			if d.Count == 0 {
+				return ""
+			}
+			return usec(s.f(d))
+		}}
+	}
+	return out
+}
+
+// llmCSVColumns follow perf_analyzer's columns in the CSV of an openai-kind
+// run; `perfscen import` reads them back.
+var llmCSVColumns = slices.Concat(
+	[]llmCSVColumn{
+		{"Output Tokens/Second", func(l *result.LLMMetrics) string { return paFloat(l.OutputTokensPerSec) }},
+		{"Goodput", func(l *result.LLMMetrics) string {
+			if l.Goodput == nil {
+				return ""
+			}
+			return paFloat(*l.Goodput)
+		}},
+	},
+	llmDistColumns("TTFT", func(l *result.LLMMetrics) *result.Distribution { return &l.TTFT }),
+	llmDistColumns("ITL", func(l *result.LLMMetrics) *result.Distribution { return &l.ITL }),
+	llmDistColumns("TPOT", func(l *result.LLMMetrics) *result.Distribution { return &l.TPOT }),
+	[]llmCSVColumn{
+		{"Output Tokens", func(l *result.LLMMetrics) string { return strconv.FormatInt(l.OutputTokens, 10) }},
+		{"Input Tokens", func(l *result.LLMMetrics) string { return strconv.FormatInt(l.InputTokens, 10) }},
+		{"Token Count Source", tokenSource},
+	},
+)
