@@ -11,9 +11,10 @@ import (
 
 // Expand turns a loaded scenario into the run plan: the cartesian product
 // of the swept dimensions for every model, in execution order. Order is
-// coordinate-major (protocol, shared memory, shape set, batch size, then
-// the load level innermost, ascending as perf_analyzer sweeps) with models
-// inner, so points that are compared run next to each other.
+// coordinate-major (protocol, shared memory, shape set, batch size, input
+// and output token lengths, then the load level innermost, ascending as
+// perf_analyzer sweeps) with models inner, so points that are compared run
+// next to each other.
 func Expand(s *Scenario) (*plan.Plan, error) {
 	if s == nil || s.res == nil {
 		return nil, errors.New("expanding scenario: not loaded with scenario.Load")
@@ -34,11 +35,15 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		for _, shm := range orOne(r.sweep.shm, r.shm) {
 			for _, ss := range shapeSetsOrNone(r.sweep.shapeSets) {
 				for _, b := range orOneInt(r.sweep.batch, 0) {
-					for _, lv := range r.loadLevels() {
-						for mi, m := range r.models {
-							pt := r.point(mi, m, proto, shm, ss, b, lv)
-							pt.Group = groups.group(m.Alias, pt.ID)
-							p.Points = append(p.Points, pt)
+					for _, in := range orOneInt(r.sweep.inTokens, 0) {
+						for _, out := range orOneInt(r.sweep.outTokens, 0) {
+							for _, lv := range r.loadLevels() {
+								for mi, m := range r.models {
+									pt := r.point(mi, m, proto, shm, ss, b, tokens{in, out}, lv)
+									pt.Group = groups.group(m.Alias, pt.ID)
+									p.Points = append(p.Points, pt)
+								}
+							}
 						}
 					}
 				}
@@ -69,8 +74,11 @@ func (r *resolved) loadLevels() []loadLevel {
 	return out
 }
 
+// tokens are a point's swept prompt lengths; 0 is not swept.
+type tokens struct{ in, out int }
+
 // point builds one cell; batch 0 means "the model's own batch size".
-func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeSet, batch int, lv loadLevel) plan.Point {
+func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeSet, batch int, tok tokens, lv loadLevel) plan.Point {
 	if batch == 0 {
 		batch = r.batch[mi]
 	}
@@ -104,6 +112,16 @@ func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeS
 	}
 	if r.sweep.batch != nil {
 		id = append(id, "b="+strconv.Itoa(batch))
+	}
+	if tok.in > 0 {
+		pt.InputTokens = tok.in
+		pt.Coords[CoordInputTokens] = strconv.Itoa(tok.in)
+		id = append(id, "in="+strconv.Itoa(tok.in))
+	}
+	if tok.out > 0 {
+		pt.OutputTokens = tok.out
+		pt.Coords[CoordOutputTokens] = strconv.Itoa(tok.out)
+		id = append(id, "out="+strconv.Itoa(tok.out))
 	}
 	if len(r.shapes[mi]) > 0 || ss != nil {
 		pt.Shapes = map[string][]int64{}

@@ -33,6 +33,8 @@ type sweepDims struct {
 	shapeSets   []ShapeSet
 	protocol    []string
 	shm         []string
+	inTokens    []int // kind openai: prompt length means
+	outTokens   []int // kind openai: max_tokens means
 }
 
 // Defaults, perf_analyzer's where it has one (perf_analyzer.md §2.1).

@@ -3,6 +3,7 @@ package scenario
 import (
 	"time"
 
+	"github.com/perfscen/perfscen/internal/openai"
 	"github.com/perfscen/perfscen/internal/plan"
 )
 
@@ -31,6 +32,14 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 		for i, m := range s.Models {
 			if m.Prompts != nil {
 				c.atKey(path{"models", i, "prompts"}, "applies only with server.kind: openai")
+			}
+		}
+		for _, k := range []struct {
+			set  bool
+			name string
+		}{{len(s.Sweep.InputTokens) > 0, "input_tokens"}, {len(s.Sweep.OutputTokens) > 0, "output_tokens"}} {
+			if k.set {
+				c.atKey(path{"sweep", k.name}, "a token-length sweep applies only with server.kind: openai")
 			}
 		}
 		return
@@ -103,12 +112,20 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 		}
 	}
 	r.llm = l
+	sw := tokenSweep{in: len(s.Sweep.InputTokens) > 0, out: len(s.Sweep.OutputTokens) > 0}
 	for i, m := range s.Models {
-		resolveLLMModel(m, c, path{"models", i}, &r.models[i], l)
+		resolveLLMModel(m, c, path{"models", i}, &r.models[i], l, sw)
 	}
 }
 
-func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM) {
+// tokenSweep says which prompt lengths the sweep sets.
+type tokenSweep struct{ in, out bool }
+
+// maxTokenLength bounds a swept length: a typo must not plan prompts of
+// billions of words.
+const maxTokenLength = 1 << 20
+
+func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM, sw tokenSweep) {
 	switch {
 	case m.BatchSize > 1:
 		c.at(p.child("batch_size"), "kind openai sends one request per call")
@@ -126,6 +143,10 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM)
 		if m.Prompts != nil {
 			c.atKey(p.child("prompts"), "give prompts or input_data, not both")
 		}
+		checkPayloads(m, c, p.child("input_data"), pm, l)
+		if sw.in || sw.out {
+			c.at(p.child("input_data"), "sweep.input_tokens and sweep.output_tokens set the lengths of synthetic prompts; this model's requests come from input_data, which keeps its own (give the model prompts instead)")
+		}
 		return
 	case "random":
 		if len(m.InputData) > 0 {
@@ -141,8 +162,27 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM)
 	}
 	in := m.Prompts
 	if in == nil {
-		c.atKey(p, "kind openai needs prompts (synthetic lengths) or input_data (perf_analyzer's OpenAI payload JSON)")
-		return
+		if !sw.in {
+			c.atKey(p, "kind openai needs prompts (synthetic lengths) or input_data (perf_analyzer's OpenAI payload JSON)")
+			return
+		}
+		// The sweep gives the lengths; the other settings keep their defaults.
+		in = &Prompts{}
+	}
+	pp := p.child("prompts")
+	switch {
+	case sw.in && in.InputTokens.Mean != 0:
+		c.atKey(pp.child("input_tokens", "mean"), "is set by sweep.input_tokens as well; give it in one place")
+	case !sw.in && in.InputTokens.Mean == 0:
+		c.at(pp, "needs input_tokens.mean (or sweep.input_tokens)")
+	}
+	if o := in.OutputTokens; o != nil {
+		switch {
+		case sw.out && o.Mean != 0:
+			c.atKey(pp.child("output_tokens", "mean"), "is set by sweep.output_tokens as well; give it in one place")
+		case !sw.out && o.Mean == 0:
+			c.at(pp.child("output_tokens"), "needs mean (or sweep.output_tokens)")
+		}
 	}
 	pr := &plan.Prompts{InputMean: in.InputTokens.Mean, InputStdDev: in.InputTokens.StdDev, Count: in.Count, Seed: 1}
 	if pr.Count == 0 {
@@ -153,13 +193,30 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM)
 	}
 	if in.OutputTokens != nil {
 		pr.OutputMean, pr.OutputStdDev = in.OutputTokens.Mean, in.OutputTokens.StdDev
-		pr.IgnoreEOS = true
 	}
+	// Pinned output lengths keep runs comparable (docs/llm.md).
+	pr.IgnoreEOS = in.OutputTokens != nil || sw.out
 	if in.IgnoreEOS != nil {
-		if *in.IgnoreEOS && in.OutputTokens == nil {
+		if *in.IgnoreEOS && in.OutputTokens == nil && !sw.out {
 			c.at(p.child("prompts", "ignore_eos"), "needs output_tokens: without max_tokens a request ignoring end-of-sequence may never end")
 		}
 		pr.IgnoreEOS = *in.IgnoreEOS
 	}
 	pm.Prompts = pr
+}
+
+// checkPayloads reads each OpenAI input-data file as the run will, so a
+// bad file is exit 2 from validate and from run before any load, naming
+// the file's line (syntax) or entry (data[3].payload[0]).
+func checkPayloads(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM) {
+	bo := openai.BodyOptions{Model: m.Name, Endpoint: l.Endpoint, Stream: l.Stream, IncludeUsage: l.IncludeUsage}
+	for i, f := range pm.Input.Paths {
+		at := p
+		if len(m.InputData) > 1 && len(m.InputData) == len(pm.Input.Paths) {
+			at = p.child(i)
+		}
+		if _, err := openai.LoadPayloads(f, bo); err != nil {
+			c.at(at, "%v", err)
+		}
+	}
 }

@@ -112,12 +112,15 @@ func resolveSweep(s *Scenario, c *collector, r *resolved) {
 		}
 		names[ss.Name] = true
 	}
+	d.inTokens = tokenLengths(c, p.child("input_tokens"), in.InputTokens)
+	d.outTokens = tokenLengths(c, p.child("output_tokens"), in.OutputTokens)
 	d.shapeSets = in.Shapes
 	d.protocol = distinct(c, p.child("protocol"), in.Protocol)
 	d.shm = distinct(c, p.child("shared_memory"), in.SharedMemory)
 
 	n := max(1, len(d.concurrency)) * max(1, len(d.rate)) * max(1, len(d.batch)) *
-		max(1, len(d.shapeSets)) * max(1, len(d.protocol)) * max(1, len(d.shm))
+		max(1, len(d.shapeSets)) * max(1, len(d.protocol)) * max(1, len(d.shm)) *
+		max(1, len(d.inTokens)) * max(1, len(d.outTokens))
 	if n > maxPointsPerModel {
 		c.at(p, "the sweep has %d points per model; at most %d are allowed", n, maxPointsPerModel)
 	} else if total := n * len(s.Models); total > maxPoints {
@@ -173,4 +176,23 @@ func (r *resolved) protocols() []string {
 		return r.sweep.protocol
 	}
 	return []string{r.server.Protocol}
+}
+
+// tokenLengths parses a token-length sweep; nil when not swept.
+func tokenLengths(c *collector, p path, l StringList) []int {
+	if len(l) == 0 {
+		return nil
+	}
+	v, err := parseInts(l)
+	if err != nil {
+		c.at(p, "%v", err)
+		return nil
+	}
+	for _, n := range v {
+		if n > maxTokenLength {
+			c.at(p, "%d tokens: at most %d", n, maxTokenLength)
+			return nil
+		}
+	}
+	return v
 }

@@ -17,10 +17,13 @@ const (
 	CoordShapeSet     = "shape_set"
 	CoordProtocol     = "protocol"
 	CoordSharedMemory = "shared_memory"
+	CoordInputTokens  = "input_tokens"  // kind openai, when swept
+	CoordOutputTokens = "output_tokens" // kind openai, when swept
 )
 
 func (a At) empty() bool {
-	return len(a.Concurrency)+len(a.RequestRate)+len(a.BatchSize)+len(a.ShapeSet)+len(a.Protocol)+len(a.SharedMemory) == 0
+	return len(a.Concurrency)+len(a.RequestRate)+len(a.BatchSize)+len(a.ShapeSet)+len(a.Protocol)+len(a.SharedMemory)+
+		len(a.InputTokens)+len(a.OutputTokens) == 0
 }
 
 func (a At) fields() []struct {
@@ -37,6 +40,8 @@ func (a At) fields() []struct {
 		{CoordShapeSet, a.ShapeSet},
 		{CoordProtocol, a.Protocol},
 		{CoordSharedMemory, a.SharedMemory},
+		{CoordInputTokens, a.InputTokens},
+		{CoordOutputTokens, a.OutputTokens},
 	}
 }
 
@@ -64,6 +69,12 @@ func (r *resolved) coordValues() map[string][]string {
 	out[CoordSharedMemory] = d.shm
 	if len(d.shm) == 0 {
 		out[CoordSharedMemory] = []string{r.shm}
+	}
+	if d.inTokens != nil {
+		out[CoordInputTokens] = intStrings(d.inTokens, nil)
+	}
+	if d.outTokens != nil {
+		out[CoordOutputTokens] = intStrings(d.outTokens, nil)
 	}
 	return out
 }
@@ -119,7 +130,7 @@ func resolveAt(c *collector, p path, a At, coords map[string][]string) map[strin
 
 func canonicalCoord(name, v string) (string, bool) {
 	switch name {
-	case CoordConcurrency, CoordBatchSize:
+	case CoordConcurrency, CoordBatchSize, CoordInputTokens, CoordOutputTokens:
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return strconv.Itoa(n), err == nil && n > 0
 	case CoordRequestRate:

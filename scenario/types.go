@@ -94,6 +94,10 @@ type Sweep struct {
 	Shapes       []ShapeSet `yaml:"shapes"`
 	Protocol     StringList `yaml:"protocol"`
 	SharedMemory StringList `yaml:"shared_memory"`
+	// InputTokens and OutputTokens (kind openai) sweep the synthetic
+	// prompts' mean input length and max_tokens.
+	InputTokens  StringList `yaml:"input_tokens"`
+	OutputTokens StringList `yaml:"output_tokens"`
 }
 
 // ShapeSet is a named set of input shapes, one sweep value.
@@ -124,6 +128,8 @@ type At struct {
 	ShapeSet     StringList `yaml:"shape_set"`
 	Protocol     StringList `yaml:"protocol"`
 	SharedMemory StringList `yaml:"shared_memory"`
+	InputTokens  StringList `yaml:"input_tokens"`
+	OutputTokens StringList `yaml:"output_tokens"`
 }
 
 // Threshold is written either as a bare expression string or as a mapping.

@@ -88,13 +88,17 @@ func duplicateNames(files []string, getenv func(string) string) error {
 	return nil
 }
 
+// csvDims are the swept dimensions besides the load, which perf_analyzer's
+// CSV layout has no column for.
+var csvDims = []string{"batch_size", "protocol", "shared_memory", "shape_set", "input_tokens", "output_tokens"}
+
 // csvGroupKeys names, per point, the set of points perf_analyzer's CSV
 // layout can hold together: one model at one value of every dimension
 // other than the load that varies in the run (batch size, protocol, shared
-// memory, shape set).
+// memory, shape set, input and output tokens).
 func csvGroupKeys(points []result.Point) []string {
 	varies := map[string]bool{}
-	for _, dim := range []string{"batch_size", "protocol", "shared_memory", "shape_set"} {
+	for _, dim := range csvDims {
 		seen := map[string]bool{}
 		for _, p := range points {
 			seen[p.Coords[dim]] = true
@@ -104,7 +108,7 @@ func csvGroupKeys(points []result.Point) []string {
 	keys := make([]string, len(points))
 	for i, p := range points {
 		k := p.Model
-		for _, dim := range []string{"batch_size", "protocol", "shared_memory", "shape_set"} {
+		for _, dim := range csvDims {
 			if varies[dim] {
 				k += "." + dim + "=" + p.Coords[dim]
 			}

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // Problem 9: a model the live server does not have is the scenario's
@@ -34,5 +36,19 @@ load:
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
+	}
+}
+
+// A token-length sweep gives one CSV per length set, like other swept
+// dimensions besides the load.
+func TestCSVGroupKeysSplitTokenLengths(t *testing.T) {
+	pt := func(c, in, out string) result.Point {
+		return result.Point{Model: "llm", Coords: map[string]string{"concurrency": c, "batch_size": "1", "protocol": "http",
+			"shared_memory": "none", "input_tokens": in, "output_tokens": out}}
+	}
+	got := csvGroupKeys([]result.Point{pt("4", "128", "64"), pt("16", "128", "64"), pt("4", "512", "64"), pt("16", "512", "64")})
+	want := []string{"llm.input_tokens=128", "llm.input_tokens=128", "llm.input_tokens=512", "llm.input_tokens=512"}
+	if !slices.Equal(got, want) {
+		t.Errorf("keys %v, want %v", got, want)
 	}
 }

@@ -61,6 +61,19 @@ func TestValidate(t *testing.T) {
 			errorLines: 3,
 		},
 		{
+			// OpenAI input-data files are opened: a syntax error at its
+			// line, a wrong entry by its JSON path, under the YAML line.
+			name: "bad OpenAI payload files",
+			args: []string{"validate", "@scenario/testdata/invalid/llm-payloads.yaml"},
+			code: exitcode.Invalid,
+			stderr: []string{
+				"scenario/testdata/invalid/llm-payloads.yaml:7:17: models[0].input_data: scenario/testdata/invalid/openai-syntax.json:3: invalid character ','",
+				`scenario/testdata/invalid/llm-payloads.yaml:9:17: models[1].input_data: scenario/testdata/invalid/openai-nomessages.json: data[1].payload[0]: a v1/chat/completions request needs a non-empty "messages" list`,
+			},
+			noStdout:   true,
+			errorLines: 2,
+		},
+		{
 			name:       "missing file",
 			args:       []string{"validate", "@scenarios/nope.yaml"},
 			code:       exitcode.Invalid,
@@ -117,5 +130,18 @@ func TestValidateHelpHasExamples(t *testing.T) {
 		if code != exitcode.OK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "perfscen "+cmd+" scenarios/") {
 			t.Errorf("%s --help: exit %d, output:\n%s", cmd, code, out)
 		}
+	}
+}
+
+// run refuses a bad OpenAI payload file as validate does: exit 2, the
+// file's line, nothing measured or written.
+func TestRunRefusesBadPayloadBeforeLoad(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "-q", "--out-dir", out, "@scenario/testdata/invalid/llm-payloads.yaml")
+	if code != exitcode.Invalid || !strings.Contains(stderr, "openai-syntax.json:3: invalid character") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if left, _ := os.ReadDir(out); len(left) > 0 {
+		t.Errorf("written: %v", left)
 	}
 }

@@ -51,22 +51,35 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 	if err != nil {
 		return nil, failure.Env(fmt.Errorf("listing the server's models: %w", err))
 	}
-	inputs := map[string]*inputdata.Data{}
 	for _, m := range p.Models {
 		if !contains(served, m.Name) {
 			return nil, failure.Env(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
 				m.Name, m.Alias, url, strings.Join(served, ", ")))
 		}
-		d, err := llmInputs(p, m)
+	}
+	// Every point's requests are made before any load, so a bad input
+	// stops the run before the first request.
+	inputs := map[llmInputKey]*inputdata.Data{}
+	for i := range p.Points {
+		pt := &p.Points[i]
+		k := llmKeyOf(pt)
+		if _, done := inputs[k]; done {
+			continue
+		}
+		m, ok := p.Model(pt.Model)
+		if !ok {
+			return nil, failure.Invalid(fmt.Errorf("plan: point %s names no model", pt.ID))
+		}
+		d, err := llmInputs(p, m, pt)
 		if err != nil {
 			return nil, failure.Invalid(fmt.Errorf("model %s input: %w", m.Alias, err))
 		}
-		inputs[m.Alias] = d
+		inputs[k] = d
 	}
 	deps := runner.Deps{
 		Client: c,
 		Inputs: func(pt *plan.Point) (*inputdata.Data, error) {
-			d, ok := inputs[pt.Model]
+			d, ok := inputs[llmKeyOf(pt)]
 			if !ok {
 				return nil, fmt.Errorf("no requests prepared for point %s", pt.ID)
 			}
@@ -95,9 +108,20 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// llmInputs prepares a model's request bodies, each the single BYTES
-// input of one step, so the runner's cursors walk them like any data.
-func llmInputs(p *plan.Plan, m plan.Model) (*inputdata.Data, error) {
+// llmInputKey names the request set of a point: its model and swept lengths.
+type llmInputKey struct {
+	model   string
+	in, out int
+}
+
+func llmKeyOf(pt *plan.Point) llmInputKey {
+	return llmInputKey{pt.Model, pt.InputTokens, pt.OutputTokens}
+}
+
+// llmInputs prepares the request bodies of a model at a point, each the
+// single BYTES input of one step, so the runner's cursors walk them like
+// any data.
+func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, error) {
 	bo := openai.BodyOptions{Model: m.Name, Endpoint: p.LLM.Endpoint, Stream: p.LLM.Stream, IncludeUsage: p.LLM.IncludeUsage}
 	var bodies [][]byte
 	switch {
@@ -110,7 +134,7 @@ func llmInputs(p *plan.Plan, m plan.Model) (*inputdata.Data, error) {
 			bodies = append(bodies, b...)
 		}
 	case m.Prompts != nil:
-		pr := m.Prompts
+		pr := m.PromptsAt(pt)
 		var err error
 		bodies, err = openai.Synthetic(openai.Prompts{InputMean: pr.InputMean, InputStdDev: pr.InputStdDev,
 			OutputMean: pr.OutputMean, OutputStdDev: pr.OutputStdDev, Count: pr.Count, Seed: pr.Seed, IgnoreEOS: pr.IgnoreEOS}, bo)

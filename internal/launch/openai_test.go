@@ -120,3 +120,35 @@ func TestOpenAIRunUnservedModel(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Each point of a token-length sweep sends its own lengths: the server's
+// usage counts 24 requests × the point's input and output tokens.
+func TestOpenAIRunTokenLengthSweep(t *testing.T) {
+	path := llmScenario(t, "", "sweep:\n  input_tokens: [8, 32]\n  output_tokens: [3, 6]\n")
+	b, _ := os.ReadFile(path)
+	_ = os.WriteFile(path, []byte(strings.Replace(string(b), "      input_tokens: {mean: 16, stddev: 4}\n      output_tokens: {mean: 6}\n", "", 1)), 0o644)
+	run, err := runLLM(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id      string
+		in, out int64
+	}{{"llm/c=4,in=8,out=3", 8, 3}, {"llm/c=4,in=8,out=6", 8, 6}, {"llm/c=4,in=32,out=3", 32, 3}, {"llm/c=4,in=32,out=6", 32, 6}}
+	if len(run.Points) != len(want) {
+		t.Fatalf("%d points, want %d", len(run.Points), len(want))
+	}
+	for i, w := range want {
+		p := run.Points[i]
+		l := p.Summary.LLM
+		if p.ID != w.id || l == nil || p.Summary.Requests != 24 {
+			t.Fatalf("point %d: %s, %d requests, llm %v (%v)", i, p.ID, p.Summary.Requests, l, p.Errors.First)
+		}
+		if l.OutputTokens != 24*w.out || l.InputTokens != 24*w.in {
+			t.Errorf("%s: %d output and %d input tokens, want %d and %d", p.ID, l.OutputTokens, l.InputTokens, 24*w.out, 24*w.in)
+		}
+		if p.Coords["input_tokens"] == "" || p.Coords["output_tokens"] == "" {
+			t.Errorf("%s: coords %v", p.ID, p.Coords)
+		}
+	}
+}

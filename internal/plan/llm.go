@@ -51,3 +51,20 @@ type Prompts struct {
 	// IgnoreEOS pins the output length at max_tokens (vLLM, TensorRT-LLM).
 	IgnoreEOS bool `json:"ignore_eos"`
 }
+
+// PromptsAt is the model's synthetic prompts at pt: the swept lengths
+// replace the means, the spread, count and seed stay. Nil when the model
+// has no prompts.
+func (m Model) PromptsAt(pt *Point) *Prompts {
+	if m.Prompts == nil {
+		return nil
+	}
+	pr := *m.Prompts
+	if pt.InputTokens > 0 {
+		pr.InputMean = float64(pt.InputTokens)
+	}
+	if pt.OutputTokens > 0 {
+		pr.OutputMean = float64(pt.OutputTokens)
+	}
+	return &pr
+}

@@ -175,8 +175,13 @@ type Point struct {
 	// Group joins points that must run interleaved (ABAB… trials): points of
 	// compared models at the same sweep coordinates share a non-zero Group.
 	Group int `json:"group,omitempty"`
+	// InputTokens and OutputTokens, set where the sweep gives them (kind
+	// openai), replace the model's prompt length means at this point.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
 	// Coords are the sweep coordinates, used by check selectors
-	// (concurrency, request_rate, batch_size, shape_set, protocol, shared_memory).
+	// (concurrency, request_rate, batch_size, shape_set, protocol,
+	// shared_memory, input_tokens, output_tokens).
 	Coords map[string]string `json:"coords"`
 }
 
@@ -191,4 +196,14 @@ type Load struct {
 	WarmupIterations int          `json:"warmup_iterations,omitempty"`
 	Iterations       int          `json:"iterations,omitempty"`
 	MaxThreads       int          `json:"max_threads,omitempty"` // request_rate worker cap
+}
+
+// Model returns the model with the given alias.
+func (p *Plan) Model(alias string) (Model, bool) {
+	for _, m := range p.Models {
+		if m.Alias == alias {
+			return m, true
+		}
+	}
+	return Model{}, false
 }
