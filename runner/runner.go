@@ -215,6 +215,9 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	if err != nil {
 		return finishRun(run, opts, failure.Env(err))
 	}
+	if s, ok := opts.SampleCPU(); ok {
+		run.Notes = append(run.Notes, sentinelNotes(s)...)
+	}
 	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]client.Client{}, total: len(p.Points)}
 	defer func() {
 		for _, pr := range rs.live {

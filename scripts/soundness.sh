@@ -162,6 +162,12 @@ comparisons:
 EOF
 }
 
+# median_of FIELD: a jq program for the median of a disturbance field over
+# every trial of the run, or NaN when no trial recorded it.
+median_of() {
+	echo "[.points[].trials[]?.disturbance.$1 // empty] | sort | if length == 0 then \"NaN\" else .[length/2|floor] end"
+}
+
 # run_one FILE TAG: runs the scenario, appends "tag exit throughput p95" to
 # $TMP/runs.tsv (figures of the first point, i.e. the candidate).
 run_one() {
@@ -172,18 +178,24 @@ run_one() {
 	[ -s "$TMP/last.json" ] && figs=$(jq -r '.points[0].summary | "\(.throughput) \(.p95_us)"' "$TMP/last.json")
 	# Median share of the CPUs other processes used over the run's trials.
 	[ -s "$TMP/last.json" ] && busy=$(jq -r '[.points[].trials[]?.disturbance.other_cpu // empty] | sort | if length == 0 then "NaN" else .[length/2|floor] end' "$TMP/last.json")
+	# perfscen's own run-queue wait per unit of run time, and CPU pressure
+	# (medians over the trials; NaN where the kernel gives neither).
+	local wait=NaN press=NaN
+	[ -s "$TMP/last.json" ] && wait=$(jq -r "$(median_of run_queue_wait)" "$TMP/last.json")
+	[ -s "$TMP/last.json" ] && press=$(jq -r "$(median_of cpu_pressure)" "$TMP/last.json")
 	local load
 	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo NaN)
 	# "FAIL: 2 of 5 checks failed: a @ point; b @ point" -> "a,b"
 	local failed
 	failed=$(sed -n 's/^FAIL: [0-9]* of [0-9]* checks* failed: //p' "$TMP/last.log" | head -n 1 |
 		awk -F'; ' '{for (i = 1; i <= NF; i++) {sub(/ @ .*/, "", $i); printf "%s%s", (i > 1 ? "," : ""), $i}}')
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" "${failed:--}" "$busy" "$load" >>"$TMP/runs.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$2" "$rc" "$(echo "$figs" | tr ' ' '\t')" "${failed:--}" "$busy" "$load" "$wait" "$press" >>"$TMP/runs.tsv"
 	rm -f "$TMP/last.json"
-	note "$2: exit $rc, throughput/p95 $figs, other-process CPU $busy, load $load, failed: ${failed:-none}"
+	note "$2: exit $rc, throughput/p95 $figs, other-process CPU $busy, run-queue wait $wait, CPU pressure $press, load $load, failed: ${failed:-none}"
 }
 
 : >"$TMP/runs.tsv"
+: >"$TMP/hist.tsv"
 mkdir -p "$TMP/base" "$TMP/same"
 
 if [ "$SOUND_N" -gt 0 ]; then
@@ -206,7 +218,10 @@ if [ "$SOUND_N" -gt 0 ]; then
 		"$PERFSCEN" baseline update $force --from "$TMP/hist.json" --baseline "$TMP/base/history.json" >"$TMP/update.log" 2>&1 ||
 			die "baseline update failed: $(tail -n 5 "$TMP/update.log")"
 		recorded=$((recorded + 1))
-		note "history run $recorded/$SOUND_K recorded"
+		hb=$(jq -r "$(median_of other_cpu)" "$TMP/hist.json") hw=$(jq -r "$(median_of run_queue_wait)" "$TMP/hist.json")
+		hl=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo NaN)
+		printf '%s\t%s\t%s\n' "$hb" "$hw" "$hl" >>"$TMP/hist.tsv"
+		note "history run $recorded/$SOUND_K recorded (other-process CPU $hb, run-queue wait $hw, load $hl)"
 	done
 	start_hog
 	for i in $(seq "$SOUND_N"); do
@@ -228,14 +243,14 @@ if [ "$SOUND_SAME_N" -gt 0 ]; then
 fi
 
 # Counts per arm with 95% Wilson intervals of the alarm rate among runs that
-# reached a verdict (exit 0 or 1).
+# reached a verdict (exit 0, 1 or 4).
 summary() {
 	local hog="no CPU hog"
 	[ "$SOUND_HOG" = 1 ] && hog="CPU hog on one core during the gated runs"
 	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $(nproc) CPUs; $hog"
 	echo
-	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate | 95% Wilson interval | exit-0 rate | median throughput | median p95 µs | other-process CPU (median, range) | load average (range) |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|"
+	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate | 95% Wilson interval | exit-0 rate | median throughput | median p95 µs | other-process CPU (median, range) | run-queue wait (median, range) | CPU pressure (median, range) | load average (range) |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|---|---|"
 	for tag in baseline-aa baseline-slow samerun-aa samerun-slow; do
 		awk -F'\t' -v tag="$tag" '
 			function median(a, n,   i, j, x) {
@@ -243,7 +258,9 @@ summary() {
 				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 			$1 == tag {runs++; c[$2]++; if ($3 != "NaN") {nt++; t[nt] = $3; q[nt] = $4}
 				if ($6 != "NaN" && $6 != "") {nb++; b[nb] = $6; bmin = (nb == 1 || $6 < bmin) ? $6 : bmin; bmax = (nb == 1 || $6 > bmax) ? $6 : bmax}
-				if ($7 != "NaN" && $7 != "") {nl++; lmin = (nl == 1 || $7 < lmin) ? $7 : lmin; lmax = (nl == 1 || $7 > lmax) ? $7 : lmax}}
+				if ($7 != "NaN" && $7 != "") {nl++; lmin = (nl == 1 || $7 < lmin) ? $7 : lmin; lmax = (nl == 1 || $7 > lmax) ? $7 : lmax}
+				if ($8 != "NaN" && $8 != "") {nw++; w[nw] = $8; wmin = (nw == 1 || $8 < wmin) ? $8 : wmin; wmax = (nw == 1 || $8 > wmax) ? $8 : wmax}
+				if ($9 != "NaN" && $9 != "") {np++; pr[np] = $9; pmin = (np == 1 || $9 < pmin) ? $9 : pmin; pmax = (np == 1 || $9 > pmax) ? $9 : pmax}}
 			END {
 				if (!runs) exit
 				mode = tag ~ /^baseline/ ? "baseline history" : "same run"
@@ -258,11 +275,17 @@ summary() {
 				pass = n > 0 ? sprintf("%d/%d = %.2f", c[0], n, c[0] / n) : "–"
 				mb = nb ? sprintf("%.0f%% (%.0f–%.0f%%)", 100 * median(b, nb), 100 * bmin, 100 * bmax) : "–"
 				ml = nl ? sprintf("%.1f–%.1f", lmin, lmax) : "–"
-				printf "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", mode, arm, runs, k, c[0] + 0, c[4] + 0, runs - n, rate, ci, pass, mt, mq, mb, ml
+				mw = nw ? sprintf("%.0f%% (%.0f–%.0f%%)", 100 * median(w, nw), 100 * wmin, 100 * wmax) : "–"
+				mp = np ? sprintf("%.0f%% (%.0f–%.0f%%)", 100 * median(pr, np), 100 * pmin, 100 * pmax) : "–"
+				printf "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mode, arm, runs, k, c[0] + 0, c[4] + 0, runs - n, rate, ci, pass, mt, mq, mb, mw, mp, ml
 			}' "$TMP/runs.tsv"
 	done
 	echo
 	echo "Rates are over runs with a verdict (exit 0, 1 or 4); exit 3 runs are left out. Throughput and p95 medians are of the candidate point."
+	if [ -s "$TMP/hist.tsv" ]; then
+		echo
+		awk -F'\t' '{printf "%s%.0f%%/%.0f%%/%s", (NR > 1 ? ", " : "History runs (other-process CPU / run-queue wait / load average): "), 100 * $1, 100 * $2, $3} END {print ""}' "$TMP/hist.tsv"
+	fi
 	echo
 	echo "Failed checks, by arm (how many runs each failed in):"
 	echo

@@ -71,47 +71,80 @@ type Trial struct {
 	Disturbance *result.Disturbance `json:"disturbance,omitempty"`
 }
 
-// OtherCPU is the median share of all CPUs that other processes used over
-// the point's trials; ok is false when no trial recorded it.
-func (p *Point) OtherCPU() (float64, bool) {
-	return otherCPU(len(p.Trials), func(i int) *result.Disturbance { return p.Trials[i].Disturbance })
+// Contention is how disturbed a point's trials were: the medians over its
+// trials of each disturbance signal, each with whether any trial recorded
+// it (histories and machines differ in what they could measure).
+type Contention struct {
+	// OtherCPU is the share of all CPUs other processes used.
+	OtherCPU     float64
+	HaveOtherCPU bool
+	// Wait is perfscen's own run-queue wait per unit of run time.
+	Wait     float64
+	HaveWait bool
+	// Pressure is the machine's CPU pressure ("some" share of wall time).
+	Pressure     float64
+	HavePressure bool
 }
 
-// PointOtherCPU is OtherCPU for a point of a run.
-func PointOtherCPU(p *result.Point) (float64, bool) {
-	return otherCPU(len(p.Trials), func(i int) *result.Disturbance { return p.Trials[i].Disturbance })
+// Contention summarizes the point's trials.
+func (p *Point) Contention() Contention {
+	return contention(len(p.Trials), func(i int) *result.Disturbance { return p.Trials[i].Disturbance })
 }
 
-func otherCPU(n int, at func(int) *result.Disturbance) (float64, bool) {
-	var vs []float64
+// PointContention is Contention for a point of a run.
+func PointContention(p *result.Point) Contention {
+	return contention(len(p.Trials), func(i int) *result.Disturbance { return p.Trials[i].Disturbance })
+}
+
+func contention(n int, at func(int) *result.Disturbance) Contention {
+	var other, wait, press []float64
 	for i := 0; i < n; i++ {
-		if d := at(i); d != nil {
-			vs = append(vs, d.OtherCPU)
+		d := at(i)
+		if d == nil {
+			continue
+		}
+		other = append(other, d.OtherCPU)
+		if d.RunQueueWait != nil {
+			wait = append(wait, *d.RunQueueWait)
+		}
+		if d.CPUPressure != nil {
+			press = append(press, *d.CPUPressure)
 		}
 	}
-	if len(vs) == 0 {
-		return 0, false
+	var c Contention
+	if len(other) > 0 {
+		c.OtherCPU, c.HaveOtherCPU = stats.Median(other), true
 	}
-	return stats.Median(vs), true
+	if len(wait) > 0 {
+		c.Wait, c.HaveWait = stats.Median(wait), true
+	}
+	if len(press) > 0 {
+		c.Pressure, c.HavePressure = stats.Median(press), true
+	}
+	return c
 }
 
-// MaxOtherCPU is the busiest any history run of point was (the median
-// over its trials); ok is false unless every history run recorded it, as
-// an unknown run could have been the busiest.
-func (tb *Testbed) MaxOtherCPU(point string) (float64, bool) {
-	most, n := 0.0, 0
+// MaxContention is, signal by signal, the most disturbed any history run
+// of point was (each run summarized by its trials' median), and the number
+// of history runs holding the point. A signal counts as recorded only if
+// every such run recorded it: an unknown run could have been the busiest.
+func (tb *Testbed) MaxContention(point string) (Contention, int) {
+	most, n := Contention{HaveOtherCPU: true, HaveWait: true, HavePressure: true}, 0
 	for _, r := range tb.Runs {
 		p := r.Points[point]
 		if p == nil {
 			continue
 		}
-		v, ok := p.OtherCPU()
-		if !ok {
-			return 0, false
-		}
-		most, n = max(most, v), n+1
+		c := p.Contention()
+		n++
+		most.OtherCPU, most.HaveOtherCPU = max(most.OtherCPU, c.OtherCPU), most.HaveOtherCPU && c.HaveOtherCPU
+		most.Wait, most.HaveWait = max(most.Wait, c.Wait), most.HaveWait && c.HaveWait
+		most.Pressure, most.HavePressure = max(most.Pressure, c.Pressure), most.HavePressure && c.HavePressure
 	}
-	return most, n > 0
+	if n == 0 {
+		return Contention{}, 0
+	}
+	return most, n
 }
 
 // New returns an empty baseline for a scenario.

@@ -138,6 +138,15 @@ func TestDisturbanceLine(t *testing.T) {
 	if got := DisturbanceLine(run); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// With schedstat and PSI: perfscen's own run-queue wait and the
+	// machine's CPU pressure, from the trials that recorded them.
+	run.Points[0].Trials[0].Disturbance.RunQueueWait = new(0.25)
+	run.Points[0].Trials[1].Disturbance.RunQueueWait = new(1.5)
+	run.Points[0].Trials[1].Disturbance.CPUPressure = new(0.6)
+	want += "; perfscen's threads waited 150% (median; 25–150%) of their CPU time in the run queue; CPU pressure 60% (median; 60–60%) of the time"
+	if got := DisturbanceLine(run); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
 	if got := DisturbanceLine(&result.Run{}); got != "" {
 		t.Errorf("nothing recorded: %q", got)
 	}

@@ -153,6 +153,17 @@ type Disturbance struct {
 	Steal float64 `json:"steal"`
 	// Load1 is the 1-minute load average at the end.
 	Load1 float64 `json:"load1"`
+	// RunQueueWait is how long perfscen's own threads (the embedded
+	// server's included) waited runnable for a CPU, per unit of time they
+	// ran: 0.5 means every 10 ms on a CPU cost 5 ms in the run queue.
+	// Unlike OtherCPU it does not saturate on a full machine, where one
+	// more busy neighbour still lengthens the queue. Absent where
+	// /proc/self/task/*/schedstat cannot be read.
+	RunQueueWait *float64 `json:"run_queue_wait,omitempty"`
+	// CPUPressure is the share of wall time during which some runnable
+	// task on the machine waited for a CPU (/proc/pressure/cpu "some");
+	// absent without PSI.
+	CPUPressure *float64 `json:"cpu_pressure,omitempty"`
 }
 
 // ErrorInfo keeps the count and the first distinct messages.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/stats"
 
 	moremath "github.com/aclements/go-moremath/stats"
@@ -289,16 +288,4 @@ func sameRunMDE(a, b []float64, alpha float64) float64 {
 	se := math.Hypot(stats.LogMedianSE(sa, len(a)), stats.LogMedianSE(sb, len(b)))
 	z := distuv.UnitNormal
 	return math.Expm1((z.Quantile(1-alpha) + z.Quantile(stats.DefaultPower)) * se)
-}
-
-// imbalance warns when one arm's windows ran on a markedly busier machine
-// than the other's: interleaving is meant to share disturbance alike, and
-// when it did not, the ratio carries some of the machine's load.
-func imbalance(cand, ref *result.Point) string {
-	a, okA := baseline.PointOtherCPU(cand)
-	b, okB := baseline.PointOtherCPU(ref)
-	if !okA || !okB || math.Abs(a-b) < fallbackMargin {
-		return ""
-	}
-	return fmt.Sprintf("arms disturbed unequally: other processes used %.0f%% of the CPUs during the candidate's windows and %.0f%% during the reference's", 100*a, 100*b)
 }

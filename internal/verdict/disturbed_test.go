@@ -5,9 +5,65 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
+
+// The disturbed rule: perfscen's own run-queue wait decides where both
+// sides recorded it — it sees one more neighbour on a machine that is
+// already full, and ignores neighbours perfscen did not feel — and the
+// machine-wide signals decide only without it, each on its own margin.
+func TestDisturbedBy(t *testing.T) {
+	full := func(other, wait, press float64) baseline.Contention {
+		return baseline.Contention{OtherCPU: other, HaveOtherCPU: true, Wait: wait, HaveWait: true, Pressure: press, HavePressure: true}
+	}
+	other := func(o float64) baseline.Contention { return baseline.Contention{OtherCPU: o, HaveOtherCPU: true} }
+	pressure := func(o, p float64) baseline.Contention {
+		return baseline.Contention{OtherCPU: o, HaveOtherCPU: true, Pressure: p, HavePressure: true}
+	}
+	const waitMsg = "perfscen's threads waited"
+	tests := []struct {
+		name      string
+		now, most baseline.Contention
+		cpus      int
+		want      []string // substrings, one per reason, in order
+	}{
+		{"as busy as the history", full(0.30, 0.20, 0.40), full(0.30, 0.20, 0.40), 2, nil},
+		{"a little busier on every signal", full(0.40, 0.35, 0.60), full(0.30, 0.20, 0.40), 2, nil},
+		// Neighbours perfscen did not feel: its wait decides, not the
+		// machine-wide figures (a half-idle 2-core machine, a c=1 client).
+		{"neighbours busier, perfscen's wait alike", full(0.33, 0.05, 0.45), full(0.03, 0.04, 0.02), 2, nil},
+		// The situation the CPU share cannot see: history on a full
+		// machine, one more hog on top.
+		{"full machine, one more hog", full(0.97, 1.10, 1), full(0.95, 0.60, 1), 2, []string{waitMsg + " 110% of their CPU time in the run queue vs ≤60%"}},
+		{"wait within half as much again plus slack", full(0.97, 0.99, 1), full(0.95, 0.60, 1), 2, nil},
+		{"near-zero history wait: slack keeps a few ms from counting", full(0.05, 0.09, 0.05), full(0.05, 0.01, 0.05), 2, nil},
+		{"quiet history, a hog taking perfscen's CPU", full(0.52, 0.40, 0.55), full(0.04, 0.02, 0.05), 2, []string{waitMsg + " 40% of their CPU time in the run queue vs ≤2%"}},
+		// Without the wait on both sides, the machine-wide signals decide.
+		{"no wait: other processes a quarter of a core busier", other(0.43), other(0.30), 2, []string{"43% vs ≤30% CPU used by other processes"}},
+		{"no wait: a quarter of a core is less of a 16-core machine", other(0.32), other(0.30), 16, []string{"32% vs ≤30% CPU used"}},
+		{"no wait: unknown core count, 10 points", other(0.39), other(0.30), 0, nil},
+		{"no wait: pressure alone", pressure(0.30, 0.70), pressure(0.30, 0.40), 2, []string{"CPU pressure 70% vs ≤40% of the time"}},
+		{"no wait: both", pressure(0.52, 0.55), pressure(0.04, 0.05), 2, []string{"52% vs ≤4%", "CPU pressure 55% vs ≤5%"}},
+		{"history without wait or pressure", full(0.30, 5, 1), other(0.30), 2, nil},
+		{"run without wait (no schedstat here)", other(0.30), full(0.30, 0.01, 0.01), 2, nil},
+		{"nothing recorded", baseline.Contention{}, baseline.Contention{}, 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DisturbedBy(tt.now, tt.most, tt.cpus)
+			if len(got) != len(tt.want) {
+				t.Fatalf("DisturbedBy = %q, want %d reason(s) %q", got, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("reason %d = %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
 
 // busy marks every trial of p as run while other processes used share of
 // the machine's CPUs.
@@ -34,25 +90,38 @@ func TestBaselineDisturbedTestbed(t *testing.T) {
 			}
 		}
 	}
+	// A history recorded on a machine already full (other processes at
+	// 95%), with perfscen's threads waiting 60% of their run time.
+	crowded := history(t, rng, 8, 0.01)
+	for _, r := range crowded.Testbeds["tb1"].Runs {
+		for _, p := range r.Points {
+			for i := range p.Trials {
+				p.Trials[i].Disturbance = &result.Disturbance{OtherCPU: 0.95, RunQueueWait: new(0.6)}
+			}
+		}
+	}
 	slow := mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 700, 28000, 0.02))
 	tests := []struct {
 		name   string
 		share  float64
-		recent bool // history with disturbance recorded
+		wait   *float64
+		base   *baseline.File
 		status Status
 		msg    string
 	}{
-		{"busier machine", 0.55, true, StatusInconclusive, "testbed disturbed (55% vs ≤5% CPU used by other processes"},
-		{"as quiet as the history", 0.08, true, StatusFail, "vs history"},
-		{"history without disturbance", 0.55, false, StatusFail, "vs history"},
+		{"busier machine", 0.55, nil, quiet, StatusInconclusive, "testbed disturbed (55% vs ≤5% CPU used by other processes, in the 8 baseline run(s))"},
+		{"as quiet as the history", 0.08, nil, quiet, StatusFail, "vs history"},
+		{"history without disturbance", 0.55, nil, unknown, StatusFail, "vs history"},
+		{"full machine, one more hog", 0.96, new(1.4), crowded, StatusInconclusive, "testbed disturbed (perfscen's threads waited 140% of their CPU time in the run queue vs ≤60%, in the 8 baseline run(s))"},
+		{"full machine, as crowded as the history", 0.96, new(0.7), crowded, StatusFail, "vs history"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := quiet
-			if !tt.recent {
-				base = unknown
+			p := busy(slow, tt.share)
+			for i := range p.Trials {
+				p.Trials[i].Disturbance.RunQueueWait = tt.wait
 			}
-			got := Baseline(spec, base, mkRun(busy(slow, tt.share)))[:1]
+			got := Baseline(spec, tt.base, mkRun(p))[:1]
 			if got[0].Point != "a/c=1" || got[0].Status != tt.status || !strings.Contains(got[0].Message, tt.msg) {
 				t.Fatalf("got %+v, want %s containing %q", got, tt.status, tt.msg)
 			}
@@ -75,6 +144,19 @@ func TestComparisonArmImbalance(t *testing.T) {
 	got := Comparisons(cmp, mkRun(busy(cand, 0.05), busy(ref, 0.40)))[0]
 	if len(got.Warnings) == 0 || !strings.Contains(got.Warnings[len(got.Warnings)-1], "arms disturbed unequally: other processes used 5% of the CPUs during the candidate's windows and 40%") {
 		t.Fatalf("no imbalance warning: %+v", got.Warnings)
+	}
+	// On a full machine the CPU share is alike, but one arm's requests
+	// met a longer run queue.
+	waited := func(p result.Point, wait float64) result.Point {
+		p = busy(p, 0.95)
+		for i := range p.Trials {
+			p.Trials[i].Disturbance.RunQueueWait = new(wait)
+		}
+		return p
+	}
+	got = Comparisons(cmp, mkRun(waited(cand, 0.3), waited(ref, 1.2)))[0]
+	if len(got.Warnings) == 0 || !strings.Contains(got.Warnings[len(got.Warnings)-1], "arms disturbed unequally: perfscen's threads waited 30% of their CPU time in the run queue during the candidate's windows and 120%") {
+		t.Fatalf("no run-queue imbalance warning: %+v", got.Warnings)
 	}
 	got = Comparisons(cmp, mkRun(busy(cand, 0.30), busy(ref, 0.35)))[0]
 	for _, w := range got.Warnings {

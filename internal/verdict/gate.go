@@ -91,59 +91,6 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	return out
 }
 
-// DisturbedCores is how much more CPU, in cores, other processes must
-// have used in this run than in the busiest baseline run for a regression
-// to be put down to the testbed rather than the build: a quarter of a core
-// (12.5 percentage points of a 2-core runner, 1.6 of a 16-core machine).
-// disturbedMargin turns it into a share of all CPUs, never below
-// minDisturbedMargin so scheduler noise on a large machine is not taken
-// for a neighbour.
-const (
-	DisturbedCores     = 0.25
-	minDisturbedMargin = 0.02
-	// fallbackMargin applies when the run does not say how many CPUs the
-	// machine has.
-	fallbackMargin = 0.10
-)
-
-func disturbedMargin(numCPU int) float64 {
-	if numCPU <= 0 {
-		return fallbackMargin
-	}
-	return max(DisturbedCores/float64(numCPU), minDisturbedMargin)
-}
-
-// disturbed turns a regression (or an undecided check) measured while the
-// machine was markedly busier with other work than in every baseline run
-// into "inconclusive: testbed disturbed": the data cannot tell a slower
-// build from a busier machine. Histories that did not record disturbance
-// cannot vouch for that, so their checks stand.
-func disturbed(c *Check, tb *baseline.Testbed, run *result.Run) {
-	if c.Kind != KindBaseline || (c.Class != ClassRegressed && c.Class != ClassUndecided) {
-		return
-	}
-	var p *result.Point
-	for i := range run.Points {
-		if run.Points[i].ID == c.Point {
-			p = &run.Points[i]
-		}
-	}
-	if p == nil {
-		return
-	}
-	now, ok := baseline.PointOtherCPU(p)
-	if !ok {
-		return
-	}
-	most, ok := tb.MaxOtherCPU(c.Point)
-	if !ok || now < most+disturbedMargin(run.Environment.NumCPU) {
-		return
-	}
-	c.Class, c.Status, c.Disturbed = ClassUndecided, StatusInconclusive, true
-	c.Message = fmt.Sprintf("inconclusive: testbed disturbed (%.0f%% vs ≤%.0f%% CPU used by other processes in the %d baseline run(s)); %s",
-		100*now, 100*most, len(tb.Runs), c.Message)
-}
-
 // NameNoHistory names the check a run gets when its testbed has no
 // history in the baseline.
 const NameNoHistory = "baseline testbed"

@@ -1,0 +1,49 @@
+package baseline
+
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+func TestMaxContention(t *testing.T) {
+	d := func(other float64, wait, press *float64) *result.Disturbance {
+		return &result.Disturbance{OtherCPU: other, RunQueueWait: wait, CPUPressure: press}
+	}
+	run := func(ds ...*result.Disturbance) Run {
+		p := &Point{Model: "m"}
+		for _, x := range ds {
+			p.Trials = append(p.Trials, Trial{Disturbance: x})
+		}
+		return Run{Points: map[string]*Point{"m/c=1": p}}
+	}
+	tests := []struct {
+		name string
+		runs []Run
+		want Contention
+		n    int
+	}{
+		{"medians, then the most of them", []Run{
+			run(d(0.1, new(0.2), new(0.3)), d(0.3, new(0.4), new(0.5)), d(0.2, new(0.3), new(0.4))),
+			run(d(0.5, new(0.1), new(0.1))),
+		}, Contention{OtherCPU: 0.5, HaveOtherCPU: true, Wait: 0.3, HaveWait: true, Pressure: 0.4, HavePressure: true}, 2},
+		{"a run without wait or pressure: those signals are unknown", []Run{
+			run(d(0.1, new(0.2), new(0.3))),
+			run(d(0.2, nil, nil)),
+		}, Contention{OtherCPU: 0.2, HaveOtherCPU: true, Wait: 0.2, Pressure: 0.3}, 2},
+		{"a run from before the sentinel", []Run{
+			run(d(0.1, new(0.2), new(0.3))),
+			run(nil, nil),
+		}, Contention{OtherCPU: 0.1, Wait: 0.2, Pressure: 0.3}, 2},
+		{"no history of the point", nil, Contention{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := &Testbed{Runs: tt.runs}
+			got, n := tb.MaxContention("m/c=1")
+			if got != tt.want || n != tt.n {
+				t.Errorf("MaxContention = %+v, %d; want %+v, %d", got, n, tt.want, tt.n)
+			}
+		})
+	}
+}
