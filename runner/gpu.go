@@ -111,11 +111,14 @@ type gpuScraper struct {
 	done   chan struct{}
 }
 
-// startGPUScraper scrapes url every interval until close.
-func startGPUScraper(ctx context.Context, url string, interval time.Duration) *gpuScraper {
+// startGPUScraper scrapes url with hc (nil: a plain client) every interval
+// until close.
+func startGPUScraper(ctx context.Context, hc *http.Client, url string, interval time.Duration) *gpuScraper {
 	ctx, cancel := context.WithCancel(ctx)
-	g := &gpuScraper{url: url, client: &http.Client{Timeout: 5 * time.Second},
-		interval: interval, cancel: cancel, done: make(chan struct{})}
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Second}
+	}
+	g := &gpuScraper{url: url, client: hc, interval: interval, cancel: cancel, done: make(chan struct{})}
 	go g.loop(ctx)
 	return g
 }

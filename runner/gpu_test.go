@@ -3,12 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,53 +116,49 @@ func TestGPUScraperAgainstServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	from := time.Now()
-	g := startGPUScraper(context.Background(), srv.URL, 10*time.Millisecond)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		g.mu.Lock()
-		n := len(g.samples)
-		g.mu.Unlock()
-		if n >= 3 || time.Now().After(deadline) {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		url := startMetrics(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write(body)
+		}))
+		from := time.Now()
+		g := startGPUScraper(context.Background(), metricsClient(t), url, 10*time.Millisecond)
+		// On the fake clock the scrapes land at 0, 10, 20 and 30 ms.
+		time.Sleep(35 * time.Millisecond)
+		g.close()
+		if n := len(g.samples); n != 4 {
+			t.Errorf("%d scrapes in 35 ms at a 10 ms interval, want 4", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	g.close()
-	m := g.window(from, time.Now())
-	if m == nil || m.UtilizationAvg != 0.375 || m.MemoryTotalMax != 32e9 {
-		t.Errorf("window = %+v", m)
-	}
-	if g.describe() != "GPU-aaaa,GPU-bbbb" {
-		t.Errorf("describe = %q", g.describe())
-	}
-	if g.err() != nil {
-		t.Errorf("scrape error: %v", g.err())
-	}
+		m := g.window(from, time.Now())
+		if m == nil || m.UtilizationAvg != 0.375 || m.MemoryTotalMax != 32e9 {
+			t.Errorf("window = %+v", m)
+		}
+		if g.describe() != "GPU-aaaa,GPU-bbbb" {
+			t.Errorf("describe = %q", g.describe())
+		}
+		if g.err() != nil {
+			t.Errorf("scrape error: %v", g.err())
+		}
+	})
 }
 
 func TestGPUScraperReportsFailure(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	t.Cleanup(srv.Close)
-	g := startGPUScraper(context.Background(), srv.URL, time.Hour)
-	deadline := time.Now().Add(5 * time.Second)
-	for g.err() == nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	g.close()
-	if g.err() == nil || !strings.Contains(g.err().Error(), "404") {
-		t.Errorf("err = %v, want a 404", g.err())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		url := startMetrics(t, http.NotFoundHandler())
+		g := startGPUScraper(context.Background(), metricsClient(t), url, time.Hour)
+		// The first scrape is done once every goroutine waits: the
+		// scraper on its hour-long ticker.
+		synctest.Wait()
+		g.close()
+		if g.err() == nil || !strings.Contains(g.err().Error(), "404") {
+			t.Errorf("err = %v, want a 404", g.err())
+		}
+	})
 }
 
 // The reference server's metrics port carries Triton's nv_inference_*
 // families and no GPU gauges: scraping it succeeds and records nothing.
 func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
-	rs, err := refserver.New(refserver.Options{HTTPAddr: "-", GRPCAddr: "-", MetricsAddr: "127.0.0.1:0", Models: []string{"simple"}})
+	rs, err := refserver.New(refserver.Options{HTTPAddr: "-", GRPCAddr: "-", MetricsAddr: "cpuonly:8002", Listen: testNet.Listen, Models: []string{"simple"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +166,7 @@ func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rs.Close() })
-	g := &gpuScraper{url: "http://" + rs.MetricsAddr() + "/metrics", client: &http.Client{Timeout: 5 * time.Second}}
+	g := &gpuScraper{url: "http://" + rs.MetricsAddr() + "/metrics", client: metricsClient(t)}
 	if _, err := g.scrape(context.Background()); !errors.Is(err, errNoGPU) {
 		t.Fatalf("scrape = %v, want errNoGPU", err)
 	}
@@ -186,17 +181,12 @@ func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
 func TestRunNotesFailingMetricsScrape(t *testing.T) {
 	checkLeaks(t)
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := "nobody:8002" // no server listens there
 	c := newClient(t, "http", srv.HTTPAddr())
 	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
 		plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 1, Iterations: 20}})
 	p.Server.MetricsURL = "http://" + closed + "/metrics"
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4))}, Options{})
+	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4)), MetricsClient: metricsClient(t)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/memnet"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/shm"
@@ -44,14 +47,27 @@ func checkShm(t *testing.T) {
 	})
 }
 
+// testNet carries the test servers' traffic in memory: no socket, so the
+// tests measure the runner rather than the machine's loopback, and they can
+// run on testing/synctest's fake clock.
+var testNet memnet.Network
+
+var serverSeq atomic.Int64
+
+// startServer starts a reference server on testNet, HTTP on host:8000 and
+// gRPC on host:8001 for a host name of its own. Service times use plain
+// timers, which synctest's clock fires exactly.
 func startServer(t *testing.T, opts refserver.Options) *refserver.Server {
 	t.Helper()
+	host := "server" + strconv.FormatInt(serverSeq.Add(1), 10)
 	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:0"
+		opts.HTTPAddr = host + ":8000"
 	}
 	if opts.GRPCAddr == "" {
-		opts.GRPCAddr = "127.0.0.1:0"
+		opts.GRPCAddr = host + ":8001"
 	}
+	opts.Listen = testNet.Listen
+	opts.PlainTimers = true
 	if opts.ShutdownGrace == 0 {
 		opts.ShutdownGrace = 200 * time.Millisecond
 	}
@@ -66,9 +82,37 @@ func startServer(t *testing.T, opts refserver.Options) *refserver.Server {
 	return s
 }
 
+// startMetrics serves handler on testNet and returns its URL.
+func startMetrics(t *testing.T, handler http.Handler) string {
+	t.Helper()
+	addr := "metrics" + strconv.FormatInt(serverSeq.Add(1), 10) + ":8002"
+	ln, err := testNet.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		srv.Close()
+		<-done
+	})
+	return "http://" + addr + "/metrics"
+}
+
+// metricsClient scrapes servers on testNet.
+func metricsClient(t *testing.T) *http.Client {
+	tr := &http.Transport{DialContext: testNet.Dial}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 5 * time.Second}
+}
+
 func newClient(t *testing.T, proto, addr string) client.Client {
 	t.Helper()
-	c, err := client.New(context.Background(), client.Options{Protocol: proto, URL: addr})
+	c, err := client.New(context.Background(), client.Options{Protocol: proto, URL: addr, Dial: testNet.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,10 @@ package runner
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/plan"
@@ -61,87 +61,93 @@ func TestRunInterleavesGroups(t *testing.T) {
 	}
 }
 
+// fakeLatency gives the simple model a service time: on synctest's fake
+// clock a closed loop against a model that takes no time would never let
+// the clock move.
+var fakeLatency = map[string]map[string]string{"simple": {"added_latency": "1ms"}}
+
 func TestRunCounterResetIsMarked(t *testing.T) {
-	checkLeaks(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	addr := srv.HTTPAddr()
-	c := newClient(t, "http", addr)
-	m := loose()
-	m.StabilityPct, m.Trials = 1e6, 4
-	// The old counters include the warm-up, so they are well ahead of what
-	// the fresh ones can reach in one window: they must go backwards.
-	m.Warmup = 400 * time.Millisecond
-	p := testPlan(addr, "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
-		Progress: func(e Event) {
-			if e.Kind == WindowDone && e.Window.Index == 1 {
-				// Reloading restarts the model's counters from zero, as a
-				// server restart does, without dropping connections.
-				if err := srv.LoadModel("simple"); err != nil {
-					t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		addr := srv.HTTPAddr()
+		c := newClient(t, "http", addr)
+		m := loose()
+		m.StabilityPct, m.Trials = 1e6, 4
+		// The old counters include the warm-up, so they are well ahead of
+		// what the fresh ones can reach in one window: they must go
+		// backwards.
+		m.Warmup = 400 * time.Millisecond
+		p := testPlan(addr, "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
+			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+			Progress: func(e Event) {
+				if e.Kind == WindowDone && e.Window.Index == 1 {
+					// Reloading restarts the model's counters from zero, as
+					// a server restart does, without dropping connections.
+					if err := srv.LoadModel("simple"); err != nil {
+						t.Error(err)
+					}
 				}
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt := run.Points[0]
-	if len(pt.Trials) < 3 {
-		t.Fatalf("%d trials, want at least 3", len(pt.Trials))
-	}
-	// Which trial sees the restart depends on when the reload lands
-	// relative to the next window's first snapshot, which a loaded machine
-	// moves; what must hold is that exactly one trial is marked.
-	resets := 0
-	for i, tr := range pt.Trials {
-		s := tr.Metrics.Server
-		if s == nil {
-			t.Fatalf("trial %d has no server stats", i)
+			}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if s.Reset {
-			resets++
-			if i < 1 {
-				t.Errorf("trial %d marked reset before the reload", i)
+		pt := run.Points[0]
+		if len(pt.Trials) != 4 {
+			t.Fatalf("%d trials, want 4", len(pt.Trials))
+		}
+		// The reload lands after window 1 closed and before window 2's
+		// first snapshot, so exactly the trial of window 2 is marked.
+		for i, tr := range pt.Trials {
+			s := tr.Metrics.Server
+			if s == nil {
+				t.Fatalf("trial %d has no server stats", i)
+			}
+			if s.Reset != (i == 2) {
+				t.Errorf("trial %d: reset %v", i, s.Reset)
+			}
+			if s.RequestCount < 0 || s.QueueUs < 0 || s.AvgRequestUs < 0 || s.InferenceCount < 0 {
+				t.Errorf("trial %d negative figures: %+v", i, s)
 			}
 		}
-		if s.RequestCount < 0 || s.QueueUs < 0 || s.AvgRequestUs < 0 || s.InferenceCount < 0 {
-			t.Errorf("trial %d negative figures: %+v", i, s)
+		if !pt.Summary.Server.Reset {
+			t.Error("summary hides the restart")
 		}
-	}
-	if resets != 1 {
-		t.Errorf("%d trials marked reset, want 1", resets)
-	}
-	if !pt.Summary.Server.Reset {
-		t.Error("summary hides the restart")
-	}
+	})
 }
 
 func TestRunScrapesGPUMetrics(t *testing.T) {
-	checkLeaks(t)
 	body, err := os.ReadFile("testdata/triton_metrics.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
-	t.Cleanup(metrics.Close)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	c := newClient(t, "http", srv.HTTPAddr())
-	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-	p.Server.MetricsURL = metrics.URL
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))},
-		Options{MetricsInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := run.Points[0].Summary.GPU
-	if g == nil || g.UtilizationAvg != 0.375 || g.MemoryUsedMax != 5e9 || g.PowerAvgWatts != 180.5 {
-		t.Errorf("gpu = %+v", g)
-	}
-	if run.Environment.GPU != "GPU-aaaa,GPU-bbbb" {
-		t.Errorf("environment GPU %q", run.Environment.GPU)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		metrics := startMetrics(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "http", srv.HTTPAddr())
+		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
+		p.Server.MetricsURL = metrics
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1)), MetricsClient: metricsClient(t)},
+			Options{MetricsInterval: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := run.Points[0]
+		for _, tr := range pt.Trials {
+			// A 100 ms window holds ten 10 ms scrapes.
+			if tr.Metrics.GPU == nil {
+				t.Errorf("trial %d has no GPU figures", tr.Index)
+			}
+		}
+		g := pt.Summary.GPU
+		if g == nil || g.UtilizationAvg != 0.375 || g.MemoryUsedMax != 5e9 || g.PowerAvgWatts != 180.5 {
+			t.Errorf("gpu = %+v", g)
+		}
+		if run.Environment.GPU != "GPU-aaaa,GPU-bbbb" {
+			t.Errorf("environment GPU %q", run.Environment.GPU)
+		}
+	})
 }
 
 // Extend adds kept trials to the points it names, interleaved, while the

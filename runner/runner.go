@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,9 @@ type Deps struct {
 	// Notes are run-level remarks recorded in the result (e.g. what the
 	// server lacks that the scenario did not need).
 	Notes []string
+	// MetricsClient scrapes plan.Server.MetricsURL; nil uses a plain HTTP
+	// client with a 5 s timeout.
+	MetricsClient *http.Client
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -225,7 +229,7 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		}
 	}()
 	if p.Server.MetricsURL != "" {
-		rs.gpu = startGPUScraper(ctx, p.Server.MetricsURL, opts.MetricsInterval)
+		rs.gpu = startGPUScraper(ctx, deps.MetricsClient, p.Server.MetricsURL, opts.MetricsInterval)
 		defer rs.gpu.close()
 	}
 

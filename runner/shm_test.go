@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
@@ -44,24 +45,25 @@ func assertNoRegions(t *testing.T, c client.Client) {
 }
 
 func TestRunSystemSharedMemory(t *testing.T) {
-	checkLeaks(t)
 	checkShm(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	c := newClient(t, "http", srv.HTTPAddr())
-	p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{ValidateEvery: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt := run.Points[0]
-	if pt.Errors.Count != 0 || pt.Summary.Requests == 0 {
-		t.Fatalf("errors %+v, requests %d", pt.Errors, pt.Summary.Requests)
-	}
-	// Outputs were read back from the regions and compared.
-	if pt.Validation.Checked == 0 || pt.Validation.Mismatches != 0 {
-		t.Errorf("validation = %+v", pt.Validation)
-	}
-	assertNoRegions(t, c)
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "http", srv.HTTPAddr())
+		p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{ValidateEvery: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := run.Points[0]
+		if pt.Errors.Count != 0 || pt.Summary.Requests == 0 {
+			t.Fatalf("errors %+v, requests %d", pt.Errors, pt.Summary.Requests)
+		}
+		// Outputs were read back from the regions and compared.
+		if pt.Validation.Checked == 0 || pt.Validation.Mismatches != 0 {
+			t.Errorf("validation = %+v", pt.Validation)
+		}
+		assertNoRegions(t, c)
+	})
 }
 
 func TestRunSystemSharedMemoryCleanupOnError(t *testing.T) {

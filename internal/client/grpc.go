@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -64,6 +65,14 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 		// from waiting on window updates.
 		grpc.WithInitialWindowSize(grpcWindow),
 		grpc.WithInitialConnWindowSize(grpcWindow),
+	}
+	if opts.Dial != nil {
+		// passthrough hands the address to the dialer unresolved.
+		target = "passthrough:///" + target
+		dial := opts.Dial
+		dialOpts = append(dialOpts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dial(ctx, "tcp", addr)
+		}))
 	}
 	if len(opts.Headers) > 0 {
 		md := make(map[string]string, len(opts.Headers))

@@ -51,9 +51,13 @@ func newHTTPClient(_ context.Context, opts Options) (Client, error) {
 		// that no request ever pays a fresh handshake at steady state.
 		idle = 1024
 	}
+	dial := opts.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	tr := &http.Transport{
 		Proxy:               nil, // load generation must hit the server directly
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		TLSClientConfig:     tlsCfg,
 		MaxIdleConns:        idle,
 		MaxIdleConnsPerHost: idle,

@@ -125,8 +125,14 @@ func (hc *httpConn) watch(ctx context.Context) {
 }
 
 func (hc *httpConn) dial(ctx context.Context, deadline time.Time) error {
-	d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Deadline: deadline}
-	nc, err := d.DialContext(ctx, "tcp", hc.host)
+	var nc net.Conn
+	var err error
+	if dial := hc.c.opts.Dial; dial != nil {
+		nc, err = dial(ctx, "tcp", hc.host)
+	} else {
+		d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Deadline: deadline}
+		nc, err = d.DialContext(ctx, "tcp", hc.host)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strings"
@@ -36,6 +37,10 @@ type Options struct {
 	// BF16 included, travels as JSON and no binary-data parameter is sent.
 	// It implies JSONTensors.
 	NoBinaryTensors bool
+	// Dial, when set, opens connections instead of TCP: the URL's host:port
+	// is passed as is, so tests can reach a server on an in-memory network.
+	// Its timeouts are its own. Nil dials TCP.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 type constructor func(ctx context.Context, opts Options) (Client, error)

@@ -48,7 +48,7 @@ func repeatExecute(ctx context.Context, b *execBatch) ([]tensorBuf, error) {
 		defer close(j.emit)
 		for i := range n {
 			d := time.Duration(binary.LittleEndian.Uint32(delay.raw[4*i:])) * time.Millisecond
-			if err := sleepCtx(j.ctx, d); err != nil {
+			if err := b.after.sleep(j.ctx, d); err != nil {
 				sendPart(j, decoupledPart{err: errorf(codeCancelled, "request cancelled: %v", err)})
 				return
 			}
@@ -62,7 +62,7 @@ func repeatExecute(ctx context.Context, b *execBatch) ([]tensorBuf, error) {
 		}
 	}()
 	w := time.Duration(binary.LittleEndian.Uint32(wait.raw)) * time.Millisecond
-	if err := sleepCtx(ctx, w); err != nil {
+	if err := b.after.sleep(ctx, w); err != nil {
 		return nil, err
 	}
 	return nil, nil

@@ -98,4 +98,5 @@ type execBatch struct {
 	batchSize int
 	params    *modelParams
 	jitter    time.Duration // drawn per execution from the model RNG (delay model)
+	after     afterFunc     // waits out service times
 }

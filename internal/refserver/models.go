@@ -94,7 +94,7 @@ func delayModel() *modelDef {
 		outputs: []tensorSpec{{name: "OUTPUT0", dtype: kserve.FP32, dims: []int64{-1}}},
 		newEngine: func() engine {
 			return engineFunc(func(ctx context.Context, b *execBatch) ([]tensorBuf, error) {
-				if err := sleepCtx(ctx, b.params.delay+b.jitter); err != nil {
+				if err := b.after.sleep(ctx, b.params.delay+b.jitter); err != nil {
 					return nil, err
 				}
 				return copyExecute(ctx, b)

@@ -1,10 +1,12 @@
 package refserver
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 )
@@ -39,6 +41,16 @@ type Options struct {
 	// ShutdownGrace bounds how long Close waits for in-flight requests
 	// before cancelling them; 0 means 10s.
 	ShutdownGrace time.Duration
+	// Listen, when set, replaces TCP for the three listeners, which then
+	// listen on their addresses as names; tests serve over an in-memory
+	// network with it. Nil listens on TCP.
+	Listen func(ctx context.Context, network, addr string) (net.Listener, error)
+	// PlainTimers waits out service times and batching delays on ordinary
+	// timers instead of the shared sub-millisecond wake-up, which spins
+	// before each deadline. Tests under testing/synctest set it: their fake
+	// clock fires timers exactly, and never advances while a goroutine
+	// spins.
+	PlainTimers bool
 }
 
 // TLSOptions are PEM files for the server certificate and, optionally, a

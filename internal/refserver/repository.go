@@ -25,6 +25,7 @@ type modelEntry struct {
 type repository struct {
 	mu      sync.RWMutex
 	entries map[string]*modelEntry
+	after   afterFunc // the models' timers
 }
 
 func (r *repository) get(name string) (*loadedModel, bool) {
@@ -76,7 +77,7 @@ func (r *repository) loadWith(name, cfgJSON string) error {
 		return errorf(codeInvalidArg, "failed to load '%s': %v", name, err)
 	}
 	old := e.loaded
-	e.loaded = loadModel(def, p, kv)
+	e.loaded = loadModel(def, p, kv, r.after)
 	e.reason = ""
 	r.mu.Unlock()
 	if old != nil {

@@ -17,6 +17,7 @@ type loadedModel struct {
 	sched    *scheduler
 	engine   engine
 	loadedAt time.Time
+	after    afterFunc // waits out stalls, added latency and service times
 	// ctx ends when the model is torn down; executions that serve several
 	// requests run under it rather than under any one request's context.
 	ctx    context.Context
@@ -24,8 +25,9 @@ type loadedModel struct {
 	kv     map[string]string // the parameter map it was loaded with, for its config
 }
 
-func loadModel(def *modelDef, p modelParams, kv map[string]string) *loadedModel {
+func loadModel(def *modelDef, p modelParams, kv map[string]string, after afterFunc) *loadedModel {
 	m := &loadedModel{
+		after:    after,
 		def:      def,
 		kv:       maps.Clone(kv),
 		rng:      newFaultRNG(p.seed),
@@ -35,7 +37,7 @@ func loadModel(def *modelDef, p modelParams, kv map[string]string) *loadedModel 
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.params.Store(&p)
-	m.sched = newScheduler(m.policy(&p), m.execute)
+	m.sched = newScheduler(m.policy(&p), m.execute, after)
 	return m
 }
 
@@ -98,7 +100,7 @@ func (m *loadedModel) execute(batch []*job) {
 	}
 
 	t0 := time.Now()
-	eb := &execBatch{inputs: mergeInputs(live, total), jobs: live, batchSize: total, params: p}
+	eb := &execBatch{inputs: mergeInputs(live, total), jobs: live, batchSize: total, params: p, after: m.after}
 	if m.def.name == "delay" {
 		eb.jitter = m.rng.jitter(p.delay, p.jitter)
 	}
@@ -131,7 +133,7 @@ func (m *loadedModel) run(ctx context.Context, b *execBatch, p *modelParams) (ou
 			err = errorf(codeInternal, "model %s panicked: %v", m.def.name, r)
 		}
 	}()
-	if err := sleepCtx(ctx, stallRemaining(m.loadedAt, time.Now(), p)+p.addedLatency); err != nil {
+	if err := m.after.sleep(ctx, stallRemaining(m.loadedAt, time.Now(), p)+p.addedLatency); err != nil {
 		return nil, errorf(codeCancelled, "execution cancelled: %v", err)
 	}
 	outs, err = m.engine.execute(ctx, b)

@@ -43,6 +43,7 @@ type batchPolicy struct {
 type scheduler struct {
 	policy batchPolicy
 	exec   func(batch []*job)
+	after  afterFunc
 
 	mu     sync.Mutex
 	queue  []*job
@@ -54,8 +55,8 @@ type scheduler struct {
 	accepted int
 }
 
-func newScheduler(p batchPolicy, exec func([]*job)) *scheduler {
-	s := &scheduler{policy: p, exec: exec, wake: make(chan struct{})}
+func newScheduler(p batchPolicy, exec func([]*job), after afterFunc) *scheduler {
+	s := &scheduler{policy: p, exec: exec, after: after, wake: make(chan struct{})}
 	for range p.instances {
 		s.wg.Add(1)
 		go s.worker()
@@ -151,7 +152,7 @@ func (s *scheduler) next() []*job {
 		s.mu.Unlock()
 		// The batching delay is queue time clients see, so it gets the same
 		// sub-millisecond wake-up as service times.
-		due, stop := preciseAfter(deadline)
+		due, stop := s.after(deadline)
 		select {
 		case <-w:
 		case <-due:

@@ -92,7 +92,10 @@ func New(opts Options) (*Server, error) {
 			want = slices.Sorted(maps.Keys(defs))
 		}
 	}
-	s.repo = &repository{entries: map[string]*modelEntry{}}
+	s.repo = &repository{entries: map[string]*modelEntry{}, after: preciseAfter}
+	if opts.PlainTimers {
+		s.repo.after = timerAfter
+	}
 	for name, def := range defs {
 		e := &modelEntry{def: def, kv: map[string]string{}, reason: "not loaded"}
 		for k, v := range opts.ModelParams[name] {
@@ -181,14 +184,18 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	var lc net.ListenConfig
+	listen := lc.Listen
+	if s.opts.Listen != nil {
+		listen = s.opts.Listen
+	}
 	var httpLn, grpcLn net.Listener
 	if addr := orDefault(s.opts.HTTPAddr, defaultHTTPAddr); addr != "-" {
-		if httpLn, err = lc.Listen(ctx, "tcp", addr); err != nil {
+		if httpLn, err = listen(ctx, "tcp", addr); err != nil {
 			return fmt.Errorf("listening for HTTP on %s: %w", addr, err)
 		}
 	}
 	if addr := orDefault(s.opts.GRPCAddr, defaultGRPCAddr); addr != "-" {
-		if grpcLn, err = lc.Listen(ctx, "tcp", addr); err != nil {
+		if grpcLn, err = listen(ctx, "tcp", addr); err != nil {
 			if httpLn != nil {
 				httpLn.Close()
 			}
@@ -197,7 +204,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	var metLn net.Listener
 	if addr := s.opts.MetricsAddr; addr != "" && addr != "-" {
-		if metLn, err = lc.Listen(ctx, "tcp", addr); err != nil {
+		if metLn, err = listen(ctx, "tcp", addr); err != nil {
 			for _, ln := range []net.Listener{httpLn, grpcLn} {
 				if ln != nil {
 					ln.Close()

@@ -142,10 +142,22 @@ func runWakeups() {
 	}
 }
 
+// afterFunc returns a channel closed at deadline and a stop function that
+// releases it early. preciseAfter is the server's; timerAfter is the plain
+// one Options.PlainTimers asks for.
+type afterFunc func(deadline time.Time) (<-chan struct{}, func())
+
+// timerAfter is afterFunc on an ordinary timer.
+func timerAfter(deadline time.Time) (<-chan struct{}, func()) {
+	c := make(chan struct{})
+	t := time.AfterFunc(time.Until(deadline), func() { close(c) })
+	return c, func() { t.Stop() }
+}
+
 // sleepUntil waits until deadline or until ctx ends, whichever is first,
 // returning ctx's error in the latter case.
-func sleepUntil(ctx context.Context, deadline time.Time) error {
-	c, stop := preciseAfter(deadline)
+func (after afterFunc) sleepUntil(ctx context.Context, deadline time.Time) error {
+	c, stop := after(deadline)
 	defer stop()
 	select {
 	case <-c:
@@ -155,11 +167,11 @@ func sleepUntil(ctx context.Context, deadline time.Time) error {
 	}
 }
 
-// sleepCtx waits d or until ctx ends; models use it for service time so a
+// sleep waits d or until ctx ends; models use it for service time so a
 // closing server is not held up by a long delay.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+func (after afterFunc) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	return sleepUntil(ctx, time.Now().Add(d))
+	return after.sleepUntil(ctx, time.Now().Add(d))
 }

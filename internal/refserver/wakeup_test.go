@@ -80,7 +80,7 @@ func serviceTimes(t testing.TB, params map[string]string, n int) []time.Duration
 func TestSleepUntilEndsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- sleepUntil(ctx, time.Now().Add(time.Hour)) }()
+	go func() { done <- afterFunc(preciseAfter).sleepUntil(ctx, time.Now().Add(time.Hour)) }()
 	time.Sleep(10 * time.Millisecond)
 	cancel()
 	select {
@@ -111,7 +111,7 @@ func TestSleepUntilEdges(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := sleepUntil(tc.ctx, tc.deadline)
+			err := afterFunc(preciseAfter).sleepUntil(tc.ctx, tc.deadline)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("sleepUntil = %v, want %v", err, tc.want)
 			}
@@ -175,7 +175,7 @@ func BenchmarkSleepOvershoot(b *testing.B) {
 		sleep func(time.Time)
 	}{
 		{"timer", func(at time.Time) { time.Sleep(time.Until(at)) }},
-		{"sleepUntil", func(at time.Time) { _ = sleepUntil(context.Background(), at) }},
+		{"sleepUntil", func(at time.Time) { _ = afterFunc(preciseAfter).sleepUntil(context.Background(), at) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var late []time.Duration
