@@ -179,19 +179,22 @@ func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
 // Problem 10 of the verdict-integrity issue: a metrics_url that cannot be
 // scraped is said in the run's notes, not dropped silently.
 func TestRunNotesFailingMetricsScrape(t *testing.T) {
-	checkLeaks(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	closed := "nobody:8002" // no server listens there
-	c := newClient(t, "http", srv.HTTPAddr())
-	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
-		plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 1, Iterations: 20}})
-	p.Server.MetricsURL = "http://" + closed + "/metrics"
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4)), MetricsClient: metricsClient(t)}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	note := strings.Join(run.Notes, "\n")
-	if !strings.Contains(note, "metrics_url") || !strings.Contains(note, closed) {
-		t.Errorf("run notes do not mention the failing scrape: %q", run.Notes)
-	}
+	// On the fake clock the first scrape, refused at once, is over before
+	// the 20 requests of 1 ms each: the run cannot end before it.
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		closed := "nobody:8002" // no server listens there
+		c := newClient(t, "http", srv.HTTPAddr())
+		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+			plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 1, Iterations: 20}})
+		p.Server.MetricsURL = "http://" + closed + "/metrics"
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4)), MetricsClient: metricsClient(t)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note := strings.Join(run.Notes, "\n")
+		if !strings.Contains(note, "metrics_url") || !strings.Contains(note, closed) {
+			t.Errorf("run notes do not mention the failing scrape: %q", run.Notes)
+		}
+	})
 }
