@@ -26,6 +26,12 @@ const (
 	// server runs in the same process and is counted too (199.1 measured
 	// when the budget was set).
 	grpcAllocBudget = 205
+	// The caller's own gRPC connection: the request message (4), the
+	// reply's HEADERS and trailers as x/net/http2 decodes them (about 12),
+	// the reply message and its outputs (about 12), the response, the
+	// timeout header (41.0 measured when the budget was set, with the
+	// frame-level test server in the same process).
+	grpcConnAllocBudget = 41
 )
 
 // allocsPerOp runs f b.N times and returns heap allocations per call,
@@ -109,4 +115,21 @@ func BenchmarkGRPCAllocsC1(b *testing.B) {
 	}
 	infer()
 	checkBudget(b, allocsPerOp(b, infer), grpcAllocBudget)
+}
+
+func BenchmarkGRPCConnAllocsC1(b *testing.B) {
+	msg := simpleReplyMsg(b)
+	fake := newH2Fake(b, func(r *h2Reply) { r.OK(msg) })
+	conn := newClient(b, Options{Protocol: "grpc", URL: fake.addr(), Timeout: 10 * time.Second}).(ConnClient).NewConn()
+	b.Cleanup(func() { conn.Close() })
+	req := simpleRequest("")
+	req.Parameters = nil
+	ctx := context.Background()
+	infer := func() {
+		if _, err := conn.Infer(ctx, req, 10*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+	infer() // connect
+	checkBudget(b, allocsPerOp(b, infer), grpcConnAllocBudget)
 }

@@ -53,6 +53,26 @@ func BenchmarkGRPCInfer(b *testing.B) {
 	benchInfer(b, c)
 }
 
+// BenchmarkGRPCConnInfer is BenchmarkGRPCInfer on a connection of the
+// caller's own: the same server, no transport goroutines on the client.
+func BenchmarkGRPCConnInfer(b *testing.B) {
+	c := newClient(b, Options{Protocol: "grpc", URL: cannedGRPCServer(b)})
+	conn := c.(ConnClient).NewConn()
+	b.Cleanup(func() { conn.Close() })
+	req := simpleRequest("")
+	req.Parameters = nil
+	ctx := context.Background()
+	if _, err := conn.Infer(ctx, req, 0); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := conn.Infer(ctx, req, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // cannedGRPCServer serves one fixed ModelInfer reply (simple's two INT32
 // outputs) on a loopback port, so profiles show mostly the client.
 func cannedGRPCServer(b *testing.B) string {

@@ -22,6 +22,22 @@ const secret = "Bearer s3cret-token"
 type variant struct {
 	name string
 	opts Options
+	own  bool // calls go through a connection of the caller's own (ConnClient)
+}
+
+// inferer returns v's way to call Infer on c.
+func inferer(t testing.TB, v variant, c Client) func(context.Context, *InferRequest) (*InferResponse, error) {
+	if !v.own {
+		return c.Infer
+	}
+	conn := c.(ConnClient).NewConn()
+	if conn == nil {
+		t.Fatalf("%s: NewConn returned nil", v.name)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return func(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+		return conn.Infer(ctx, req, 0)
+	}
 }
 
 // variants starts one fake server per protocol and returns client options
@@ -31,11 +47,13 @@ func variants(t testing.TB) ([]variant, *fakeHTTP, *fakeGRPC) {
 	fg, addr := newFakeGRPC(t)
 	hdr := map[string]string{"Authorization": secret}
 	return []variant{
-		{"http-binary", Options{Protocol: "http", URL: hs.URL, Headers: hdr}},
-		{"http-json", Options{Protocol: "http", URL: strings.TrimPrefix(hs.URL, "http://"), Headers: hdr, JSONTensors: true}},
-		{"http-gzip", Options{Protocol: "http", URL: hs.URL, Headers: hdr, Gzip: true}},
-		{"grpc", Options{Protocol: "grpc", URL: addr, Headers: hdr}},
-		{"grpc-2conns", Options{Protocol: "grpc", URL: "grpc://" + addr, Headers: hdr, MaxConnections: 2}},
+		{"http-binary", Options{Protocol: "http", URL: hs.URL, Headers: hdr}, false},
+		{"http-json", Options{Protocol: "http", URL: strings.TrimPrefix(hs.URL, "http://"), Headers: hdr, JSONTensors: true}, false},
+		{"http-gzip", Options{Protocol: "http", URL: hs.URL, Headers: hdr, Gzip: true}, false},
+		{"grpc", Options{Protocol: "grpc", URL: addr, Headers: hdr}, false},
+		{"grpc-2conns", Options{Protocol: "grpc", URL: "grpc://" + addr, Headers: hdr, MaxConnections: 2}, false},
+		{"http-own", Options{Protocol: "http", URL: hs.URL, Headers: hdr}, true},
+		{"grpc-own", Options{Protocol: "grpc", URL: addr, Headers: hdr}, true},
 	}, fh, fg
 }
 
@@ -88,9 +106,9 @@ func TestInferSimple(t *testing.T) {
 	vs, fh, fg := variants(t)
 	for _, v := range vs {
 		t.Run(v.name, func(t *testing.T) {
-			c := newClient(t, v.opts)
+			infer := inferer(t, v, newClient(t, v.opts))
 			for i := range 3 { // reuse connections across calls
-				resp, err := c.Infer(context.Background(), simpleRequest("req-1"))
+				resp, err := infer(context.Background(), simpleRequest("req-1"))
 				if err != nil {
 					t.Fatalf("call %d: %v", i, err)
 				}
@@ -154,7 +172,7 @@ func TestInferWithSharedMemory(t *testing.T) {
 				{Name: "OUTPUT1", Shm: &ShmRef{Region: strings.TrimPrefix(out.Key(), "/"), Offset: 128, ByteSize: 64}},
 				{Name: "OUTPUT0"},
 			}
-			resp, err := c.Infer(ctx, req)
+			resp, err := inferer(t, v, c)(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +200,7 @@ func TestServerErrorsAreTyped(t *testing.T) {
 			c := newClient(t, v.opts)
 			req := simpleRequest("")
 			req.Model = "wrong_model_name"
-			_, err := c.Infer(context.Background(), req)
+			_, err := inferer(t, v, c)(context.Background(), req)
 			var se *ServerError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v (%T), want *ServerError", err, err)
@@ -432,10 +450,9 @@ func TestLargeMessages(t *testing.T) {
 		{Tensor: kserve.Tensor{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(a)}},
 		{Tensor: kserve.Tensor{Name: "INPUT1", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(b)}},
 	}}
-	for _, v := range []variant{vs[0], vs[3]} {
+	for _, v := range []variant{vs[0], vs[3], vs[6]} {
 		t.Run(v.name, func(t *testing.T) {
-			c := newClient(t, v.opts)
-			resp, err := c.Infer(context.Background(), req)
+			resp, err := inferer(t, v, newClient(t, v.opts))(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,11 +2,17 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
 	"net"
+	"slices"
+	"strings"
 	"sync/atomic"
+
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/encoding"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -26,6 +32,16 @@ type grpcClient struct {
 	conns []*grpc.ClientConn
 	stubs []pb.GRPCInferenceServiceClient
 	next  atomic.Uint64
+
+	// What callers' own connections (NewConn) need to send what grpc-go
+	// sends: the target as :authority, the scheme, TLS with ALPN h2, the
+	// metadata as header fields, the encodings grpc-go would accept.
+	target         string
+	scheme         string
+	tlsCfg         *tls.Config
+	md             []hpack.HeaderField
+	mdOK           bool
+	acceptEncoding string
 }
 
 // headerCreds sends Options.Headers as metadata on every call without a
@@ -47,6 +63,7 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := &grpcClient{opts: opts, target: target, scheme: "http", mdOK: true, acceptEncoding: grpcAcceptEncoding()}
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil || tlsScheme {
 		cfg := opts.TLS
@@ -54,6 +71,7 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 			cfg = &tlsConfigDefault
 		}
 		creds = credentials.NewTLS(cfg.Clone())
+		c.scheme, c.tlsCfg = "https", h2TLS(cfg)
 	}
 	dialOpts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
@@ -80,9 +98,10 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 			md[toLowerASCII(k)] = v // gRPC metadata keys are lowercase
 		}
 		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(headerCreds{md: md}))
+		c.md = grpcHeaderMD(md)
+		c.mdOK = c.md != nil
 	}
 	n := max(opts.MaxConnections, 1)
-	c := &grpcClient{opts: opts}
 	for range n {
 		cc, err := grpc.NewClient(target, dialOpts...)
 		if err != nil {
@@ -93,6 +112,32 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 		c.stubs = append(c.stubs, pb.NewGRPCInferenceServiceClient(cc))
 	}
 	return c, nil
+}
+
+// h2TLS is cfg as grpc-go's TLS credentials use it: ALPN "h2" offered,
+// TLS 1.2 at least.
+func h2TLS(cfg *tls.Config) *tls.Config {
+	cfg = cfg.Clone()
+	if !slices.Contains(cfg.NextProtos, "h2") {
+		cfg.NextProtos = append(cfg.NextProtos, "h2")
+	}
+	if cfg.MinVersion == 0 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	return cfg
+}
+
+// grpcAcceptEncoding lists the message compressors registered with grpc-go
+// in this process (gzip and deflate when the reference server is linked
+// in), which grpc-go offers servers in grpc-accept-encoding.
+func grpcAcceptEncoding() string {
+	var names []string
+	for _, n := range []string{"gzip", "deflate"} {
+		if encoding.GetCompressor(n) != nil {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 func toLowerASCII(s string) string {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"net/http/httputil"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,19 +38,10 @@ type httpConn struct {
 	head []byte       // request line and headers
 	zr   *gzip.Reader
 
-	// Cancellation of the caller's context interrupts a blocked read or
-	// write by moving the connection's deadline into the past.
-	watched   context.Context
-	stopWatch func() bool
-
 	lastHdrLen string // last reply Inference-Header-Content-Length value
 
-	// current is nc for the cancellation callback, which runs on another
-	// goroutine; the owner replaces nc only between requests.
-	current atomic.Pointer[connBox]
+	cancelWatch
 }
-
-type connBox struct{ nc net.Conn }
 
 // NewConn returns a connection of the caller's own, or nil when the options
 // need the shared transport: a cap on connections (MaxConnections) is the
@@ -87,10 +76,7 @@ func validHeaders(h http.Header) bool {
 }
 
 func (hc *httpConn) Close() error {
-	if hc.stopWatch != nil {
-		hc.stopWatch()
-		hc.stopWatch, hc.watched = nil, nil
-	}
+	hc.cancelWatch.stop()
 	return hc.drop()
 }
 
@@ -100,60 +86,17 @@ func (hc *httpConn) drop() error {
 	}
 	err := hc.nc.Close()
 	hc.nc, hc.reused = nil, false
-	hc.current.Store(nil)
+	hc.cancelWatch.set(nil)
 	return err
 }
 
-// aLongTimeAgo is a deadline that has passed: it fails blocked I/O at once.
-var aLongTimeAgo = time.Unix(1, 0)
-
-// watch arranges for ctx's cancellation to interrupt the connection's I/O;
-// registered once per context, since callers keep theirs for a whole run.
-func (hc *httpConn) watch(ctx context.Context) {
-	if ctx == hc.watched {
-		return
-	}
-	if hc.stopWatch != nil {
-		hc.stopWatch()
-	}
-	hc.watched = ctx
-	hc.stopWatch = context.AfterFunc(ctx, func() {
-		if b := hc.current.Load(); b != nil {
-			b.nc.SetDeadline(aLongTimeAgo)
-		}
-	})
-}
-
 func (hc *httpConn) dial(ctx context.Context, deadline time.Time) error {
-	var nc net.Conn
-	var err error
-	if dial := hc.c.opts.Dial; dial != nil {
-		nc, err = dial(ctx, "tcp", hc.host)
-	} else {
-		d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Deadline: deadline}
-		nc, err = d.DialContext(ctx, "tcp", hc.host)
-	}
+	nc, err := dialOwn(ctx, hc.c.opts.Dial, hc.host, deadline, hc.c.tlsCfg, "")
 	if err != nil {
 		return err
 	}
-	if cfg := hc.c.tlsCfg; cfg != nil {
-		if cfg.ServerName == "" {
-			cfg = cfg.Clone()
-			host, _, err := net.SplitHostPort(hc.host)
-			if err != nil {
-				host = hc.host
-			}
-			cfg.ServerName = host
-		}
-		tc := tls.Client(nc, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			nc.Close()
-			return err
-		}
-		nc = tc
-	}
 	hc.nc, hc.reused = nc, false
-	hc.current.Store(&connBox{nc})
+	hc.cancelWatch.set(nc)
 	if hc.br == nil {
 		hc.br = bufio.NewReaderSize(nc, 16<<10)
 	} else {
@@ -177,7 +120,7 @@ func (hc *httpConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 	}
 	url := c.inferURL(req.Model, req.Version)
 	hc.head = hc.appendHead(hc.head[:0], url[len(c.base):], headerLen, hc.bodyLen(body))
-	hc.watch(ctx)
+	hc.cancelWatch.watch(ctx)
 
 	var r wireReply
 	var wrote, first time.Time

@@ -23,7 +23,7 @@ func newConn(t *testing.T, opts Options) Conn {
 	t.Helper()
 	cc, ok := newClient(t, opts).(ConnClient)
 	if !ok {
-		t.Fatal("the HTTP client offers no connections of its own")
+		t.Fatalf("the %s client offers no connections of its own", opts.Protocol)
 	}
 	conn := cc.NewConn()
 	if conn == nil {

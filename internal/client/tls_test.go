@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -45,23 +46,22 @@ func TestTLS(t *testing.T) {
 	go gs.Serve(lis)
 	t.Cleanup(gs.Stop)
 
-	for _, opts := range []Options{
-		{Protocol: "http", URL: hs.URL, TLS: cfg},
-		{Protocol: "grpc", URL: lis.Addr().String(), TLS: cfg},
+	for _, v := range []variant{
+		{"http", Options{Protocol: "http", URL: hs.URL, TLS: cfg}, false},
+		{"grpc", Options{Protocol: "grpc", URL: lis.Addr().String(), TLS: cfg}, false},
+		{"grpc-own", Options{Protocol: "grpc", URL: lis.Addr().String(), TLS: cfg}, true},
 	} {
-		t.Run(opts.Protocol, func(t *testing.T) {
-			c := newClient(t, opts)
-			resp, err := c.Infer(context.Background(), simpleRequest("tls"))
+		t.Run(v.name, func(t *testing.T) {
+			resp, err := inferer(t, v, newClient(t, v.opts))(context.Background(), simpleRequest("tls"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkSimpleOutput(t, resp, "OUTPUT0", 1)
 			// Without the CA the handshake must fail as a transport error.
-			plain := opts
-			plain.TLS, _ = TLSConfig("", "", "", "example.com", false)
-			c2 := newClient(t, plain)
-			if _, err := c2.Infer(context.Background(), simpleRequest("")); err == nil {
-				t.Error("untrusted certificate accepted")
+			plain := v
+			plain.opts.TLS, _ = TLSConfig("", "", "", "example.com", false)
+			if _, err := inferer(t, plain, newClient(t, plain.opts))(context.Background(), simpleRequest("")); !errors.Is(err, ErrUnavailable) {
+				t.Errorf("untrusted certificate: %v, want a transport error", err)
 			}
 		})
 	}

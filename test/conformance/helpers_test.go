@@ -50,6 +50,20 @@ func newClient(t *testing.T, s *refserver.Server, proto string, mod ...func(*cli
 	return c
 }
 
+// ownConn returns the Infer of a connection of the caller's own, the path
+// the runner's workers take.
+func ownConn(t *testing.T, s *refserver.Server, proto string, mod ...func(*client.Options)) func(context.Context, *client.InferRequest) (*client.InferResponse, error) {
+	t.Helper()
+	conn := newClient(t, s, proto, mod...).(client.ConnClient).NewConn()
+	if conn == nil {
+		t.Fatalf("%s: no connection of the caller's own", proto)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return func(ctx context.Context, req *client.InferRequest) (*client.InferResponse, error) {
+		return conn.Infer(ctx, req, 0)
+	}
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)

@@ -41,18 +41,24 @@ func TestSameTensorsAcrossProtocols(t *testing.T) {
 	variants := []struct {
 		name  string
 		proto string
+		own   bool // a connection of the caller's own, as the runner's workers use
 		mod   func(*client.Options)
 	}{
-		{"http-binary", "http", func(*client.Options) {}},
-		{"http-json", "http", func(o *client.Options) { o.JSONTensors = true }},
-		{"http-gzip", "http", func(o *client.Options) { o.Gzip = true }},
-		{"grpc", "grpc", func(*client.Options) {}},
+		{"http-binary", "http", false, func(*client.Options) {}},
+		{"http-json", "http", false, func(o *client.Options) { o.JSONTensors = true }},
+		{"http-gzip", "http", false, func(o *client.Options) { o.Gzip = true }},
+		{"http-own", "http", true, func(*client.Options) {}},
+		{"grpc", "grpc", false, func(*client.Options) {}},
+		{"grpc-own", "grpc", true, func(*client.Options) {}},
 	}
 	for _, req := range reqs {
 		var first []kserve.Tensor
 		for _, v := range variants {
-			c := newClient(t, s, v.proto, v.mod)
-			resp, err := c.Infer(ctxT(t), req)
+			infer := newClient(t, s, v.proto, v.mod).Infer
+			if v.own {
+				infer = ownConn(t, s, v.proto, v.mod)
+			}
+			resp, err := infer(ctxT(t), req)
 			if err != nil {
 				t.Fatalf("%s %s: %v", req.Model, v.name, err)
 			}
