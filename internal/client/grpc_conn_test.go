@@ -138,7 +138,7 @@ func sameOutputs(a, b []kserve.Tensor) bool {
 func TestGRPCConnLargerThanWindows(t *testing.T) {
 	addr, _ := grpcServer(t, &fakeGRPC{})
 	conn := newConn(t, Options{Protocol: "grpc", URL: addr})
-	const n = 3 << 19 // 6 MiB per INT32 tensor: a 12 MiB reply
+	const n = 5 << 17 // 2.5 MiB per INT32 tensor: a 5 MiB reply
 	if 2*4*n <= grpcWindow {
 		t.Fatal("the reply must be larger than the window")
 	}
