@@ -66,3 +66,17 @@ func stallRemaining(loaded, now time.Time, p *modelParams) time.Duration {
 	}
 	return p.stallEvery - phase
 }
+
+// driftRemaining is the extra service time of an execution starting at
+// now: none until driftAfter from load, then drift more for every second
+// since, so a point's later windows get steadily slower than its first.
+func driftRemaining(loaded, now time.Time, p *modelParams) time.Duration {
+	if p.drift <= 0 {
+		return 0
+	}
+	since := now.Sub(loaded) - p.driftAfter
+	if since <= 0 {
+		return 0
+	}
+	return time.Duration(since.Seconds() * float64(p.drift))
+}

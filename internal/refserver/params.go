@@ -21,6 +21,8 @@ const (
 	ParamDropRate       = "drop_rate"             // any model: fraction dropped without answer (0..1)
 	ParamStallEvery     = "stall_every"           // any model: period of stalls (duration, 0 = off)
 	ParamStallFor       = "stall_for"             // any model: stall length inside each period (duration)
+	ParamDrift          = "drift"                 // any model: service time added per second after drift_after (duration)
+	ParamDriftAfter     = "drift_after"           // any model: time after load when drift starts (duration)
 	ParamHang           = "hang"                  // any model: requests never answer until cancelled (bool)
 	ParamSeed           = "seed"                  // any model: fault-injection RNG seed (uint64)
 	ParamInstanceCount  = "instance_count"        // load-time: parallel model instances (int ≥ 1)
@@ -38,6 +40,7 @@ type modelParams struct {
 	addedLatency         time.Duration
 	errorRate, dropRate  float64
 	stallEvery, stallFor time.Duration
+	drift, driftAfter    time.Duration
 	hang                 bool
 	seed                 uint64
 
@@ -83,6 +86,10 @@ func (p *modelParams) set(key, v string) error {
 		p.stallEvery, err = parseNonNegDuration(v)
 	case ParamStallFor:
 		p.stallFor, err = parseNonNegDuration(v)
+	case ParamDrift:
+		p.drift, err = parseNonNegDuration(v)
+	case ParamDriftAfter:
+		p.driftAfter, err = parseNonNegDuration(v)
 	case ParamMaxQueueDelay:
 		p.maxQueueDelay, err = parseNonNegDuration(v)
 	case ParamSlowdown:
@@ -114,7 +121,7 @@ func (p *modelParams) set(key, v string) error {
 }
 
 func knownParams() []string {
-	return []string{ParamAddedLatency, ParamDelay, ParamDropRate, ParamDynamicBatch, ParamErrorRate, ParamHang,
+	return []string{ParamAddedLatency, ParamDelay, ParamDrift, ParamDriftAfter, ParamDropRate, ParamDynamicBatch, ParamErrorRate, ParamHang,
 		ParamInstanceCount, ParamJitter, ParamMaxQueueDelay, ParamPreferredBatch, ParamSeed, ParamSlowdown,
 		ParamStallEvery, ParamStallFor}
 }

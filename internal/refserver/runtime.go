@@ -126,14 +126,15 @@ func (m *loadedModel) execute(batch []*job) {
 	}
 }
 
-// run is compute_infer: stall, added latency, then the engine.
+// run is compute_infer: stall, added latency and drift, then the engine.
 func (m *loadedModel) run(ctx context.Context, b *execBatch, p *modelParams) (outs []tensorBuf, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = errorf(codeInternal, "model %s panicked: %v", m.def.name, r)
 		}
 	}()
-	if err := m.after.sleep(ctx, stallRemaining(m.loadedAt, time.Now(), p)+p.addedLatency); err != nil {
+	now := time.Now()
+	if err := m.after.sleep(ctx, stallRemaining(m.loadedAt, now, p)+p.addedLatency+driftRemaining(m.loadedAt, now, p)); err != nil {
 		return nil, errorf(codeCancelled, "execution cancelled: %v", err)
 	}
 	outs, err = m.engine.execute(ctx, b)

@@ -87,6 +87,21 @@ func TestStallRemaining(t *testing.T) {
 	}
 }
 
+func TestDriftRemaining(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	p := &modelParams{drift: 4 * time.Millisecond, driftAfter: time.Second}
+	for _, tc := range []struct{ at, want time.Duration }{
+		{0, 0}, {time.Second, 0}, {1500 * time.Millisecond, 2 * time.Millisecond}, {3 * time.Second, 8 * time.Millisecond},
+	} {
+		if got := driftRemaining(t0, t0.Add(tc.at), p); got != tc.want {
+			t.Errorf("at %v: %v, want %v", tc.at, got, tc.want)
+		}
+	}
+	if got := driftRemaining(t0, t0.Add(time.Hour), &modelParams{}); got != 0 {
+		t.Errorf("without drift: %v", got)
+	}
+}
+
 func TestParams(t *testing.T) {
 	for _, tc := range []struct {
 		kv map[string]string
@@ -97,6 +112,8 @@ func TestParams(t *testing.T) {
 		{map[string]string{"preferred_batch_sizes": "4, 2,4", "dynamic_batching": "true"}, true},
 		{map[string]string{"stall_every": "1s", "stall_for": "100ms"}, true},
 		{map[string]string{"stall_every": "1s", "stall_for": "1s"}, false},
+		{map[string]string{"drift": "4ms", "drift_after": "1s"}, true},
+		{map[string]string{"drift": "-4ms"}, false},
 		{map[string]string{"delay": "-1ms"}, false},
 		{map[string]string{"error_rate": "1.5"}, false},
 		{map[string]string{"slowdown": "0.5"}, false},
