@@ -82,7 +82,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 			fmt.Fprintf(e.stderr, "results written to %s\n", p)
 		}
 	}
-	if err := writeReports(e, f, pl, run, v, base, many); err != nil {
+	if err := writeReports(e, f, pl, run, v, many); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 		code = worse(code, exitcode.Of(err))
 	}
@@ -148,8 +148,8 @@ func loadBaseline(pl *plan.Plan) (*baseline.File, error) {
 	return b, nil
 }
 
-func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verdict.Verdict, base *baseline.File, many bool) error {
-	opts := report.Options{Color: report.ColorFor(e.stdout, e.getenv), Bands: bands(base, run)}
+func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verdict.Verdict, many bool) error {
+	opts := report.Options{Color: report.ColorFor(e.stdout, e.getenv)}
 	if pl.Measurement.Percentile > 0 {
 		opts.Percentile = fmt.Sprintf("p%d", pl.Measurement.Percentile)
 	}
@@ -222,30 +222,6 @@ func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Opt
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// bands gives the HTML plot the baseline's throughput range per point.
-func bands(base *baseline.File, run *result.Run) []report.Band {
-	if base == nil {
-		return nil
-	}
-	tb, _, _ := base.Lookup(run)
-	if tb == nil {
-		return nil
-	}
-	var out []report.Band
-	for _, id := range tb.PointIDs() {
-		s := tb.Series(id, result.MetricThroughput)
-		if s.K() == 0 {
-			continue
-		}
-		lo, hi := s.Medians[0], s.Medians[0]
-		for _, m := range s.Medians {
-			lo, hi = min(lo, m), max(hi, m)
-		}
-		out = append(out, report.Band{Point: id, Lo: lo, Hi: hi})
-	}
-	return out
 }
 
 // measure runs the plan, with progress on stderr when it is a terminal.

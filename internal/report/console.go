@@ -45,6 +45,9 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	}
 	if len(run.Points) > 0 {
 		fmt.Fprintln(bw, "\nPoints")
+		if note := FiguresNote(run); note != "" {
+			fmt.Fprintf(bw, "(%s)\n", note)
+		}
 		if err := table(bw, pointHeader, pointRows(run)); err != nil {
 			return err
 		}
@@ -112,13 +115,17 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "Request concurrency: %d\n", p.Concurrency)
 	}
 	fmt.Fprintf(w, "  Point: %s (batch %d, %s, shared memory %s, status %s)\n", p.ID, p.BatchSize, p.Protocol, p.SharedMemory, p.Status)
-	m := &p.Summary
+	figs := p.FigureMetrics()
+	m := &figs
 	if m.Requests == 0 && m.Throughput == 0 && p.Status != result.PointStable && p.Status != result.PointImported {
 		fmt.Fprintf(w, "  No measurement (%s)\n", p.Status)
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "  Note: %s\n", n)
 		}
 		return
+	}
+	if n := len(p.Trials); n > 0 {
+		fmt.Fprintf(w, "  Figures: median of %d kept trial(s); counts and maxima over all of them\n", n)
 	}
 	fmt.Fprintf(w, "  Client: \n")
 	fmt.Fprintf(w, "    Request count: %d\n", m.Requests)
@@ -140,7 +147,14 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    Avg HTTP time: %.0f usec (send/recv %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
 	}
 	if m.Errors > 0 || p.Errors.Count > 0 {
-		fmt.Fprintf(w, "    Errors: %d (%s of requests)\n", p.Errors.Count, quantity(m.ErrorRate, "fraction"))
+		// The kept trials' count is the one the error budget judges; the
+		// count over every window (stabilization included) is labelled apart.
+		all := ""
+		if p.Errors.Count != m.Errors || len(p.Windows) > 0 {
+			all = fmt.Sprintf("; %d in all windows, stabilization included", p.Errors.Count)
+		}
+		fmt.Fprintf(w, "    Errors: %d in the kept trials (%s of their requests)%s\n",
+			m.Errors, quantity(m.ErrorRate, "fraction"), all)
 		for _, e := range p.Errors.First {
 			fmt.Fprintf(w, "      %s\n", e)
 		}

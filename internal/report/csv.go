@@ -31,11 +31,16 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 			return fmt.Errorf("csv: model %s mixes concurrency and request-rate points; perf_analyzer's layout holds one load mode", p.Model)
 		}
 	}
+	// The cells are the points' figures (result.Point.FigureMetrics), the
+	// numbers the console and the checks show.
+	figs := make(map[*result.Point]result.Metrics, len(points))
 	var withServer, withGPU, withLLM bool
 	for _, p := range points {
-		withServer = withServer || (p.Summary.Server != nil && !p.Summary.Server.Reset)
-		withGPU = withGPU || p.Summary.GPU != nil
-		withLLM = withLLM || p.Summary.LLM != nil
+		f := p.FigureMetrics()
+		figs[p] = f
+		withServer = withServer || (f.Server != nil && !f.Server.Reset)
+		withGPU = withGPU || f.GPU != nil
+		withLLM = withLLM || f.LLM != nil
 	}
 	bw := bufio.NewWriter(w)
 	header := csvHeader(rate, withServer, opts.VerboseCSV, withGPU)
@@ -43,11 +48,12 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 		header = llmCSVHeader(header)
 	}
 	bw.WriteString(header)
-	sort.SliceStable(points, func(i, j int) bool { return points[i].Summary.Throughput < points[j].Summary.Throughput })
+	sort.SliceStable(points, func(i, j int) bool { return figs[points[i]].Throughput < figs[points[j]].Throughput })
 	for _, p := range points {
-		row := csvRow(p, rate, withServer, opts.VerboseCSV, withGPU)
+		f := figs[p]
+		row := csvRow(p, &f, rate, withServer, opts.VerboseCSV, withGPU)
 		if withLLM {
-			row = llmCSVRow(row, p.Summary.LLM)
+			row = llmCSVRow(row, f.LLM)
 		}
 		bw.WriteString(row)
 	}
@@ -102,8 +108,7 @@ func csvHeader(rate, server, verbose, gpu bool) string {
 	return strings.Join(cols, ",") + "\n"
 }
 
-func csvRow(p *result.Point, rate, server, verbose, gpu bool) string {
-	m := &p.Summary
+func csvRow(p *result.Point, m *result.Metrics, rate, server, verbose, gpu bool) string {
 	var cells []string
 	if rate {
 		cells = append(cells, paFloat(p.RequestRate))

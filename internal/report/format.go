@@ -82,11 +82,19 @@ func rowOf(c verdict.Check) checkRow {
 		Name:   c.Name,
 		Where:  where(c),
 	}
+	if c.NoValue {
+		// Nothing was compared: no value, bound or effect to show, rather
+		// than zeros that read like a measurement.
+		return r.counts(c)
+	}
 	skip := c.Status == verdict.StatusSkip
 	if !skip || c.Value != 0 {
 		r.Value = quantity(c.Value, c.Unit)
 	}
-	if c.Op != "" && (!skip || c.Bound != 0) {
+	switch {
+	case c.Uncalibrated && c.Bound == 0:
+		r.Bound = "none (uncalibrated)"
+	case c.Op != "" && (!skip || c.Bound != 0):
 		r.Bound = c.Op + " " + quantity(c.Bound, c.Unit)
 	}
 	if c.Effect != 0 || (!skip && (c.Kind == verdict.KindComparison || c.Kind == verdict.KindBaseline)) {
@@ -105,17 +113,23 @@ func rowOf(c verdict.Check) checkRow {
 	if c.P > 0 && meaningfulP(c) {
 		r.P = strconv.FormatFloat(c.P, 'g', 3, 64)
 	}
+	r = r.counts(c)
+	if c.MDE > 1 || c.Uncalibrated {
+		// Beyond 100% the data supports no detectable change at all.
+		r.MDE = "uncalibrated"
+	} else if c.MDE > 0 {
+		r.MDE = pct(c.MDE)
+	}
+	return r
+}
+
+// counts fills the n column: trials in this run, and history runs.
+func (r checkRow) counts(c verdict.Check) checkRow {
 	switch {
 	case c.N > 0 && c.NRef > 0:
 		r.N = fmt.Sprintf("%d/%d", c.N, c.NRef)
 	case c.N > 0:
 		r.N = strconv.Itoa(c.N)
-	}
-	if c.MDE > 1 {
-		// Beyond 100% the data supports no detectable change at all.
-		r.MDE = "uncalibrated"
-	} else if c.MDE > 0 {
-		r.MDE = pct(c.MDE)
 	}
 	return r
 }
@@ -231,15 +245,44 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// pointCells are a point's summary-table cells (latencies in µs, as
-// perf_analyzer prints them).
-var pointHeader = []string{"point", "status", "batch", "protocol", "infer/s", "avg us", "p50 us", "p90 us", "p95 us", "p99 us", "errors"}
+// pointCells are a point's figures-table cells (latencies in µs, as
+// perf_analyzer prints them): the figures checks are held to
+// (result.Point.FigureMetrics), so a number here is the number in a check row.
+// "errors" counts failed requests in the kept trials, as the error budget
+// does; "all errors" counts them in every window, stabilization included.
+var pointHeader = []string{"point", "status", "batch", "protocol", "trials", "infer/s", "avg us", "p50 us", "p90 us", "p95 us", "p99 us", "errors", "all errors"}
 
 func pointCells(p *result.Point) []string {
-	m := &p.Summary
-	return []string{
-		p.ID, p.Status, strconv.Itoa(p.BatchSize), p.Protocol, paFloat(m.Throughput),
-		usec(m.LatencyAvgUs), usec(m.P50Us), usec(m.P90Us), usec(m.P95Us), usec(m.P99Us),
-		strconv.FormatInt(p.Errors.Count, 10),
+	m := p.FigureMetrics()
+	if len(p.Trials) == 0 && m.Requests == 0 && m.Errors == 0 && m.Throughput == 0 && m.P50Us == 0 {
+		// Nothing kept: no figure, rather than zeros that read as one.
+		return []string{p.ID, p.Status, strconv.Itoa(p.BatchSize), p.Protocol, "0",
+			"-", "-", "-", "-", "-", "-", "-", strconv.FormatInt(p.Errors.Count, 10)}
 	}
+	return []string{
+		p.ID, p.Status, strconv.Itoa(p.BatchSize), p.Protocol, strconv.Itoa(len(p.Trials)), paFloat(m.Throughput),
+		usec(m.LatencyAvgUs), usec(m.P50Us), usec(m.P90Us), usec(m.P95Us), usec(m.P99Us),
+		strconv.FormatInt(m.Errors, 10), strconv.FormatInt(p.Errors.Count, 10),
+	}
+}
+
+// FiguresNote says how the figures of run's points were taken; it heads
+// every points table.
+func FiguresNote(run *result.Run) string {
+	var kept, imported bool
+	for i := range run.Points {
+		if len(run.Points[i].Trials) > 0 {
+			kept = true
+		} else if run.Points[i].Summary.Requests > 0 || run.Points[i].Summary.Throughput > 0 {
+			imported = true
+		}
+	}
+	var parts []string
+	if kept {
+		parts = append(parts, "figures are medians over each point's kept trials (errors: totals over them; maxima: the largest); perf_analyzer's pooled figures are the result's \"summary\"")
+	}
+	if imported {
+		parts = append(parts, "points without trials show the figures their file recorded")
+	}
+	return strings.Join(parts, "; ")
 }

@@ -12,7 +12,8 @@ import (
 
 // HTML writes one self-contained page (inline CSS, inline SVG, no external
 // URL) with the verdict, the checks, the points and two plots: throughput
-// vs latency per model (with the baseline band) and the server-side
+// vs latency per model (with the baseline gate's band: its left edge is
+// the bound a point's throughput must not fall below) and the server-side
 // latency breakdown per point.
 func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error {
 	metric := opts.Percentile
@@ -32,7 +33,7 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if rows := llmRows(run); rows != nil {
 		page.LLMHeader, page.LLM = llmHeader, rows
 	}
-	lat, ok, err := latencyPlot(run, metric, opts.Bands)
+	lat, ok, err := latencyPlot(run, metric, gateBands(v))
 	if err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,9 +14,8 @@ var externalRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//`
 
 func TestHTMLSelfContained(t *testing.T) {
 	run, v := fixture(t)
-	bands := []Band{{Point: "onnx/c=1", Lo: 380, Hi: 440}, {Point: "onnx/c=2", Lo: 760, Hi: 850}, {Point: "trt/c=1", Lo: 950, Hi: 1020}}
 	var b bytes.Buffer
-	if err := HTML(&b, run, v, Options{Bands: bands}); err != nil {
+	if err := HTML(&b, run, v, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -30,7 +30,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	if n := strings.Count(page, "<svg"); n != 2 {
 		t.Errorf("%d inline SVG plots, want 2", n)
 	}
-	for _, want := range []string{"FAIL: 3 of 8 checks failed", "onnx baseline band", "Server-side latency breakdown", "compute infer", "trt/c=2", "p95 &lt; 3ms"} {
+	for _, want := range []string{"FAIL: 3 of 8 checks failed", "onnx baseline gate", "Server-side latency breakdown", "compute infer", "trt/c=2", "p95 &lt; 3ms"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -54,5 +54,23 @@ func TestHTMLWithoutServerStatsOrVerdict(t *testing.T) {
 	}
 	if err := HTML(&b, run, nil, Options{Percentile: result.MetricThroughput}); err == nil {
 		t.Error("plotting throughput as latency succeeded")
+	}
+}
+
+// The HTML band is the gate's own bound: its lower edge is the throughput
+// the baseline check held the point to, not a range of history medians.
+func TestGateBandsAreTheBound(t *testing.T) {
+	_, v := fixture(t)
+	got := gateBands(v)
+	if len(got) != 1 || got[0].Point != "onnx/c=2" || got[0].Lo != 845.2 || math.Abs(got[0].Hi-(2*872.9-845.2)) > 1e-9 {
+		t.Fatalf("bands = %+v, want onnx/c=2 from the bound 845.2 to its mirror about 872.9", got)
+	}
+	for i := range v.Checks {
+		if v.Checks[i].Point == "onnx/c=2" && v.Checks[i].Metric == result.MetricThroughput {
+			v.Checks[i].Uncalibrated, v.Checks[i].Bound = true, 0
+		}
+	}
+	if got := gateBands(v); len(got) != 0 {
+		t.Fatalf("an uncalibrated check drew a band: %+v", got)
 	}
 }

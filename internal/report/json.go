@@ -23,7 +23,7 @@ type Document struct {
 // JSON writes {"schema_version":1,"result":…,"verdict":…}; verdict is null
 // when no checks were evaluated.
 func JSON(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
-	r := *run
+	r := *result.WithFigures(run)
 	if r.SchemaVersion == 0 {
 		r.SchemaVersion = result.SchemaVersion
 	}

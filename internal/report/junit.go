@@ -141,7 +141,8 @@ func llmProperties(run *result.Run) []junitProperty {
 	var out []junitProperty
 	for i := range run.Points {
 		p := &run.Points[i]
-		l := p.Summary.LLM
+		figs := p.FigureMetrics()
+		l := figs.LLM
 		if l == nil {
 			continue
 		}

@@ -18,11 +18,12 @@ func llmRows(run *result.Run) [][]string {
 	var rows [][]string
 	for i := range run.Points {
 		p := &run.Points[i]
-		l := p.Summary.LLM
+		figs := p.FigureMetrics()
+		l := figs.LLM
 		if l == nil {
 			continue
 		}
-		rows = append(rows, []string{p.ID, paFloat(p.Summary.Throughput), strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64),
+		rows = append(rows, []string{p.ID, paFloat(figs.Throughput), strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64),
 			dur(l.TTFT.Count, l.TTFT.P50Us), dur(l.TTFT.Count, l.TTFT.P95Us), dur(l.ITL.Count, l.ITL.P50Us), dur(l.ITL.Count, l.ITL.P95Us),
 			dur(l.TPOT.Count, l.TPOT.AvgUs), dur(l.TPOT.Count, l.TPOT.P95Us), goodput(l), tokenSource(l)})
 	}
@@ -55,7 +56,8 @@ func tokenSource(l *result.LLMMetrics) string {
 
 // llmBlock adds the token figures under a point's perf_analyzer block.
 func llmBlock(w io.Writer, p *result.Point) {
-	l := p.Summary.LLM
+	figs := p.FigureMetrics()
+	l := figs.LLM
 	if l == nil {
 		return
 	}
@@ -73,7 +75,7 @@ func llmBlock(w io.Writer, p *result.Point) {
 			quantity(d.d.P50Us, "us"), quantity(d.d.P90Us, "us"), quantity(d.d.P95Us, "us"), quantity(d.d.P99Us, "us"), d.d.Count)
 	}
 	if l.Goodput != nil {
-		fmt.Fprintf(w, "    Goodput: %.1f requests/s (%d of %d requests met the SLO)\n", *l.Goodput, l.GoodRequests, p.Summary.Requests)
+		fmt.Fprintf(w, "    Goodput: %.1f requests/s (%d of %d requests met the SLO)\n", *l.Goodput, l.GoodRequests, figs.Requests)
 	}
 }
 

@@ -55,6 +55,9 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 	}
 	if len(run.Points) > 0 {
 		fmt.Fprintf(&b, "### Points (%s, %s)\n\n", mdEscape(run.Source), mdEscape(run.Status))
+		if note := FiguresNote(run); note != "" {
+			fmt.Fprintf(&b, "%s\n\n", mdEscape(note))
+		}
 		mdTable(&b, pointHeader, pointRows(run))
 		if rows := llmRows(run); rows != nil {
 			b.WriteString("\n### LLM\n\n")

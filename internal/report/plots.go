@@ -47,12 +47,13 @@ func newLatencyPlot(run *result.Run, metric string, bands []Band) (*plot.Plot, b
 	for i, model := range models {
 		var xys, lo, hi plotter.XYs
 		for _, pt := range byModel[model] {
-			y, ok := pt.Summary.Value(metric)
+			fy, ok := pt.Figure(metric)
 			if !ok {
 				continue
 			}
-			y /= 1e3
-			xys = append(xys, plotter.XY{X: pt.Summary.Throughput, Y: y})
+			y := fy.Value / 1e3
+			fx, _ := pt.Figure(result.MetricThroughput)
+			xys = append(xys, plotter.XY{X: fx.Value, Y: y})
 			if b, ok := bandOf[pt.ID]; ok {
 				lo = append(lo, plotter.XY{X: b.Lo, Y: y})
 				hi = append(hi, plotter.XY{X: b.Hi, Y: y})
@@ -112,7 +113,7 @@ func addBand(p *plot.Plot, model string, c color.Color, lo, hi plotter.XYs) erro
 	eb.Color = c
 	p.Add(eb)
 	// Error bars have no legend swatch; a bare polygon style draws one.
-	p.Legend.Add(model+" baseline band", &plotter.Polygon{Color: translucent(c), LineStyle: eb.LineStyle})
+	p.Legend.Add(model+" baseline gate (fails left of the band)", &plotter.Polygon{Color: translucent(c), LineStyle: eb.LineStyle})
 	return nil
 }
 
@@ -137,7 +138,7 @@ func newBreakdownPlot(run *result.Run) (*plot.Plot, int, error) {
 	var names []string
 	var parts [4]plotter.Values
 	for i := range run.Points {
-		s := run.Points[i].Summary.Server
+		s := run.Points[i].FigureMetrics().Server
 		if s == nil || s.Reset {
 			continue
 		}

@@ -9,12 +9,29 @@ import (
 	"github.com/perfscen/perfscen/internal/atomicfile"
 )
 
-// Encode renders r as indented JSON.
+// Encode renders r as indented JSON, with every point's figures.
 func Encode(r *Run) ([]byte, error) {
 	if r.SchemaVersion == 0 {
 		r.SchemaVersion = SchemaVersion
 	}
-	return json.MarshalIndent(r, "", "  ")
+	return json.MarshalIndent(WithFigures(r), "", "  ")
+}
+
+// WithFigures is a copy of r whose points carry their figures, as the JSON
+// documents write them; r is not changed.
+func WithFigures(r *Run) *Run {
+	out := *r
+	out.Points = make([]Point, len(r.Points))
+	for i := range r.Points {
+		p := r.Points[i]
+		figs := p.FigureMetrics()
+		p.Figures = &figs
+		out.Points[i] = p
+	}
+	if r.Points == nil {
+		out.Points = nil
+	}
+	return &out
 }
 
 // WriteFile writes r atomically.
@@ -49,6 +66,11 @@ func Decode(name string, b []byte) (*Run, error) {
 	var r Run
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	// Figures are derived from the trials; a stale or edited copy must
+	// not stand in for them.
+	for i := range r.Points {
+		r.Points[i].Figures = nil
 	}
 	return &r, nil
 }

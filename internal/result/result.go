@@ -104,8 +104,15 @@ type Point struct {
 	Shapes       map[string][]int64 `json:"shapes,omitempty"`
 	Coords       map[string]string  `json:"coords,omitempty"`
 	Status       string             `json:"status"`
-	// Summary aggregates the kept trials (merged histogram, summed counts).
+	// Summary is perf_analyzer's merge of the kept trials: counts summed,
+	// throughput as Σrequests ÷ Σduration, latencies from the merged
+	// histogram. Reports and checks show Figures, not Summary.
 	Summary Metrics `json:"summary"`
+	// Figures are the point's figures as every report and check shows
+	// them (Point.FigureMetrics: medians over the kept trials, counts and maxima
+	// pooled). They are derived: written with the file for its readers,
+	// and recomputed from the trials whenever perfscen reads one.
+	Figures *Metrics `json:"figures,omitempty"`
 	// Trials are the windows kept after stabilization; statistics use them.
 	Trials []Trial `json:"trials,omitempty"`
 	// Windows are every measured window, stabilization included, for

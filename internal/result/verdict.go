@@ -40,7 +40,10 @@ type CheckOutcome struct {
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit,omitempty"`
 	Op     string  `json:"op,omitempty"`
-	Bound  float64 `json:"bound"`
+	// Bound is the effective bound: a value beyond it fails.
+	Bound float64 `json:"bound"`
+	// NoValue: the check compared nothing; Value and Bound are no figures.
+	NoValue bool `json:"no_value,omitempty"`
 	// Status is pass, fail, warn, skip or inconclusive.
 	Status      string `json:"status"`
 	Message     string `json:"message,omitempty"`

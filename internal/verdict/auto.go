@@ -47,7 +47,7 @@ func runCompleted(run *result.Run) (Check, bool) {
 	if (run.Status == "" || run.Status == result.StatusComplete) && len(run.Errors) == 0 {
 		return Check{}, false
 	}
-	c := Check{Kind: KindErrors, Name: "run completed", Status: StatusFail, Environment: true,
+	c := Check{Kind: KindErrors, Name: "run completed", Status: StatusFail, Environment: true, NoValue: true,
 		Message: fmt.Sprintf("run is %s", run.Status)}
 	switch run.Status {
 	case result.StatusComplete, "":
@@ -80,7 +80,7 @@ func measured(p *result.Point) bool {
 
 // notMeasured is the check a rule gets at a point it cannot judge.
 func notMeasured(c Check, p *result.Point) Check {
-	c.Status = StatusSkip
+	c.Status, c.NoValue = StatusSkip, true
 	c.Message = fmt.Sprintf("not measured: point %s is %s", p.ID, p.Status)
 	return c
 }
@@ -93,7 +93,10 @@ func errorBudget(p *result.Point, budget float64) (Check, bool) {
 	if !measured(p) || p.Status == result.PointImported && p.Summary.Errors == 0 {
 		return Check{}, false
 	}
-	s := &p.Summary
+	// The kept trials' totals: the point's figures for errors and
+	// error_rate, as every report prints them.
+	figs := p.FigureMetrics()
+	s := &figs
 	if p.Errors.Count == 0 && s.Errors == 0 {
 		return Check{}, false
 	}
@@ -132,7 +135,7 @@ func pctText(f float64) string {
 
 func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 	c := Check{Kind: KindStability, Name: "measurement stable", Model: p.Model, Point: p.ID,
-		Status: StatusFail, Environment: true}
+		Status: StatusFail, Environment: true, NoValue: true}
 	switch p.Status {
 	case result.PointUnstable:
 		c.Message = fmt.Sprintf("did not stabilize (%d window(s) measured)", len(p.Windows))
@@ -162,7 +165,7 @@ func completed(p *result.Point) (Check, bool) {
 		return Check{}, false
 	}
 	return Check{Kind: KindErrors, Name: "requests completed", Model: p.Model, Point: p.ID,
-		Metric: result.MetricErrors, Status: StatusFail, Environment: true,
+		Metric: result.MetricErrors, Status: StatusFail, Environment: true, NoValue: true,
 		Message: "no request completed at this point (the server never answered within the measurement)"}, true
 }
 

@@ -54,9 +54,21 @@ type Check struct {
 	// median ratio (comparisons) or the run median (baselines).
 	Value float64 `json:"value"`
 	Unit  string  `json:"unit,omitempty"`
-	// Bound and Op state the requirement Value was held to.
+	// Bound and Op state the requirement Value was held to: the effective
+	// bound, beyond which the check fails (tolerances and multiple-testing
+	// corrections included), so a value within it always passes.
 	Bound float64 `json:"bound"`
 	Op    string  `json:"op,omitempty"`
+	// NoValue marks a check that observed nothing to compare (a point
+	// that was not measured, did not stabilize, has no data or no
+	// history): Value, Bound and Effect are then meaningless zeros.
+	NoValue bool `json:"no_value,omitempty"`
+	// Center is, for baseline checks, the history's typical value (the
+	// geometric mean of its run medians) the effect is measured from.
+	Center float64 `json:"center,omitempty"`
+	// Uncalibrated marks a baseline check whose data supports no bound:
+	// it cannot fail, and says so instead of printing one.
+	Uncalibrated bool `json:"uncalibrated,omitempty"`
 	// Effect is the relative change against the reference or baseline,
 	// e.g. -0.12 for a 12% drop; Lo and Hi bound it (comparisons: the
 	// interval on the ratio) at Confidence.
@@ -87,6 +99,12 @@ type Check struct {
 	// Environment marks a failure caused by the measurement environment
 	// (unstable or failed points) rather than by a regression.
 	Environment bool `json:"environment,omitempty"`
+
+	// The prediction interval's parameters, kept so a later correction
+	// (Holm) can restate the bound at the level it applied: the history's
+	// log-scale mean and the spread used, the direction a regression
+	// moves (+1 up, -1 down) and the scenario's tolerance.
+	logMean, logSD, dir, tol float64
 }
 
 // Verdict is every check of a run plus notices that are not checks (e.g.

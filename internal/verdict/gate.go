@@ -80,7 +80,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		}
 		for _, m := range g.spec.Metrics {
 			out = append(out, Check{Kind: KindBaseline, Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
-				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(),
+				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(), NoValue: true,
 				Message: "in the baseline but not measured in this run"})
 		}
 	}
@@ -99,7 +99,7 @@ const NameNoHistory = "baseline testbed"
 // warning, or with baseline.required an environment failure (exit 3) —
 // in CI an ungated run must not pass as if it had been gated.
 func noHistory(base *baseline.File, run *result.Run, id string, required bool) Check {
-	c := Check{Kind: KindBaseline, Name: NameNoHistory, Status: StatusWarn}
+	c := Check{Kind: KindBaseline, Name: NameNoHistory, Status: StatusWarn, NoValue: true}
 	from := run.Environment.TestbedSource
 	if from == "" {
 		from = "derived"
@@ -145,24 +145,27 @@ func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowU
 	if judgeUnstable {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("point did not stabilize; judged on its %d kept trial(s) (allow_unstable)", len(vals)))
 	}
+	fig, hasFig := p.Figure(metric)
 	switch {
 	case !judgeUnstable && (p.Status == result.PointUnstable || p.Status == result.PointFailed || p.Status == result.PointPartial):
-		c.Class, c.Status = ClassUnstable, StatusSkip
+		c.Class, c.Status, c.NoValue = ClassUnstable, StatusSkip, true
 		if allowUnstable && p.Status == result.PointUnstable {
 			c.Status = StatusWarn
 		}
 		c.Message = fmt.Sprintf("point is %s; not compared with the baseline", p.Status)
 		return c
 	case hist.K() == 0:
-		c.Class, c.Status = ClassNew, StatusSkip
+		c.Class, c.Status, c.NoValue = ClassNew, StatusSkip, true
 		c.Message = "not in the baseline yet; record it with perfscen baseline update"
 		return c
-	case !stats.Positive(vals):
-		c.Class, c.Status = ClassUnchanged, StatusSkip
+	case !hasFig || !stats.Positive(vals):
+		c.Class, c.Status, c.NoValue = ClassUnchanged, StatusSkip, true
 		c.Message = fmt.Sprintf("no positive %s data in this run; the baseline gate works on ratios (use a threshold)", metric)
 		return c
 	}
-	c.Value = stats.Median(vals)
+	// The run's figure is the median of its trials, the same number every
+	// report prints for this metric at this point.
+	c.Value = fig.Value
 	if hist.K() >= g.spec.MinRuns {
 		g.predict(&c, hist, vals, mi.HigherBetter)
 	} else {
@@ -224,7 +227,13 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	if higherBetter {
 		dir = -1
 	}
-	c.Bound = math.Exp(mean + dir*tc*sd) // the side a regression crosses
+	c.logMean, c.logSD, c.dir = mean, sd, dir
+	if t, ok := g.spec.Tolerances[c.Metric]; ok {
+		c.tol = math.Abs(t)
+	}
+	c.Center = math.Exp(mean)
+	limit := math.Exp(mean + dir*tc*sd) // the side a regression crosses
+	c.Bound = limit
 	c.P = 1 - stats.TCDF(dir*d/sd, k-1)
 	switch w := dir * d; {
 	case w > tc*sd:
@@ -237,11 +246,11 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	default:
 		c.Class, c.Status = ClassUnchanged, StatusPass
 	}
-	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g%s, detectable change %.1f%%)",
-		100*c.Effect, k, c.Bound, c.P, g.o.lookNote(), 100*c.MDE)
+	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g%s, detectable change %s)",
+		100*c.Effect, k, limit, c.P, g.o.lookNote(), mdeText(c.MDE))
 	if c.Status == StatusInconclusive {
-		c.Message = fmt.Sprintf("inconclusive: %+.1f%% vs history of %d run(s): beyond the limit the history alone sets (%.4g) but within the one this run's trial noise (%.1f%% CV over %d trials) allows (%.4g); detectable change %.1f%%%s",
-			100*c.Effect, k, math.Exp(mean+dir*tc*sdMin), 100*stats.CV(vals), len(vals), c.Bound, 100*c.MDE, needText(c.NeedN, "in this run"))
+		c.Message = fmt.Sprintf("inconclusive: %+.1f%% vs history of %d run(s): beyond the limit the history alone sets (%.4g) but within the one this run's trial noise (%.1f%% CV over %d trials) allows (%.4g); detectable change %s%s",
+			100*c.Effect, k, math.Exp(mean+dir*tc*sdMin), 100*stats.CV(vals), len(vals), limit, mdeText(c.MDE), needText(c.NeedN, "in this run"))
 	}
 	// A tolerance the scenario states is the smallest change that matters
 	// to its owner: a statistically clear change inside it is reported,
@@ -249,16 +258,41 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	// and this keeps such a history from failing builds over trifles.
 	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && (c.Class == ClassRegressed || c.Class == ClassUndecided) && math.Abs(c.Effect) < math.Abs(t) {
 		c.Class, c.Status = ClassUnchanged, StatusPass
-		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% prediction limit %.4g, but within the scenario's %.0f%% tolerance", 100*c.Confidence, c.Bound, 100*math.Abs(t)))
-		// The bound shown is the one the check was held to.
-		c.Bound = math.Exp(mean) * (1 + dir*math.Abs(t))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% prediction limit %.4g, but within the scenario's %.0f%% tolerance", 100*c.Confidence, limit, 100*math.Abs(t)))
 	}
+	// The bound shown is the one the check was held to: the prediction
+	// limit, or the tolerance where that is the more lenient.
+	c.setBound(alpha)
 	switch {
 	case c.MDE > 1:
+		c.Uncalibrated = true
 		c.Warnings = append(c.Warnings, "uncalibrated baseline: the history and this run vary too much to detect any change under 100%; record more runs on a quieter testbed")
 	case c.MDE > 0.10:
 		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
 	}
+}
+
+// setBound sets the effective bound of a prediction-interval check held
+// at level alpha: the limit the history sets at that level, or the
+// scenario's tolerance around the history's centre where that lies
+// further out, since a change must cross both to fail.
+func (c *Check) setBound(alpha float64) {
+	b := math.Exp(c.logMean + c.dir*stats.TQuantile(1-alpha, c.NRef-1)*c.logSD)
+	if c.tol != 0 {
+		if tb := math.Exp(c.logMean) * (1 + c.dir*c.tol); c.dir*(tb-b) > 0 {
+			b = tb
+		}
+	}
+	c.Bound = b
+}
+
+// mdeText is a detectable change for messages: beyond 100% the data
+// supports none.
+func mdeText(mde float64) string {
+	if mde > 1 {
+		return "uncalibrated"
+	}
+	return fmt.Sprintf("%.1f%%", 100*mde)
 }
 
 // baselineNeed is about how many trials this run would need for its own
@@ -283,6 +317,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 	k := hist.K()
 	mean, _ := stats.MeanSD(hist.LogMedians())
 	center := math.Exp(mean)
+	c.Center = center
 	tol := DefaultLatencyTolerance
 	if higherBetter {
 		tol = DefaultThroughputTolerance
@@ -296,6 +331,10 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 	c.Effect = c.Value/center - 1
 	c.MDE = eff
 	c.Lo, c.Hi = c.Effect-eff, c.Effect+eff
+	if eff >= 1 {
+		// A band of ±100% or more is no interval the data supports.
+		c.Lo, c.Hi, c.Uncalibrated = 0, 0, true
+	}
 	c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): using a ±%.1f%% tolerance instead of a prediction interval", k, g.spec.MinRuns, 100*eff))
 	dir := 1.0
 	if higherBetter {
@@ -306,7 +345,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 		// A band reaching zero throughput cannot fail anything: say the
 		// gate is uncalibrated rather than pass a drop of any size.
 		c.Bound, c.MDE, c.Lo, c.Hi = 0, 0, 0, 0
-		c.Class, c.Status = ClassUnchanged, StatusWarn
+		c.Class, c.Status, c.Uncalibrated = ClassUnchanged, StatusWarn, true
 		c.Message = fmt.Sprintf("uncalibrated: %+.1f%% vs history of %d run(s), but trials vary %.0f%% (CV), too much for a tolerance gate; record more runs on a quieter testbed", 100*c.Effect, k, 100*cv)
 		return
 	}
@@ -335,16 +374,24 @@ func familyCorrect(cs []Check, perCheck, family float64) {
 	sort.SliceStable(idx, func(a, b int) bool { return cs[idx[a]].P < cs[idx[b]].P })
 	m := len(idx)
 	stopped := false
+	stopLevel := perCheck
 	for j, i := range idx {
 		level := math.Min(perCheck, family/float64(m-j))
 		if !stopped && cs[i].P <= level {
 			continue
 		}
-		stopped = true
+		if !stopped {
+			stopped, stopLevel = true, level
+		}
 		c := &cs[i]
 		if c.Class == ClassRegressed {
 			c.Class, c.Status = ClassUnchanged, StatusPass
 			c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% limit, but not significant after correcting for %d gated metric(s)", 100*c.Confidence, m))
+		}
+		// From the first check Holm keeps, every later one was held to
+		// that step's level: its bound is the limit at that level.
+		if stopLevel < perCheck {
+			c.setBound(stopLevel)
 		}
 	}
 }

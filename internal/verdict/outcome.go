@@ -60,7 +60,7 @@ func (v *Verdict) Record(exitCode int, summary string) *result.Verdict {
 		Checks: make([]result.CheckOutcome, len(v.Checks)), Notices: v.Notices}
 	for i, c := range v.Checks {
 		r.Checks[i] = result.CheckOutcome{Kind: string(c.Kind), Name: c.Name, Model: c.Model, Point: c.Point,
-			Metric: c.Metric, Value: finite(c.Value), Unit: c.Unit, Op: c.Op, Bound: finite(c.Bound),
+			Metric: c.Metric, Value: finite(c.Value), Unit: c.Unit, Op: c.Op, Bound: finite(c.Bound), NoValue: c.NoValue,
 			Status: string(c.Status), Message: c.Message, Environment: c.Environment}
 	}
 	return r

@@ -35,13 +35,14 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 				out = append(out, notMeasured(c, p))
 				continue
 			}
-			v, ok := p.Summary.Value(th.Metric)
+			fig, ok := p.Figure(th.Metric)
+			v := fig.Value
 			switch {
 			case !ok:
-				c.Status = StatusFail
+				c.Status, c.NoValue = StatusFail, true
 				c.Message = fmt.Sprintf("no data for %s at %s", th.Metric, p.ID)
 			default:
-				c.Value = v
+				c.Value, c.N = v, fig.Trials
 				if th.Value != 0 {
 					c.Effect = v/th.Value - 1
 				}
@@ -53,7 +54,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 					c.Status = StatusPass
 				default:
 					c.Status = StatusFail
-					c.Message = fmt.Sprintf("%s is %g %s, bound %s %g", th.Metric, v, mi.Unit, th.Op, th.Value)
+					c.Message = fmt.Sprintf("%s is %g %s (%s), bound %s %g", th.Metric, v, mi.Unit, fig.Label(), th.Op, th.Value)
 				}
 			}
 			out = append(out, c)
@@ -61,7 +62,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 		if matched == 0 {
 			c := Check{
 				Kind: KindThreshold, Name: name, Metric: th.Metric, Unit: mi.Unit,
-				Bound: th.Value, Op: th.Op, Status: StatusFail,
+				Bound: th.Value, Op: th.Op, Status: StatusFail, NoValue: true,
 				Message: "selector matches no measured point",
 			}
 			if run.Status != "" && run.Status != result.StatusComplete {

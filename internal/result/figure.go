@@ -1,0 +1,218 @@
+package result
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perfscen/perfscen/internal/stats"
+)
+
+// How a point's figure is taken from its kept trials (Figure.Stat).
+const (
+	// StatMedian: the median of the per-trial values, trials without data
+	// for the metric left out. Throughput, latencies and every other time
+	// or rate: the figure the baseline gate tests, and one disturbed
+	// window cannot move it.
+	StatMedian = "median"
+	// StatPooled: all kept trials taken together: failed requests and the
+	// error rate are totals over the kept trials (a median would hide
+	// errors confined to a minority of windows), maxima the largest value
+	// seen in any of them.
+	StatPooled = "pooled"
+	// StatReported: a point without trials (imported from perf_analyzer):
+	// the figure the file reported.
+	StatReported = "reported"
+)
+
+// Figure is the one number a report or a check shows for a metric at a
+// point, with how it was taken.
+type Figure struct {
+	Value float64
+	// Stat is StatMedian, StatPooled or StatReported.
+	Stat string
+	// Trials is how many kept trials it was taken over (0 when reported).
+	Trials int
+}
+
+// Label says how the figure was taken, for reports: "median of 5 kept
+// trials", "all 5 kept trials", "as reported".
+func (f Figure) Label() string {
+	switch f.Stat {
+	case StatMedian:
+		return fmt.Sprintf("median of %d kept trial%s", f.Trials, plural(f.Trials))
+	case StatPooled:
+		return fmt.Sprintf("all %d kept trial%s", f.Trials, plural(f.Trials))
+	}
+	return "as reported"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// StatOf says how the figure of metric is taken at a point with trials.
+func StatOf(metric string) string {
+	switch {
+	case metric == MetricErrors, metric == MetricErrorRate, metric == MetricOutputTokensAvg,
+		metric == MetricLatencyMax, strings.HasSuffix(metric, "_max"):
+		return StatPooled
+	}
+	return StatMedian
+}
+
+// Figure is the figure of metric at p: every renderer and every check
+// takes a point's number from here, so one figure is one number wherever
+// it is printed. ok is false when the metric is unknown or has no data.
+func (p *Point) Figure(metric string) (Figure, bool) {
+	figs := p.FigureMetrics()
+	v, ok := figs.Value(metric)
+	if !ok {
+		return Figure{}, false
+	}
+	f := Figure{Value: v, Stat: StatReported}
+	if len(p.Trials) > 0 {
+		f.Stat, f.Trials = StatOf(metric), len(p.Trials)
+	}
+	return f, true
+}
+
+// FigureMetrics are the point's figures as one Metrics: Summary (perf_analyzer's
+// merge of the kept trials: counts summed, latencies pooled) with every
+// median figure (see StatOf) replaced by the median over the kept trials.
+// Counts, error rates and maxima stay pooled; a point without trials
+// keeps the figures it reported.
+func (p *Point) FigureMetrics() Metrics {
+	out := p.Summary
+	if len(p.Trials) == 0 {
+		return out
+	}
+	for _, f := range medianFields {
+		if v, ok := p.trialMedian(f.has); ok {
+			*f.field(&out) = v
+		}
+	}
+	if out.Server != nil && !out.Server.Reset {
+		s := *out.Server
+		for _, f := range serverFields {
+			if v, ok := p.trialMedian(func(m *Metrics) (float64, bool) {
+				if m.Server == nil || m.Server.Reset {
+					return 0, false
+				}
+				return *f(m.Server), true
+			}); ok {
+				*f(&s) = v
+			}
+		}
+		out.Server = &s
+	}
+	if out.LLM != nil {
+		l := *out.LLM
+		for _, f := range llmFields {
+			if v, ok := p.trialMedian(func(m *Metrics) (float64, bool) {
+				if m.LLM == nil {
+					return 0, false
+				}
+				return f.get(m.LLM)
+			}); ok {
+				*f.at(&l) = v
+			}
+		}
+		if l.Goodput != nil {
+			if v, ok := p.trialMedian(metrics[MetricGoodput].get); ok {
+				l.Goodput = &v
+			}
+		}
+		out.LLM = &l
+	}
+	return out
+}
+
+// trialMedian is the median of has over the trials that have a value.
+func (p *Point) trialMedian(has func(m *Metrics) (float64, bool)) (float64, bool) {
+	vs := make([]float64, 0, len(p.Trials))
+	for i := range p.Trials {
+		if v, ok := has(&p.Trials[i].Metrics); ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return stats.Median(vs), true
+}
+
+type medianField struct {
+	// has is the metric's getter, so "a trial with data" means what it
+	// means to the checks.
+	has   func(m *Metrics) (float64, bool)
+	field func(m *Metrics) *float64
+}
+
+func metricField(name string, field func(m *Metrics) *float64) medianField {
+	return medianField{has: metrics[name].get, field: field}
+}
+
+var medianFields = []medianField{
+	metricField(MetricThroughput, func(m *Metrics) *float64 { return &m.Throughput }),
+	metricField(MetricLatencyAvg, func(m *Metrics) *float64 { return &m.LatencyAvgUs }),
+	metricField(MetricP50, func(m *Metrics) *float64 { return &m.P50Us }),
+	metricField(MetricP90, func(m *Metrics) *float64 { return &m.P90Us }),
+	metricField(MetricP95, func(m *Metrics) *float64 { return &m.P95Us }),
+	metricField(MetricP99, func(m *Metrics) *float64 { return &m.P99Us }),
+	metricField(MetricClientSendRecv, func(m *Metrics) *float64 { return &m.ClientSendRecvUs }),
+	metricField(MetricClientWait, func(m *Metrics) *float64 { return &m.ClientWaitUs }),
+	{has: decoupled(func(m *Metrics) float64 { return m.ResponseThroughput }), field: func(m *Metrics) *float64 { return &m.ResponseThroughput }},
+	{has: decoupled(func(m *Metrics) float64 { return m.FirstResponseAvgUs }), field: func(m *Metrics) *float64 { return &m.FirstResponseAvgUs }},
+}
+
+// decoupled figures exist only where responses were counted.
+func decoupled(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) { return f(m), m.Responses > 0 }
+}
+
+var serverFields = []func(s *ServerStats) *float64{
+	func(s *ServerStats) *float64 { return &s.AvgRequestUs },
+	func(s *ServerStats) *float64 { return &s.QueueUs },
+	func(s *ServerStats) *float64 { return &s.ComputeInputUs },
+	func(s *ServerStats) *float64 { return &s.ComputeInferUs },
+	func(s *ServerStats) *float64 { return &s.ComputeOutputUs },
+}
+
+// llmFieldFunc is one LLM median figure: its value in a trial (ok false
+// without data) and where it lives.
+type llmFieldFunc struct {
+	get func(l *LLMMetrics) (float64, bool)
+	at  func(l *LLMMetrics) *float64
+}
+
+var llmFields = func() []llmFieldFunc {
+	var out []llmFieldFunc
+	dists := []func(l *LLMMetrics) *Distribution{
+		func(l *LLMMetrics) *Distribution { return &l.TTFT },
+		func(l *LLMMetrics) *Distribution { return &l.ITL },
+		func(l *LLMMetrics) *Distribution { return &l.TPOT },
+	}
+	fields := []func(d *Distribution) *float64{
+		func(d *Distribution) *float64 { return &d.AvgUs },
+		func(d *Distribution) *float64 { return &d.P50Us },
+		func(d *Distribution) *float64 { return &d.P90Us },
+		func(d *Distribution) *float64 { return &d.P95Us },
+		func(d *Distribution) *float64 { return &d.P99Us },
+	}
+	for _, d := range dists {
+		for _, f := range fields {
+			out = append(out, llmFieldFunc{
+				get: func(l *LLMMetrics) (float64, bool) { dd := d(l); return *f(dd), dd.Count > 0 },
+				at:  func(l *LLMMetrics) *float64 { return f(d(l)) },
+			})
+		}
+	}
+	out = append(out, llmFieldFunc{
+		get: func(l *LLMMetrics) (float64, bool) { return l.OutputTokensPerSec, true },
+		at:  func(l *LLMMetrics) *float64 { return &l.OutputTokensPerSec },
+	})
+	return out
+}()

@@ -1,0 +1,79 @@
+package result
+
+import "testing"
+
+func trialsPoint(tps ...float64) *Point {
+	p := &Point{ID: "m/c=1", Status: PointStable}
+	for i, tp := range tps {
+		m := Metrics{Throughput: tp, Requests: 100, Errors: int64(i), P50Us: 1000 / tp * 100, P99Us: 2000, LatencyMaxUs: float64(3000 + i),
+			Server: &ServerStats{RequestCount: 100, QueueUs: float64(10 * (i + 1))}}
+		p.Trials = append(p.Trials, Trial{Index: i, Metrics: m})
+	}
+	// perf_analyzer's pooled merge, deliberately not the median.
+	p.Summary = Metrics{Throughput: 555, Requests: int64(100 * len(tps)), Errors: 10, ErrorRate: 0.02, P50Us: 7, P99Us: 9,
+		LatencyMaxUs: 3004, Server: &ServerStats{RequestCount: int64(100 * len(tps)), QueueUs: 99}}
+	return p
+}
+
+// The figure of a point is the median of its kept trials for throughput
+// and times, the pooled total for errors and the largest for maxima, and
+// what was reported for a point without trials.
+func TestFigure(t *testing.T) {
+	p := trialsPoint(600, 500, 900, 450, 880)
+	median := 600.0
+	for _, tc := range []struct {
+		metric string
+		want   float64
+		stat   string
+	}{
+		{MetricThroughput, 600, StatMedian},
+		{MetricP50, 1000 / median * 100, StatMedian},
+		{MetricServerQueue, 30, StatMedian},
+		{MetricErrors, 10, StatPooled},
+		{MetricErrorRate, 0.02, StatPooled},
+		{MetricLatencyMax, 3004, StatPooled},
+	} {
+		f, ok := p.Figure(tc.metric)
+		if !ok || f.Value != tc.want || f.Stat != tc.stat || f.Trials != 5 {
+			t.Errorf("%s: %+v %v, want %g (%s of 5)", tc.metric, f, ok, tc.want, tc.stat)
+		}
+	}
+	if got := p.FigureMetrics(); got.Requests != 500 || got.Server.RequestCount != 500 || got.Server.QueueUs != 30 {
+		t.Errorf("figures: requests %d, server %+v", got.Requests, *got.Server)
+	}
+	if p.Summary.Throughput != 555 || p.Summary.Server.QueueUs != 99 {
+		t.Error("Figures changed the point's summary")
+	}
+	if l := (Figure{Stat: StatMedian, Trials: 5}).Label(); l != "median of 5 kept trials" {
+		t.Errorf("label %q", l)
+	}
+
+	imported := &Point{Status: PointImported, Summary: Metrics{Throughput: 321, P50Us: 12}}
+	if f, ok := imported.Figure(MetricThroughput); !ok || f.Value != 321 || f.Stat != StatReported {
+		t.Errorf("imported: %+v", f)
+	}
+}
+
+// The JSON documents carry each point's figures; reading one back
+// recomputes them rather than trusting the copy.
+func TestFiguresInJSON(t *testing.T) {
+	run := &Run{Scenario: "s", Source: "perfscen", Status: StatusComplete, Points: []Point{*trialsPoint(600, 500, 900)}}
+	b, err := Encode(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Points[0].Figures != nil {
+		t.Fatal("Encode changed the run")
+	}
+	back, err := Decode("r.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Points[0].Figures != nil {
+		t.Fatal("decoded figures kept")
+	}
+	written := WithFigures(run).Points[0].Figures
+	if written == nil || written.Throughput != 600 {
+		t.Fatalf("written figures %+v", written)
+	}
+}
