@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// driftScenario: the model serves at a steady 2 ms for its first 0.7 s,
+// then gets 20 ms slower for every further second. With 200 ms windows at
+// most three windows see the steady model, so the first three can agree
+// (all perf_analyzer looks at) while the five kept windows cannot.
+const driftScenario = `version: 1
+name: drift
+server:
+  embedded: true
+  timeout: 5s
+  embedded_models:
+    simple: {added_latency: 2ms, drift: 20ms, drift_after: 700ms}
+models:
+  - name: simple
+load:
+  mode: concurrency
+sweep:
+  concurrency: "1:1:1"
+measurement:
+  window: 200ms
+  stability: 50%
+  max_trials: 3
+  trials: 5
+`
+
+// Problem 4: a point whose later kept windows drift is not called stable:
+// every kept trial is held to the stability band, not only the first
+// three windows.
+func TestDriftingPointIsNotStable(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "drift.yaml")
+	if err := os.WriteFile(sc, []byte(driftScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := perfscen(t, "run", "-q", "--out", out, sc)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (could not measure: unstable)\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "did not stabilize") || !strings.Contains(stdout, "COULD NOT MEASURE") {
+		t.Errorf("console does not say the point did not stabilize:\n%s", stdout)
+	}
+	run, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := run.Points[0]
+	if p.Status != result.PointUnstable {
+		t.Fatalf("point %s, want unstable; windows %+v", p.Status, p.Windows)
+	}
+	// The windows did drift: the last is well beyond the band of the first.
+	first, last := p.Windows[0].Throughput, p.Windows[len(p.Windows)-1].Throughput
+	if !(first > 1.5*last) {
+		t.Errorf("windows did not drift (first %.0f, last %.0f infer/s)", first, last)
+	}
+}
+
+// youngScenario records and gates on one run whose trials swing by
+// several times (allow_unstable judges them anyway): a history no bound
+// can be drawn from.
+const youngScenario = `version: 1
+name: young
+server:
+  embedded: true
+  timeout: 5s
+  embedded_models:
+    simple: {added_latency: 1ms, drift: 30ms}
+models:
+  - name: simple
+load:
+  mode: concurrency
+sweep:
+  concurrency: "1:1:1"
+measurement:
+  window: 300ms
+  stability: 10%
+  max_trials: 3
+  trials: 5
+  allow_unstable: true
+baseline:
+  path: young-baseline.json
+  metrics: [throughput, p50]
+`
+
+var percent = regexp.MustCompile(`([-+]?[0-9]+(?:\.[0-9]+)?)%`)
+
+// Problem 6: a baseline of one run gives no negative bound and no absurd
+// detectable change; it says "uncalibrated" instead, in the run's report
+// and in baseline show.
+func TestYoungBaselineSaysUncalibrated(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "young.yaml")
+	if err := os.WriteFile(sc, []byte(youngScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := perfscenIn(t, dir, "run", "-q", "--out", "first.json", "--no-baseline", sc); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	if code, out := perfscenIn(t, dir, "baseline", "update", "--force", "--from", "first.json"); code != 0 {
+		t.Fatalf("recording: exit %d\n%s", code, out)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := perfscen(t, "run", "-q", "--out", out, sc)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (an uncalibrated gate warns)\n%s\n%s", code, stdout, stderr)
+	}
+	run, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := 0
+	for _, c := range run.Verdict.Checks {
+		if c.Kind != "baseline" || c.Metric == "" {
+			continue
+		}
+		gated++
+		if c.Bound < 0 {
+			t.Errorf("%s: negative bound %g", c.Name, c.Bound)
+		}
+		if c.Metric == result.MetricThroughput && c.Bound == 0 && c.Status == "pass" {
+			t.Errorf("throughput passed with no bound: %+v", c)
+		}
+	}
+	if gated == 0 {
+		t.Fatal("no baseline check")
+	}
+	if !strings.Contains(stdout, "uncalibrated") {
+		t.Errorf("report does not say uncalibrated:\n%s", stdout)
+	}
+	checkRows(t, "run", stdout)
+
+	code, show := perfscenIn(t, dir, "baseline", "show", "young-baseline.json")
+	if code != 0 {
+		t.Fatalf("baseline show: exit %d\n%s", code, show)
+	}
+	checkRows(t, "baseline show", show)
+}
+
+// checkRows fails on a negative bound or a percentage beyond ±1000% in
+// the tables of out: figures no data supports.
+func checkRows(t *testing.T, what, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, ">= -") {
+			t.Errorf("%s: negative bound: %s", what, line)
+		}
+		for _, m := range percent.FindAllStringSubmatch(line, -1) {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && (v > 1000 || v < -1000) {
+				t.Errorf("%s: %s%% is no figure the data supports: %s", what, m[1], line)
+			}
+		}
+	}
+}
