@@ -45,6 +45,8 @@ func TestExitCodeContract(t *testing.T) {
 			stdout: []string{"COULD NOT MEASURE", "injected failure"}, never: []string{"PASS", "did not stabilize"}},
 		{name: "nothing succeeded, count windows", files: []string{"refused-count"}, want: 3,
 			stdout: []string{"COULD NOT MEASURE", "injected failure"}, never: []string{"PASS"}},
+		{name: "nothing succeeded, grpc streaming", files: []string{"refused-streaming"}, want: 3,
+			stdout: []string{"COULD NOT MEASURE", "no request succeeded", "injected failure"}, never: []string{"PASS"}},
 		// The default error budget is 0 in every mode, threshold or not.
 		{name: "errors over the budget", files: []string{"some-errors"}, want: 1,
 			stdout: []string{"FAIL", "error rate <= 0%", "over the error budget", "injected failure"}},
