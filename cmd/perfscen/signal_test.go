@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/perfscen/perfscen/internal/testbin"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
@@ -23,9 +25,12 @@ import (
 // The signal tests need a real process: main's signal handling, exit
 // status and shared-memory cleanup at exit are what they check.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	os.Exit(code)
+	// Goroutines the tests started (embedded servers, clients, waits on
+	// child processes) must be gone when they end.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		testbin.Cleanup()
+		os.Exit(code)
+	}))
 }
 
 func perfscenBinary(t *testing.T) string { return testbin.Perfscen(t) }

@@ -6,13 +6,18 @@ import (
 	"os/exec"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/perfscen/perfscen/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	os.Exit(code)
+	// Goroutines the tests started (embedded servers, clients, waits on
+	// child processes) must be gone when they end.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		testbin.Cleanup()
+		os.Exit(code)
+	}))
 }
 
 func perfscenBin(t *testing.T) string { return testbin.Perfscen(t) }
