@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+
+	"github.com/perfscen/perfscen/internal/shm"
 )
 
 // shmRegion is a registered system shared-memory region: a mapping of
@@ -42,11 +44,11 @@ func (r *shmRegistry) register(name, key string, offset, byteSize uint64) error 
 	if _, ok := r.regions[name]; ok {
 		return errorf(codeAlreadyExists, "shared memory region '%s' already in manager", name)
 	}
-	mem, unmap, err := mapShm(key, offset, byteSize)
+	reg, err := shm.Open(key, offset, byteSize)
 	if err != nil {
-		return errorf(codeInvalidArg, "unable to register shared memory region '%s' (key %q): %v", name, key, err)
+		return errorf(codeInvalidArg, "unable to register shared memory region '%s': %v", name, err)
 	}
-	r.regions[name] = &shmRegion{name: name, key: key, offset: offset, byteSize: byteSize, mem: mem, unmap: unmap}
+	r.regions[name] = &shmRegion{name: name, key: key, offset: offset, byteSize: byteSize, mem: reg.Bytes(), unmap: reg.Close}
 	return nil
 }
 

@@ -16,11 +16,13 @@ import (
 // Dir is where Linux keeps POSIX shared memory objects.
 const Dir = "/dev/shm"
 
-// Region is a mapped shared-memory object owned by this process.
+// Region is a mapped shared-memory object: one this process created
+// (Create) or a window of one another process made (Open).
 type Region struct {
 	key  string
 	path string
-	data []byte
+	data []byte // the usable bytes
+	mem  []byte // the whole mapping, which starts at a page boundary
 }
 
 // Create makes a new object (failing if the key exists, like
@@ -48,7 +50,47 @@ func Create(key string, size int) (*Region, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("shm %q: mapping %d bytes: %w", key, size, err)
 	}
-	return &Region{key: "/" + name, path: path, data: data}, nil
+	return &Region{key: "/" + name, path: path, data: data, mem: data}, nil
+}
+
+// Open maps byteSize bytes at offset of the existing object key
+// read-write, as a server registering a client's region does. The object
+// must be a regular file large enough for the window. mmap needs a
+// page-aligned offset, so the mapping starts at the page below and Bytes
+// skips the difference.
+func Open(key string, offset, byteSize uint64) (*Region, error) {
+	name, err := checkKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if byteSize == 0 {
+		return nil, fmt.Errorf("shm %q: byte_size must be positive", key)
+	}
+	path := filepath.Join(Dir, name)
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm %q: %w", key, err)
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("shm %q: %w", key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("shm %q: %s is not a shared memory object", key, path)
+	}
+	// Mapping past the end of the object would fault on access.
+	if offset > uint64(fi.Size()) || byteSize > uint64(fi.Size())-offset {
+		return nil, fmt.Errorf("shm %q: offset %d + byte_size %d exceeds the object's %d bytes", key, offset, byteSize, fi.Size())
+	}
+	page := uint64(os.Getpagesize())
+	base := offset / page * page
+	skip := offset - base
+	mem, err := unix.Mmap(int(f.Fd()), int64(base), int(skip+byteSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("shm %q: mapping %d bytes at %d: %w", key, byteSize, offset, err)
+	}
+	return &Region{key: "/" + name, path: path, data: mem[skip : skip+byteSize : skip+byteSize], mem: mem}, nil
 }
 
 // Key is the shm_open key to register with the server ("/name").
@@ -62,11 +104,11 @@ func (r *Region) Size() int { return len(r.data) }
 
 // Close unmaps the region; the object stays until Unlink.
 func (r *Region) Close() error {
-	if r.data == nil {
+	if r.mem == nil {
 		return nil
 	}
-	err := unix.Munmap(r.data)
-	r.data = nil
+	err := unix.Munmap(r.mem)
+	r.data, r.mem = nil, nil
 	if err != nil {
 		return fmt.Errorf("shm %q: unmapping: %w", r.key, err)
 	}

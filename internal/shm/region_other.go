@@ -15,6 +15,9 @@ type Region struct{}
 // Create always fails on this platform.
 func Create(key string, size int) (*Region, error) { return nil, errUnsupported }
 
+// Open always fails on this platform.
+func Open(key string, offset, byteSize uint64) (*Region, error) { return nil, errUnsupported }
+
 func (r *Region) Key() string   { return "" }
 func (r *Region) Bytes() []byte { return nil }
 func (r *Region) Size() int     { return 0 }

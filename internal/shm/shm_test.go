@@ -5,6 +5,7 @@ package shm
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,54 @@ func TestCreateWriteReopen(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(Dir, key[1:])); !os.IsNotExist(err) {
 		t.Fatalf("object still present after Unlink: %v", err)
+	}
+}
+
+// Open is the server's side: a window at an offset that is not
+// page-aligned sees what the creator wrote there, and writes through it
+// reach the creator.
+func TestOpenSharesAWindow(t *testing.T) {
+	key := NewKey("test_" + t.Name())
+	r, err := Create(key, 3*4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); r.Unlink() })
+	copy(r.Bytes()[5000:], "window")
+	w, err := Open(key, 5000, 100)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if w.Size() != 100 || string(w.Bytes()[:6]) != "window" {
+		t.Fatalf("window holds %d bytes starting %q", w.Size(), w.Bytes()[:6])
+	}
+	copy(w.Bytes()[10:], "back")
+	if string(r.Bytes()[5010:5014]) != "back" {
+		t.Fatalf("creator sees %q", r.Bytes()[5010:5014])
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	for _, tc := range []struct {
+		key          string
+		offset, size uint64
+		want         string
+	}{
+		{key, 3 * 4096, 1, "exceeds"},
+		{key, 4096, 2*4096 + 1, "exceeds"},
+		{key, 0, 0, "must be positive"},
+		{NewKey("absent"), 0, 1, "no such file"},
+		{"/a/b", 0, 1, "single path component"},
+	} {
+		if w, err := Open(tc.key, tc.offset, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if w != nil {
+				w.Close()
+			}
+			t.Errorf("Open(%q, %d, %d) = %v, want an error containing %q", tc.key, tc.offset, tc.size, err, tc.want)
+		}
 	}
 }
 
