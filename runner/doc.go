@@ -69,8 +69,9 @@
 // (a stream is bounded by the drain deadline on stop). Sequence models get a
 // run-unique correlation id per sequence, with start/end flags on its first
 // and last step. Validation compares outputs after the completion stamp, on
-// every response for count windows and iterations and on one in
-// Options.ValidateEvery under time windows. System shared memory uses one
+// every response for count windows and iterations; under time windows a
+// validate.Sampler shared by the point's workers checks its first 100
+// responses and then one in Options.ValidateEvery. System shared memory uses one
 // region per input holding every step, and per worker one region per output;
 // all are unregistered and unlinked on every exit path.
 package runner

@@ -106,6 +106,9 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		if pr.m.Mode != plan.CountWindows && p.Load.Mode != plan.LoadIterations {
 			pl.validateEvery = rs.opts.ValidateEvery
 		}
+		// Every worker draws from one sampler, so the point's first
+		// responses are checked whichever workers answer them.
+		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
 	}
 	if useShm {
 		meta, err := cl.ModelMetadata(ctx, pl.model, pl.version)
@@ -201,6 +204,11 @@ func (pr *pointRunner) absorb(st *aggStats) {
 }
 
 // errInterrupted is returned by segment when ctx was cancelled.
+// validateFirst is how many responses of a point are checked in full
+// before time windows sample one in Options.ValidateEvery: a model giving
+// wrong outputs is caught at its first responses, not after N.
+const validateFirst = 100
+
 var errInterrupted = errors.New("interrupted")
 
 // segment runs one session of load, handing each closed window to next until

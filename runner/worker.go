@@ -11,6 +11,7 @@ import (
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/validate"
 )
 
 // defaultSequenceLength is perf_analyzer's --sequence-length, used when a
@@ -36,8 +37,9 @@ type pointLoad struct {
 
 	shm *shmSet // nil without shared memory
 
-	compare       compareFunc // nil: no validation
-	validateEvery int         // validate 1 response in this many (1 = all)
+	compare       compareFunc       // nil: no validation
+	sampler       *validate.Sampler // which responses compare checks
+	validateEvery int               // after the first ones, 1 response in this many (1 = all)
 
 	llm *genLoad // generation (openai kind) points only
 }
@@ -50,7 +52,7 @@ type worker struct {
 	reqs   []*client.InferRequest // prepared lazily, by flat step index
 	params map[string]any         // sequence parameters, reused
 	seqPos int                    // position in a flat-data sequence
-	count  uint64                 // requests issued, for sampling and ids
+	count  uint64                 // requests issued, for ids
 	idBuf  []byte
 
 	stream    client.Stream
@@ -144,7 +146,7 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 	}
 	s.sendRecv, s.wait = resp.Timing.SendRecv, resp.Timing.Wait
 	// Validation runs after the completion stamp, outside the timed part.
-	if w.pl.compare != nil && len(r.Expected) > 0 && w.count%uint64(w.pl.validateEvery) == 0 {
+	if w.pl.compare != nil && len(r.Expected) > 0 && w.pl.sampler.Sample() {
 		s.checked = true
 		got := resp.Outputs
 		if w.outputs != nil {

@@ -4,7 +4,8 @@
 //
 // Validation runs outside the timed section: the worker records the response
 // and compares after taking the timestamp, so checking outputs never inflates
-// latency. A Sampler bounds the cost under load: it checks the first
-// responses of a run in full and then one in N, so a wrong model is caught
-// at once while a heavy sweep spends little CPU on comparison.
+// latency. A Sampler bounds the cost under load: the runner gives each
+// time-window point one, shared by its workers, which checks the point's
+// first responses in full and then one in N, so a wrong model is caught at
+// once while a heavy sweep spends little CPU on comparison.
 package validate

@@ -43,7 +43,11 @@ func ParseFlavor(s string) (Flavor, error) {
 	case FlavorKServe:
 		return FlavorKServe, nil
 	}
-	return "", fmt.Errorf("unknown server flavour %q (valid: triton, kserve)", s)
+	valid := make([]string, 0, 2)
+	for _, f := range Flavors() {
+		valid = append(valid, string(f))
+	}
+	return "", fmt.Errorf("unknown server flavour %q (valid: %s)", s, strings.Join(valid, ", "))
 }
 
 // KServeServerName is what the plain flavour reports as its name.
