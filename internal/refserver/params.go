@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/refserver/paramkv"
 )
 
 // Parameter keys a model accepts (Options.ModelParams, SetModelParameter).
@@ -19,8 +21,8 @@ const (
 	ParamAddedLatency   = "added_latency"         // any model: extra time per execution (duration)
 	ParamErrorRate      = "error_rate"            // any model: fraction answered with INTERNAL (0..1)
 	ParamDropRate       = "drop_rate"             // any model: fraction dropped without answer (0..1)
-	ParamStallEvery     = "stall_every"           // any model: period of stalls (duration, 0 = off)
-	ParamStallFor       = "stall_for"             // any model: stall length inside each period (duration)
+	ParamStallEvery     = paramkv.StallEvery      // any model: period of stalls (duration, 0 = off)
+	ParamStallFor       = paramkv.StallFor        // any model: stall length inside each period (duration)
 	ParamDrift          = "drift"                 // any model: service time added per second after drift_after (duration)
 	ParamDriftAfter     = "drift_after"           // any model: time after load when drift starts (duration)
 	ParamHang           = "hang"                  // any model: requests never answer until cancelled (bool)
@@ -57,20 +59,10 @@ func defaultParams() modelParams {
 // applyParams parses kv over p; keys are applied in sorted order so an error
 // names the same key every time.
 func applyParams(p modelParams, kv map[string]string) (modelParams, error) {
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
+	if err := paramkv.Apply(kv, p.set); err != nil {
+		return p, err
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := p.set(k, kv[k]); err != nil {
-			return p, fmt.Errorf("parameter %q: %w", k, err)
-		}
-	}
-	if p.stallEvery > 0 && p.stallFor >= p.stallEvery {
-		return p, fmt.Errorf("parameter %q: %v must be shorter than %s %v", ParamStallFor, p.stallFor, ParamStallEvery, p.stallEvery)
-	}
-	return p, nil
+	return p, paramkv.CheckStall(p.stallEvery, p.stallFor)
 }
 
 func (p *modelParams) set(key, v string) error {
@@ -98,9 +90,9 @@ func (p *modelParams) set(key, v string) error {
 			err = fmt.Errorf("%q is not a factor in [1, 1e6]", v)
 		}
 	case ParamErrorRate:
-		p.errorRate, err = parseFraction(v)
+		p.errorRate, err = paramkv.Fraction(v)
 	case ParamDropRate:
-		p.dropRate, err = parseFraction(v)
+		p.dropRate, err = paramkv.Fraction(v)
 	case ParamHang:
 		p.hang, err = strconv.ParseBool(v)
 	case ParamDynamicBatch:
@@ -137,17 +129,6 @@ func parseNonNegDuration(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is negative", v)
 	}
 	return d, nil
-}
-
-func parseFraction(v string) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, err
-	}
-	if !(f >= 0 && f <= 1) {
-		return 0, fmt.Errorf("%q is not a fraction in [0, 1]", v)
-	}
-	return f, nil
 }
 
 func parseSizes(v string) ([]int, error) {

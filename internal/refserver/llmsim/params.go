@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/refserver/paramkv"
 )
 
 // Parameter keys of a simulated engine (model parameters, as the reference
@@ -23,8 +25,8 @@ const (
 	ParamUsage           = "usage"                // report usage (bool, default true)
 	ParamErrorRate       = "error_rate"           // fraction answered HTTP 500 before any token
 	ParamMidstreamErrors = "midstream_error_rate" // fraction failing with an error event mid-stream
-	ParamStallEvery      = "stall_every"          // the engine pauses once per this period (duration)
-	ParamStallFor        = "stall_for"            // for this long (duration)
+	ParamStallEvery      = paramkv.StallEvery     // the engine pauses once per this period (duration)
+	ParamStallFor        = paramkv.StallFor       // for this long (duration)
 	ParamSeed            = "seed"                 // token and fault RNG seed (uint64)
 )
 
@@ -74,20 +76,10 @@ func ParseParams(model string, kv map[string]string) (Params, error) {
 	if !ok {
 		return p, fmt.Errorf("unknown LLM model %q (simulated: %s)", model, strings.Join(Models(), ", "))
 	}
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
+	if err := paramkv.Apply(kv, p.set); err != nil {
+		return p, err
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := p.set(k, kv[k]); err != nil {
-			return p, fmt.Errorf("parameter %q: %w", k, err)
-		}
-	}
-	if p.StallEvery > 0 && p.StallFor >= p.StallEvery {
-		return p, fmt.Errorf("parameter %q: %v must be shorter than %s %v", ParamStallFor, p.StallFor, ParamStallEvery, p.StallEvery)
-	}
-	return p, nil
+	return p, paramkv.CheckStall(p.StallEvery, p.StallFor)
 }
 
 func (p *Params) set(key, v string) error {
@@ -115,9 +107,9 @@ func (p *Params) set(key, v string) error {
 	case ParamUsage:
 		p.Usage, err = strconv.ParseBool(v)
 	case ParamErrorRate:
-		p.ErrorRate, err = fraction(v)
+		p.ErrorRate, err = paramkv.Fraction(v)
 	case ParamMidstreamErrors:
-		p.MidstreamErrors, err = fraction(v)
+		p.MidstreamErrors, err = paramkv.Fraction(v)
 	case ParamStallEvery:
 		p.StallEvery, err = duration(v)
 	case ParamStallFor:
@@ -147,14 +139,6 @@ func duration(v string) (time.Duration, error) {
 		err = fmt.Errorf("%q is not in [0, 1m]", v)
 	}
 	return d, err
-}
-
-func fraction(v string) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	if err == nil && !(f >= 0 && f <= 1) {
-		err = fmt.Errorf("%q is not a fraction in [0, 1]", v)
-	}
-	return f, err
 }
 
 func intIn(v string, lo, hi int) (int, error) {
