@@ -62,8 +62,13 @@ type grpcConn struct {
 	connSendWindow int64
 	connUnacked    uint32 // received bytes not yet returned to the server
 
+	req requestProto
 	msg []byte   // the request message with its 5-byte prefix, reused
 	st  h2stream // the stream of the call in progress
+
+	hdec   *hpack.Decoder
+	hb     headerBlock
+	emitFn func(hpack.HeaderField) // gc.emit, bound once
 
 	cancelWatch
 
@@ -226,7 +231,12 @@ func (gc *grpcConn) start(nc net.Conn, deadline time.Time) error {
 	}
 	gc.out.b = gc.out.b[:0]
 	gc.fr = http2.NewFramer(&gc.out, gc.br)
-	gc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	if gc.emitFn == nil {
+		gc.emitFn = gc.emit
+	}
+	gc.hdec = hpack.NewDecoder(4096, gc.emitFn)
+	gc.hdec.SetMaxStringLength(maxHeaderList)
+	gc.hb = headerBlock{fields: gc.hb.fields[:0]}
 	gc.fr.SetReuseFrames()
 	gc.enc = hpack.NewEncoder(&gc.hblock)
 	gc.peerMaxFrame, gc.peerWindow, gc.connSendWindow, gc.connUnacked = 16384, h2DefaultWindow, h2DefaultWindow, 0
@@ -278,7 +288,7 @@ func (gc *grpcConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 	}
 	start := time.Now()
 	deadline, limit := callDeadline(ctx, start, gc.c.opts.Timeout, timeout)
-	m, err := inferRequestToProto(req)
+	m, err := gc.req.fill(req)
 	if err != nil {
 		return nil, fmt.Errorf("grpc %s: %w", op, err)
 	}
@@ -532,10 +542,11 @@ func (gc *grpcConn) handle(f http2.Frame) error {
 			gc.fr.WriteWindowUpdate(st.id, st.unacked)
 			st.unacked, gc.urgent = 0, true
 		}
-	case *http2.MetaHeadersFrame:
-		if mine {
-			st.header(f)
-		}
+	case *http2.HeadersFrame:
+		gc.hb = headerBlock{stream: f.StreamID, endStream: f.StreamEnded(), fields: gc.hb.fields[:0]}
+		return gc.headerFragment(f.HeaderBlockFragment(), f.HeadersEnded(), mine)
+	case *http2.ContinuationFrame: // the Framer checks it continues the block
+		return gc.headerFragment(f.HeaderBlockFragment(), f.HeadersEnded(), mine)
 	case *http2.RSTStreamFrame:
 		if mine {
 			code := f.ErrCode
@@ -562,6 +573,59 @@ func (gc *grpcConn) handle(f http2.Frame) error {
 		}
 	case *http2.PushPromiseFrame:
 		return http2.ConnectionError(http2.ErrCodeProtocol)
+	}
+	return nil
+}
+
+// maxHeaderList bounds a reply's decoded header list, as x/net/http2's
+// default does.
+const maxHeaderList = 16 << 20
+
+// headerBlock is the header list being decoded from HEADERS and its
+// CONTINUATIONs. Every block is decoded, whatever its stream: the HPACK
+// table is the connection's.
+type headerBlock struct {
+	stream    uint32
+	endStream bool
+	fields    []hpack.HeaderField
+	size      uint32
+	truncated bool
+	invalid   bool // a pseudo-header a response may not carry, or one after a regular field
+	regular   bool
+}
+
+// emit collects one decoded field. It is the decoder's callback for the
+// connection's life (x/net/http2's MetaHeadersFrame reading would cost
+// several allocations per frame).
+func (gc *grpcConn) emit(f hpack.HeaderField) {
+	hb := &gc.hb
+	if hb.truncated {
+		return
+	}
+	if hb.size += f.Size(); hb.size > maxHeaderList {
+		hb.truncated = true
+		return
+	}
+	if len(f.Name) > 0 && f.Name[0] == ':' {
+		hb.invalid = hb.invalid || hb.regular || f.Name != ":status"
+	} else {
+		hb.regular = true
+	}
+	hb.fields = append(hb.fields, f)
+}
+
+func (gc *grpcConn) headerFragment(frag []byte, end, mine bool) error {
+	if _, err := gc.hdec.Write(frag); err != nil {
+		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if !end {
+		return nil
+	}
+	if err := gc.hdec.Close(); err != nil {
+		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if mine {
+		gc.st.header(&gc.hb)
 	}
 	return nil
 }
@@ -651,13 +715,17 @@ func (st *h2stream) end() { st.done, st.ended = true, true }
 
 // header handles the response headers, trailers, or both at once
 // (trailers-only), as grpc-go reads them.
-func (st *h2stream) header(f *http2.MetaHeadersFrame) {
-	endStream := f.StreamEnded()
+func (st *h2stream) header(f *headerBlock) {
+	endStream := f.endStream
 	if endStream {
 		st.end()
 	}
-	if f.Truncated {
+	if f.truncated {
 		st.failWith(codes.Internal, "peer header list size exceeded limit")
+		return
+	}
+	if f.invalid {
+		st.failWith(codes.Internal, "invalid pseudo-header in a response")
 		return
 	}
 	if st.headers && !endStream {
@@ -669,7 +737,7 @@ func (st *h2stream) header(f *http2.MetaHeadersFrame) {
 	ctErr := "malformed header: missing HTTP content-type"
 	var httpStatus, grpcStatus, grpcMessage string
 	hasStatus := false
-	for _, hf := range f.Fields {
+	for _, hf := range f.fields {
 		switch hf.Name {
 		case "content-type":
 			if !isGRPCContentType(hf.Value) {

@@ -471,6 +471,12 @@ func TestGRPCConnMalformedReplies(t *testing.T) {
 			r.Headers(false, grpcOKHeaders)
 		}, codes.Internal, "cannot appear in the middle"},
 		{"data before headers", func(r *h2Reply) { r.Data(true, msg) }, codes.Internal, "DATA frame before response headers"},
+		{"request pseudo-header", func(r *h2Reply) {
+			r.Headers(true, []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: ":path", Value: "/"}, {Name: "content-type", Value: "application/grpc"}, {Name: "grpc-status", Value: "0"}})
+		}, codes.Internal, "invalid pseudo-header"},
+		{"pseudo-header after a field", func(r *h2Reply) {
+			r.Headers(true, []hpack.HeaderField{{Name: "content-type", Value: "application/grpc"}, {Name: ":status", Value: "200"}, {Name: "grpc-status", Value: "0"}})
+		}, codes.Internal, "invalid pseudo-header"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -491,6 +497,31 @@ func TestGRPCConnMalformedReplies(t *testing.T) {
 				t.Fatalf("got %v, want %v containing %q", err, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// Header blocks split over CONTINUATION frames decode as one, and
+// blocks of no interest to the call (another stream's) still update the
+// connection's HPACK table, so the next reply decodes.
+func TestGRPCConnContinuationAndTable(t *testing.T) {
+	msg := simpleReplyMsg(t)
+	extra := []hpack.HeaderField{{Name: "x-long", Value: strings.Repeat("v", 300)}}
+	fake := newH2Fake(t, func(r *h2Reply) {
+		r.SplitHeaders(false, 7, append(append([]hpack.HeaderField{}, grpcOKHeaders...), extra...))
+		r.Data(false, msg)
+		// A stream the client has not opened: its block enters the table.
+		other := *r
+		other.Stream = r.Stream + 100
+		other.Headers(false, []hpack.HeaderField{{Name: "x-table", Value: "entry"}})
+		r.SplitHeaders(true, 3, append(append([]hpack.HeaderField{}, grpcOKTrailer...), hpack.HeaderField{Name: "x-table", Value: "entry"}))
+	})
+	conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+	for i := range 3 {
+		resp, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		checkSimpleOutput(t, resp, "OUTPUT0", 1)
 	}
 }
 

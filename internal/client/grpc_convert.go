@@ -74,31 +74,45 @@ func shmProtoParams(s *ShmRef) map[string]*pb.InferParameter {
 // inferRequestToProto builds the gRPC request; non-shm inputs travel in
 // raw_input_contents, in input order.
 func inferRequestToProto(req *InferRequest) (*pb.ModelInferRequest, error) {
+	return new(requestProto).fill(req)
+}
+
+// requestProto is a request message with the slices it points into, so a
+// caller that sends one request at a time can reuse them all.
+type requestProto struct {
+	m       pb.ModelInferRequest
+	inputs  []*pb.ModelInferRequest_InferInputTensor
+	tensors []pb.ModelInferRequest_InferInputTensor
+	raws    [][]byte
+}
+
+// fill makes p's message req's; it is valid until the next fill.
+func (p *requestProto) fill(req *InferRequest) (*pb.ModelInferRequest, error) {
 	params, err := kserve.ParamsToProto(req.Parameters)
 	if err != nil {
 		return nil, err
 	}
-	m := &pb.ModelInferRequest{
-		ModelName:    req.Model,
-		ModelVersion: req.Version,
-		Id:           req.ID,
-		Parameters:   params,
-		Inputs:       make([]*pb.ModelInferRequest_InferInputTensor, len(req.Inputs)),
+	m := &p.m
+	m.ModelName, m.ModelVersion, m.Id, m.Parameters = req.Model, req.Version, req.ID, params
+	n := len(req.Inputs)
+	if cap(p.tensors) < n {
+		p.tensors = make([]pb.ModelInferRequest_InferInputTensor, n)
+		p.inputs = make([]*pb.ModelInferRequest_InferInputTensor, n)
+		p.raws = make([][]byte, 0, n)
 	}
-	tensors := make([]pb.ModelInferRequest_InferInputTensor, len(req.Inputs))
+	p.tensors, p.inputs, p.raws = p.tensors[:n], p.inputs[:n], p.raws[:0]
+	m.Inputs, m.RawInputContents, m.Outputs = p.inputs, nil, nil
 	for i := range req.Inputs {
 		in := &req.Inputs[i]
-		t := &tensors[i]
-		t.Name, t.Datatype, t.Shape = in.Name, string(in.DataType), in.Shape
+		t := &p.tensors[i]
+		t.Name, t.Datatype, t.Shape, t.Parameters, t.Contents = in.Name, string(in.DataType), in.Shape, nil, nil
 		if in.Shm != nil {
 			t.Parameters = shmProtoParams(in.Shm)
 		} else {
-			if m.RawInputContents == nil {
-				m.RawInputContents = make([][]byte, 0, len(req.Inputs))
-			}
-			m.RawInputContents = append(m.RawInputContents, in.Raw)
+			p.raws = append(p.raws, in.Raw)
+			m.RawInputContents = p.raws
 		}
-		m.Inputs[i] = t
+		p.inputs[i] = t
 	}
 	if len(req.Outputs) > 0 {
 		m.Outputs = make([]*pb.ModelInferRequest_InferRequestedOutputTensor, len(req.Outputs))

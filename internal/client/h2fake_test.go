@@ -50,6 +50,24 @@ func (r *h2Reply) Headers(end bool, fields []hpack.HeaderField) {
 	r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: r.Stream, BlockFragment: r.hbuf.Bytes(), EndHeaders: true, EndStream: end})
 }
 
+// SplitHeaders writes fields as a HEADERS frame and CONTINUATIONs of at
+// most n bytes of header block each.
+func (r *h2Reply) SplitHeaders(end bool, n int, fields []hpack.HeaderField) {
+	r.hbuf.Reset()
+	for _, f := range fields {
+		r.enc.WriteField(f)
+	}
+	block := r.hbuf.Bytes()
+	first := block[:min(n, len(block))]
+	block = block[len(first):]
+	r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: r.Stream, BlockFragment: first, EndHeaders: len(block) == 0, EndStream: end})
+	for len(block) > 0 {
+		k := min(n, len(block))
+		r.fr.WriteContinuation(r.Stream, k == len(block), block[:k])
+		block = block[k:]
+	}
+}
+
 func (r *h2Reply) Data(end bool, b []byte) {
 	for len(b) > 16384 {
 		r.fr.WriteData(r.Stream, false, b[:16384])
