@@ -44,6 +44,8 @@ func fullRun() *result.Run {
 		SchemaVersion: result.SchemaVersion,
 		Scenario:      "quickstart",
 		ScenarioPath:  "scenarios/quickstart.yaml",
+		ScenarioFile:  "/src/perfscen/scenarios/quickstart.yaml",
+		BaselinePath:  "/src/perfscen/baselines/quickstart.json",
 		ScenarioHash:  strings.Repeat("ab", 32),
 		Source:        "perfscen",
 		Environment: result.Environment{

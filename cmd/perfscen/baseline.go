@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -60,8 +61,10 @@ func newBaselineUpdateCmd(e *env) *cobra.Command {
 		Short: "Add a run to the baseline history (prints the change, then writes atomically)",
 		Long: `Record a run in the scenario's baseline history: either run each scenario
 afresh (the baseline path, keep and gated metrics come from its baseline
-section) or take an existing result file with --from, which goes to its
-scenario's baseline.path (or --baseline). A run whose recorded verdict is
+section) or take an existing result file with --from, which goes to the
+baseline its run was gated against, from any working directory (the
+result records both paths; a result from another machine falls back to
+its scenario path from here), or to --baseline. A run whose recorded verdict is
 not a pass (failed, inconclusive, could not measure, interrupted) or that
 has unstable or partial points is refused unless --force; a run already in
 the history (same run id) is always refused. The diff is printed before the
@@ -105,7 +108,21 @@ file is written, under a lock, atomically.`,
 // baseline.path of the scenario it was run from, resolved as run resolves
 // it. Without a readable scenario with a baseline section there is no
 // right answer to guess, so --baseline is required.
+//
+// The run recorded the absolute paths of its scenario and baseline: while
+// that scenario file still exists (the same checkout), the baseline it was
+// gated against is the answer, whatever the working directory. A result
+// from elsewhere (a CI artifact) falls back to the scenario path as given,
+// from the working directory.
 func scenarioBaselinePath(e *env, run *result.Run, from string) (string, error) {
+	if run.ScenarioFile != "" {
+		if st, err := os.Stat(run.ScenarioFile); err == nil && st.Mode().IsRegular() {
+			if run.BaselinePath != "" {
+				return run.BaselinePath, nil
+			}
+			return "", exitcode.AsInvalid(fmt.Errorf("scenario %s had no baseline section when %s was run; give the baseline file with --baseline", run.ScenarioFile, from))
+		}
+	}
 	if run.ScenarioPath == "" {
 		return "", exitcode.AsInvalid(fmt.Errorf("%s names no scenario file; give the baseline file with --baseline", from))
 	}

@@ -69,6 +69,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	if run == nil {
 		run = unmeasured(e, pl, runErr)
 	}
+	recordPaths(run, pl)
 	v := seq.final(run)
 	code := exitFor(v.Outcome())
 	run.Verdict = v.Record(code, report.SummaryLine(v))
@@ -106,6 +107,22 @@ func unmeasured(e *env, pl *plan.Plan, runErr error) *result.Run {
 		run.Errors = []string{runErr.Error()}
 	}
 	return run
+}
+
+// recordPaths notes in the result where its scenario and baseline files
+// are, as absolute paths, so `baseline update --from` finds the baseline
+// this run was gated against from any working directory.
+func recordPaths(run *result.Run, pl *plan.Plan) {
+	if pl.ScenarioPath != "" {
+		if abs, err := filepath.Abs(pl.ScenarioPath); err == nil {
+			run.ScenarioFile = abs
+		}
+	}
+	if pl.Checks.Baseline != nil && pl.Checks.Baseline.Path != "" {
+		if abs, err := filepath.Abs(pl.Checks.Baseline.Path); err == nil {
+			run.BaselinePath = abs
+		}
+	}
 }
 
 // verdictOptions are the verdict settings a plan asks for.

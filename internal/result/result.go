@@ -32,9 +32,15 @@ type Run struct {
 	SchemaVersion int `json:"schema_version"`
 	// RunID identifies this run, so one result file is never recorded
 	// twice in a baseline history.
-	RunID        string      `json:"run_id,omitempty"`
-	Scenario     string      `json:"scenario"`
-	ScenarioPath string      `json:"scenario_path,omitempty"`
+	RunID        string `json:"run_id,omitempty"`
+	Scenario     string `json:"scenario"`
+	ScenarioPath string `json:"scenario_path,omitempty"`
+	// ScenarioFile and BaselinePath are the scenario file and the baseline
+	// file the run was gated against, as absolute paths: ScenarioPath is
+	// as the command line gave it, relative to a working directory the
+	// file does not record.
+	ScenarioFile string      `json:"scenario_file,omitempty"`
+	BaselinePath string      `json:"baseline_path,omitempty"`
 	ScenarioHash string      `json:"scenario_hash,omitempty"`
 	Source       string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log"
 	Environment  Environment `json:"environment"`

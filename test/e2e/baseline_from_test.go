@@ -112,3 +112,34 @@ func TestBaselineUpdateFromTrustsTheVerdict(t *testing.T) {
 		t.Fatalf("--force recorded the same run twice: exit %d\n%s", code, out)
 	}
 }
+
+// `baseline update --from` run from another working directory than the
+// run, for a scenario named by a relative path: the result records where
+// the scenario and its baseline are, so the run goes to the scenario's
+// baseline.path without --baseline.
+func TestBaselineUpdateFromAnotherDirectory(t *testing.T) {
+	scDir, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(scDir, "rec.yaml"), []byte(strings.Replace(recordScenario, "%s", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(work, "r.json")
+	if code, out := perfscenIn(t, scDir, "run", "-q", "--out", res, "rec.yaml"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	code, out := perfscenIn(t, work, "baseline", "update", "--from", "r.json")
+	if code != 0 {
+		t.Fatalf("update from another directory: exit %d\n%s", code, out)
+	}
+	want := filepath.Join(scDir, "hist", "rec-baseline.json")
+	if !strings.Contains(out, want) {
+		t.Errorf("output does not name %s:\n%s", want, out)
+	}
+	if _, err := baseline.Load(want); err != nil {
+		t.Fatalf("baseline not at the scenario's baseline.path: %v", err)
+	}
+	for _, stray := range []string{filepath.Join(work, "hist"), filepath.Join(work, "baselines")} {
+		if _, err := os.Stat(stray); err == nil {
+			t.Errorf("baseline written under the working directory: %s", stray)
+		}
+	}
+}
