@@ -30,7 +30,7 @@ load:
 sweep:
   concurrency: "1:1:1"
 measurement:
-  window: 200ms
+  window: 400ms
   stability: 900%
   max_trials: 3
   trials: 5

@@ -11,17 +11,19 @@ import (
 	"github.com/perfscen/perfscen/internal/result"
 )
 
-// driftScenario: the model serves at a steady 2 ms for its first 0.7 s,
-// then gets 20 ms slower for every further second. With 200 ms windows at
-// most three windows see the steady model, so the first three can agree
-// (all perf_analyzer looks at) while the five kept windows cannot.
+// driftScenario: the model serves at a steady 5 ms for its first 0.7 s,
+// then gets 100 ms slower for every further second. With 200 ms windows
+// at most three windows see the steady model, so the first three can
+// agree (all perf_analyzer looks at) while the five kept windows cannot;
+// the drift is large enough to show through a loaded machine's timer
+// overshoot.
 const driftScenario = `version: 1
 name: drift
 server:
   embedded: true
   timeout: 5s
   embedded_models:
-    simple: {added_latency: 2ms, drift: 20ms, drift_after: 700ms}
+    simple: {added_latency: 5ms, drift: 100ms, drift_after: 700ms}
 models:
   - name: simple
 load:
