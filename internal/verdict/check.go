@@ -12,6 +12,13 @@ const (
 	KindErrors     Kind = "errors"
 )
 
+// CheckKey is the stable identity of a check that code looks up.
+type CheckKey string
+
+// KeyTestbed is the check saying which testbed's history the baseline gate
+// used, or that it had none.
+const KeyTestbed CheckKey = "baseline.testbed"
+
 // Status is a check's outcome.
 type Status string
 
@@ -43,10 +50,14 @@ const (
 // Check is one evaluated rule at one point. Fields that do not apply to a
 // kind stay zero (e.g. P for thresholds).
 type Check struct {
-	Kind  Kind   `json:"kind"`
-	Name  string `json:"name"` // human title, e.g. "p95 < 30ms"
-	Model string `json:"model,omitempty"`
-	Point string `json:"point,omitempty"` // point ID
+	Kind Kind `json:"kind"`
+	// Key identifies the rule behind a check that code looks up, whatever
+	// its display Name says; it is empty for the others and stays out of
+	// the JSON, where Kind and Name are the record.
+	Key   CheckKey `json:"-"`
+	Name  string   `json:"name"` // human title, e.g. "p95 < 30ms"
+	Model string   `json:"model,omitempty"`
+	Point string   `json:"point,omitempty"` // point ID
 	// RefPoint is the reference arm's point of a comparison.
 	RefPoint string `json:"ref_point,omitempty"`
 	Metric   string `json:"metric,omitempty"`

@@ -33,7 +33,7 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 			"no baseline at %s yet; the run passes without one. Record one with `perfscen baseline update %s` or `perfscen baseline update --from results.json`",
 			checks.Baseline.Path, target))
 		if checks.Baseline.Required {
-			v.Checks = append(v.Checks, Check{Kind: KindBaseline, Name: NameNoHistory, Status: StatusFail, Environment: true,
+			v.Checks = append(v.Checks, Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusFail, Environment: true,
 				Message: fmt.Sprintf("NOT GATED: no baseline at %s and baseline.required is set (exit 3)", checks.Baseline.Path)})
 		}
 		return v
@@ -42,7 +42,7 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 		v.Notices = append(v.Notices, "the scenario file changed since the baseline was recorded; compare with care or re-record it")
 	}
 	for _, c := range o.Baseline(checks.Baseline, base, run) {
-		if c.Name == NameNoHistory {
+		if c.Key == KeyTestbed {
 			v.Notices = append(v.Notices, c.Message)
 			if c.Status == StatusPass {
 				continue // where the history came from is a note, not a check

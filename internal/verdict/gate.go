@@ -63,7 +63,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	}
 	var out []Check
 	if legacy != "" {
-		out = append(out, Check{Kind: KindBaseline, Name: "baseline testbed", Status: StatusPass,
+		out = append(out, Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusPass,
 			Message: fmt.Sprintf("testbed %s: using the history of legacy testbed %s (same hardware and server); the next baseline update files it under %s", id, legacy, id)})
 	}
 	inRun := map[string]bool{}
@@ -91,15 +91,14 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	return out
 }
 
-// NameNoHistory names the check a run gets when its testbed has no
-// history in the baseline.
+// NameNoHistory is the display name of the KeyTestbed check.
 const NameNoHistory = "baseline testbed"
 
 // noHistory is the check for a run whose testbed has no history: a loud
 // warning, or with baseline.required an environment failure (exit 3) —
 // in CI an ungated run must not pass as if it had been gated.
 func noHistory(base *baseline.File, run *result.Run, id string, required bool) Check {
-	c := Check{Kind: KindBaseline, Name: NameNoHistory, Status: StatusWarn, NoValue: true}
+	c := Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusWarn, NoValue: true}
 	from := run.Environment.TestbedSource
 	if from == "" {
 		from = "derived"

@@ -35,8 +35,16 @@ func (o Options) lookNote() string {
 	return fmt.Sprintf(", look %d of %d", max(o.Look, 1), o.MaxLooks)
 }
 
-// checkKey identifies a check across looks.
-func checkKey(c Check) string { return string(c.Kind) + "\x00" + c.Name + "\x00" + c.Point }
+// checkKey identifies a check across looks: by its Key where it has one,
+// else by its name, which thresholds and comparisons build from the
+// scenario alone, so it is the same at every look.
+func checkKey(c Check) string {
+	id := string(c.Key)
+	if id == "" {
+		id = c.Name
+	}
+	return string(c.Kind) + "\x00" + id + "\x00" + c.Point
+}
 
 // Settle carries decisions across looks: a check that passed, failed or
 // was skipped at an earlier look keeps that outcome, and only the checks
