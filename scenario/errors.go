@@ -135,6 +135,23 @@ func (c *collector) add(n *yaml.Node, p path, msg string) {
 	c.errs = append(c.errs, e)
 }
 
+// hasKey says whether the document's top-level mapping has key.
+func (c *collector) hasKey(key string) bool {
+	n := deref(c.root)
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = deref(n.Content[0])
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
 // lookup walks p from the document root; a missing segment stops the walk
 // at the closest existing node so the position still points nearby.
 func (c *collector) lookup(p path, key bool) *yaml.Node {

@@ -25,10 +25,15 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		ScenarioPath: s.Path,
 		ScenarioHash: s.Hash,
 		Server:       r.server,
+		Servers:      r.servers,
 		Models:       r.models,
 		Measurement:  r.measurement,
 		Checks:       r.checks,
 		LLM:          r.llm,
+	}
+	if len(r.servers) > 0 {
+		// Each server carries its own settings; there is no one server.
+		p.Server = plan.Server{}
 	}
 	groups := newGrouper(r)
 	for _, proto := range r.protocols() {
@@ -87,6 +92,7 @@ func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeS
 	shm := plan.SharedMemory(shmName)
 	pt := plan.Point{
 		Model:        m.Alias,
+		Server:       m.Server,
 		Protocol:     proto,
 		SharedMemory: shm,
 		BatchSize:    batch,
@@ -213,7 +219,8 @@ func (g *grouper) group(alias, id string) int {
 	if !ok {
 		return 0
 	}
-	key := root + "|" + id[strings.IndexByte(id, '/')+1:]
+	// The id is alias/coordinates; an alias may hold a slash (server/model).
+	key := root + "|" + strings.TrimPrefix(id, alias+"/")
 	if n, ok := g.ids[key]; ok {
 		return n
 	}

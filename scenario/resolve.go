@@ -12,7 +12,8 @@ import (
 // Expand needs, already checked.
 type resolved struct {
 	name        string
-	server      plan.Server
+	server      plan.Server   // the one server; with servers, only its Protocol
+	servers     []plan.Server // servers: by name; nil for server:
 	models      []plan.Model
 	batch       []int                // per model
 	shapes      []map[string][]int64 // per model
@@ -56,7 +57,7 @@ func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) 
 		base := filepath.Base(s.Path)
 		r.name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
-	r.server = resolveServer(s, c, getenv, dir)
+	r.server, r.servers = resolveServers(s, c, getenv, dir)
 	resolveModels(s, c, r, dir)
 	resolveLLM(s, c, r, getenv)
 	resolveLoad(s, c, r)

@@ -35,18 +35,21 @@ func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
 			c.at(exprPath, "%v", err)
 			continue
 		}
+		var models []string
 		for j, m := range t.Models {
-			if !aliases[m] {
-				c.at(p.child("models", j), "no model has alias `%s`%s", m, suggestOrList(m, aliasList))
+			a, msg := r.modelRef(m, aliases, aliasList)
+			if msg != "" {
+				c.at(p.child("models", j), "%s", msg)
 			}
+			models = append(models, a)
 		}
-		th.Selector = plan.Selector{Models: t.Models, At: resolveAt(c, p.child("at"), t.At, coords)}
+		th.Selector = plan.Selector{Models: models, At: resolveAt(c, p.child("at"), t.At, coords)}
 		r.checks.Thresholds = append(r.checks.Thresholds, th)
 	}
 	names := map[string]bool{}
 	for i, cmp := range s.Comparisons {
 		p := path{"comparisons", i}
-		pc, ok := resolveComparison(c, p, cmp, aliases, aliasList)
+		pc, ok := resolveComparison(c, p, cmp, r, aliases, aliasList)
 		if !ok {
 			continue
 		}
@@ -98,9 +101,10 @@ func (c *collector) isMapping(p path) bool {
 	return n != nil && n.Kind == yaml.MappingNode
 }
 
-var sentenceRE = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*)\.(\w+)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][\w-]*)\.(\w+)\s*$`)
+// An arm is alias.metric, or server/alias.metric under servers:.
+var sentenceRE = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*)?)\.(\w+)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*)?)\.(\w+)\s*$`)
 
-func resolveComparison(c *collector, p path, in Comparison, aliases map[string]bool, aliasList []string) (plan.Comparison, bool) {
+func resolveComparison(c *collector, p path, in Comparison, r *resolved, aliases map[string]bool, aliasList []string) (plan.Comparison, bool) {
 	if in.Sentence != "" {
 		m := sentenceRE.FindStringSubmatch(in.Sentence)
 		if m == nil {
@@ -127,11 +131,16 @@ func resolveComparison(c *collector, p path, in Comparison, aliases map[string]b
 		}
 	}
 	ok := true
-	for _, side := range []struct{ key, alias string }{{"candidate", in.Candidate}, {"reference", in.Reference}} {
-		if !aliases[side.alias] {
-			c.at(fieldOr(p, side.key, in.Sentence), "no model has alias `%s`%s", side.alias, suggestOrList(side.alias, aliasList))
+	for _, side := range []struct {
+		key   string
+		alias *string
+	}{{"candidate", &in.Candidate}, {"reference", &in.Reference}} {
+		a, msg := r.modelRef(*side.alias, aliases, aliasList)
+		if msg != "" {
+			c.at(fieldOr(p, side.key, in.Sentence), "%s", msg)
 			ok = false
 		}
+		*side.alias = a
 	}
 	if ok && in.Candidate == in.Reference {
 		c.at(fieldOr(p, "reference", in.Sentence), "a comparison needs two different models (both are `%s`)", in.Candidate)
@@ -165,6 +174,40 @@ func resolveComparison(c *collector, p path, in Comparison, aliases map[string]b
 		out.Alpha = plan.DefaultAlpha
 	}
 	return out, true
+}
+
+// modelRef resolves a model named in a check to its alias. Under servers:
+// a name is server/alias; without the server it is the only server's
+// model, and ambiguous when there are several. msg is the problem, or "".
+func (r *resolved) modelRef(ref string, aliases map[string]bool, aliasList []string) (alias, msg string) {
+	if aliases[ref] {
+		return ref, ""
+	}
+	if len(r.servers) == 0 {
+		return ref, fmt.Sprintf("no model has alias `%s`%s", ref, suggestOrList(ref, aliasList))
+	}
+	srv, _, qualified := strings.Cut(ref, "/")
+	switch {
+	case !qualified && len(r.servers) == 1:
+		if q := r.servers[0].Name + "/" + ref; aliases[q] {
+			return q, ""
+		}
+	case !qualified:
+		var on []string
+		for _, a := range aliasList {
+			if strings.HasSuffix(a, "/"+ref) {
+				on = append(on, a)
+			}
+		}
+		if len(on) == 0 {
+			on = append(on, aliasList...)
+		}
+		sort.Strings(on)
+		return ref, fmt.Sprintf("`%s` names no server; with several servers write server/model: %s", ref, strings.Join(on, ", "))
+	case !r.hasServer(srv):
+		return ref, fmt.Sprintf("unknown server `%s` in `%s`%s", srv, ref, suggestOrListServers(srv, r.serverNames()))
+	}
+	return ref, fmt.Sprintf("no model has alias `%s`%s", ref, suggestOrList(ref, aliasList))
 }
 
 func fieldOr(p path, field, sentence string) path {

@@ -1,11 +1,20 @@
 package scenario
 
 // resolveEndpoints checks that every protocol the points use has somewhere
-// to go: url serves both, http_url and grpc_url one each. A real server
-// listens on one port per protocol, so a protocol sweep against it needs
-// the per-protocol keys.
+// to go on every server: url serves both, http_url and grpc_url one each.
+// A real server listens on one port per protocol, so a protocol sweep
+// against it needs the per-protocol keys.
 func resolveEndpoints(s *Scenario, c *collector, r *resolved) {
-	in := s.Server
+	if len(s.Servers) == 0 {
+		serverEndpoints(s.Server, path{"server"}, c, r)
+		return
+	}
+	for _, srv := range r.servers {
+		serverEndpoints(s.Servers[srv.Name], path{"servers", srv.Name}, c, r)
+	}
+}
+
+func serverEndpoints(in Server, p path, c *collector, r *resolved) {
 	if in.Embedded || in.URL != "" || (in.HTTPURL == "" && in.GRPCURL == "") {
 		return // resolveServer reports the missing or misplaced url
 	}
@@ -14,10 +23,10 @@ func resolveEndpoints(s *Scenario, c *collector, r *resolved) {
 		if given[proto] {
 			continue
 		}
-		where := "server.protocol is " + proto
+		where := p.String() + ".protocol is " + proto
 		if len(r.sweep.protocol) > 0 {
 			where = "sweep.protocol includes " + proto
 		}
-		c.at(path{"server"}, "missing `%s_url` (or `url`): %s", proto, where)
+		c.at(p, "missing `%s_url` (or `url`): %s", proto, where)
 	}
 }

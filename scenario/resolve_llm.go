@@ -19,11 +19,13 @@ const (
 func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) string) {
 	sp := path{"server"}
 	// Kind stays "" for KServe, the default, so existing plans read as before.
-	if s.Server.Kind != plan.KindOpenAI {
-		if s.Server.Endpoint != "" {
+	// With servers, every server is kind kserve (resolveServers checks
+	// their keys), so the LLM settings apply to none.
+	if len(s.Servers) > 0 || s.Server.Kind != plan.KindOpenAI {
+		if s.Server.Endpoint != "" && len(s.Servers) == 0 {
 			c.atKey(sp.child("endpoint"), "applies only with kind: openai")
 		}
-		if s.Server.APIKeyEnv != "" {
+		if s.Server.APIKeyEnv != "" && len(s.Servers) == 0 {
 			c.atKey(sp.child("api_key_env"), "applies only with kind: openai")
 		}
 		if s.LLM != nil {

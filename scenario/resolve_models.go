@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"os"
+	"strings"
 
 	"github.com/perfscen/perfscen/internal/plan"
 )
@@ -10,15 +11,22 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 	seen := map[string]int{}
 	for i, m := range s.Models {
 		p := path{"models", i}
+		server, named := "", true
+		if len(r.servers) > 0 {
+			server, m.Name, named = r.modelServer(c, p.child("name"), m.Name)
+		}
 		alias := m.Alias
 		aliasPath := p.child("alias")
 		if alias == "" {
 			alias = m.Name
 			aliasPath = p.child("name")
 		}
-		if j, dup := seen[alias]; dup {
+		if server != "" {
+			alias = server + "/" + alias
+		}
+		if j, dup := seen[alias]; dup && named {
 			c.at(aliasPath, "alias `%s` is already used by models[%d]; give each model a distinct alias", alias, j)
-		} else {
+		} else if named {
 			seen[alias] = i
 		}
 		batch := m.BatchSize
@@ -30,6 +38,7 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 		}
 		pm := plan.Model{
 			Alias:          alias,
+			Server:         server,
 			Name:           m.Name,
 			Version:        m.Version,
 			Validate:       m.ValidateOutputs,
@@ -95,4 +104,52 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// modelServer splits a models[].name written server/model under servers:.
+// A name without a server is the only server's, and a mistake when there
+// are several: the same model on two servers is two arms.
+// ok is false when the name is wrong (and reported).
+func (r *resolved) modelServer(c *collector, p path, name string) (server, model string, ok bool) {
+	srv, model, qualified := strings.Cut(name, "/")
+	if !qualified {
+		if len(r.servers) == 1 {
+			return r.servers[0].Name, name, true
+		}
+		c.at(p, "`%s` names no server; with several servers write server/model (servers: %s)", name, strings.Join(r.serverNames(), ", "))
+		return "", name, false
+	}
+	if !r.hasServer(srv) {
+		c.at(p, "unknown server `%s` in `%s`%s", srv, name, suggestOrListServers(srv, r.serverNames()))
+		return "", model, false
+	}
+	if model == "" {
+		c.at(p, "`%s` names no model after the server", name)
+		return srv, model, false
+	}
+	return srv, model, true
+}
+
+func (r *resolved) serverNames() []string {
+	out := make([]string, len(r.servers))
+	for i, s := range r.servers {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func (r *resolved) hasServer(name string) bool {
+	for _, s := range r.servers {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func suggestOrListServers(word string, known []string) string {
+	if s := suggest(word, known); s != "" {
+		return s + "; servers: " + strings.Join(known, ", ")
+	}
+	return "; servers: " + strings.Join(known, ", ")
 }

@@ -11,9 +11,68 @@ import (
 var envRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func resolveServer(s *Scenario, c *collector, getenv func(string) string, dir string) plan.Server {
-	in := s.Server
-	p := path{"server"}
+// serverNameRE is what a key of servers may be: it prefixes model names
+// (server/model) and --model-param keys (server/model.key=value).
+var serverNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// resolveServers resolves server, or every entry of servers. With servers
+// the returned single server only carries the protocol every point uses;
+// the named ones, sorted by name, are what the plan holds.
+func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir string) (plan.Server, []plan.Server) {
+	if len(s.Servers) == 0 {
+		return resolveServer(s.Server, path{"server"}, c, getenv, dir), nil
+	}
+	if c.hasKey("server") {
+		c.atKey(path{"servers"}, "give either server (one server) or servers (several, by name), not both")
+	}
+	names := make([]string, 0, len(s.Servers))
+	for name := range s.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []plan.Server
+	var proto, protoFrom string
+	for _, name := range names {
+		p := path{"servers", name}
+		if !serverNameRE.MatchString(name) {
+			c.atKey(p, "server name %q must start with a letter or _ and hold only letters, digits, _ and - (it prefixes model names: %s/model)", name, name)
+		}
+		in := s.Servers[name]
+		srv := resolveServer(in, p, c, getenv, dir)
+		srv.Name = name
+		if in.Kind == plan.KindOpenAI {
+			c.at(p.child("kind"), "kind openai is not supported with several servers yet; measure one LLM server with server:")
+		}
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"endpoint", in.Endpoint != ""}, {"api_key_env", in.APIKeyEnv != ""}} {
+			if k.set && in.Kind != plan.KindOpenAI {
+				c.atKey(p.child(k.key), "applies only with kind: openai")
+			}
+		}
+		// Arms on two servers are paired at equal coordinates, protocol
+		// included, so every server must default to the same protocol.
+		if in.Protocol != "" {
+			if proto != "" && in.Protocol != proto {
+				c.at(p.child("protocol"), "is %s but servers.%s.protocol is %s; compared arms are paired at equal coordinates, so give every server the same protocol (or sweep protocol)", in.Protocol, protoFrom, proto)
+			}
+			if proto == "" {
+				proto, protoFrom = in.Protocol, name
+			}
+		}
+		out = append(out, srv)
+	}
+	if proto == "" {
+		proto = "http"
+	}
+	for i := range out {
+		out[i].Protocol = proto
+	}
+	return plan.Server{Protocol: proto}, out
+}
+
+func resolveServer(in Server, p path, c *collector, getenv func(string) string, dir string) plan.Server {
 	out := plan.Server{
 		URL:            in.URL,
 		Protocol:       in.Protocol,

@@ -4,19 +4,23 @@ package scenario
 // and percentages stay strings here; Expand resolves them. The yaml tags
 // must match schemas/scenario.schema.json (a test walks both).
 type Scenario struct {
-	Version     int          `yaml:"version"`
-	Name        string       `yaml:"name"`
-	Description string       `yaml:"description"`
-	Server      Server       `yaml:"server"`
-	Models      []Model      `yaml:"models"`
-	Load        LoadSpec     `yaml:"load"`
-	Sweep       Sweep        `yaml:"sweep"`
-	Measurement Measurement  `yaml:"measurement"`
-	Thresholds  []Threshold  `yaml:"thresholds"`
-	Comparisons []Comparison `yaml:"comparisons"`
-	Baseline    *Baseline    `yaml:"baseline"`
-	Gate        *Gate        `yaml:"gate"`
-	LLM         *LLM         `yaml:"llm"`
+	Version     int    `yaml:"version"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Server      Server `yaml:"server"`
+	// Servers, instead of Server, names several servers measured in one
+	// run (e.g. a released and a candidate build); models then name their
+	// server as server/model.
+	Servers     map[string]Server `yaml:"servers"`
+	Models      []Model           `yaml:"models"`
+	Load        LoadSpec          `yaml:"load"`
+	Sweep       Sweep             `yaml:"sweep"`
+	Measurement Measurement       `yaml:"measurement"`
+	Thresholds  []Threshold       `yaml:"thresholds"`
+	Comparisons []Comparison      `yaml:"comparisons"`
+	Baseline    *Baseline         `yaml:"baseline"`
+	Gate        *Gate             `yaml:"gate"`
+	LLM         *LLM              `yaml:"llm"`
 
 	// Path is the file the scenario came from; Hash the sha256 of its bytes.
 	Path string `yaml:"-"`

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,22 +61,15 @@ func runPlan(e *env, file string, asJSON bool) error {
 }
 
 func printPlan(w io.Writer, p *plan.Plan) error {
-	where := p.Server.URL
-	switch {
-	case p.Server.Embedded && p.Server.EmbeddedFlavor != "":
-		where = "embedded reference server (" + p.Server.EmbeddedFlavor + ")"
-	case p.Server.Embedded:
-		where = "embedded reference server"
-	case p.Server.HTTPURL != "" || p.Server.GRPCURL != "":
-		var parts []string
-		for _, proto := range []string{"http", "grpc"} {
-			if u := p.Server.URLFor(proto); u != "" {
-				parts = append(parts, proto+" "+u)
-			}
+	if len(p.Servers) == 0 {
+		fmt.Fprintf(w, "scenario %s (%s), server: %s\n\n", p.Scenario, p.ScenarioPath, serverText(p.Server))
+	} else {
+		fmt.Fprintf(w, "scenario %s (%s), servers:\n", p.Scenario, p.ScenarioPath)
+		for _, s := range p.Servers {
+			fmt.Fprintf(w, "  %s: %s\n", s.Name, serverText(s))
 		}
-		where = strings.Join(parts, ", ")
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "scenario %s (%s), server: %s\n\n", p.Scenario, p.ScenarioPath, where)
 	rows := make([][]string, len(p.Points))
 	for i, pt := range p.Points {
 		group := "-"
@@ -92,6 +87,43 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	fmt.Fprintf(w, "estimated wall time: %s at best, %s at worst\n  (%s; excludes server start-up and connection set-up)\n",
 		roundDuration(est.Total), roundDuration(est.Worst), est.Assumption)
 	return nil
+}
+
+// serverText says where one server's requests go.
+func serverText(s plan.Server) string {
+	where := s.URL
+	switch {
+	case s.Embedded && s.EmbeddedFlavor != "":
+		where = "embedded reference server (" + s.EmbeddedFlavor + ")"
+	case s.Embedded:
+		where = "embedded reference server"
+	case s.HTTPURL != "" || s.GRPCURL != "":
+		var parts []string
+		for _, proto := range []string{"http", "grpc"} {
+			if u := s.URLFor(proto); u != "" {
+				parts = append(parts, proto+" "+u)
+			}
+		}
+		where = strings.Join(parts, ", ")
+	}
+	if s.Name != "" && s.Embedded && len(s.EmbeddedModels) > 0 {
+		where += " with " + embeddedParamsText(s.EmbeddedModels)
+	}
+	return where
+}
+
+// embeddedParamsText lists embedded model parameters, sorted, so two
+// embedded servers of one plan can be told apart.
+func embeddedParamsText(m map[string]map[string]string) string {
+	var parts []string
+	for _, model := range slices.Sorted(maps.Keys(m)) {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(m[model])) {
+			kv = append(kv, k+"="+m[model][k])
+		}
+		parts = append(parts, model+" {"+strings.Join(kv, ", ")+"}")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func loadText(l plan.Load) string {

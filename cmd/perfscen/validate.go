@@ -108,15 +108,22 @@ func scenarioFiles(args []string) ([]string, error) {
 // names and their parameters. The scenario package stays free of the
 // server; run would refuse the same things, after starting.
 func checkEmbedded(pl *plan.Plan) error {
-	if !pl.Server.Embedded {
-		return nil
-	}
-	var names []string
-	for _, m := range pl.Models {
-		names = append(names, m.Name)
-	}
-	if err := refserver.CheckOptions(refserver.Options{Models: names, ModelParams: pl.Server.EmbeddedModels}); err != nil {
-		return fmt.Errorf("server.embedded: %w", err)
+	for _, srv := range pl.AllServers() {
+		if !srv.Embedded {
+			continue
+		}
+		var names []string
+		for _, m := range pl.Models {
+			if m.Server == srv.Name {
+				names = append(names, m.Name)
+			}
+		}
+		if err := refserver.CheckOptions(refserver.Options{Models: names, ModelParams: srv.EmbeddedModels}); err != nil {
+			if srv.Name != "" {
+				return fmt.Errorf("servers.%s.embedded: %w", srv.Name, err)
+			}
+			return fmt.Errorf("server.embedded: %w", err)
+		}
 	}
 	return nil
 }

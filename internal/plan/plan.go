@@ -4,14 +4,19 @@ import "time"
 
 // Plan is everything a run needs, already defaulted and validated.
 type Plan struct {
-	Scenario     string      `json:"scenario"`      // scenario name (defaults to the file's base name)
-	ScenarioPath string      `json:"scenario_path"` // file it was loaded from
-	ScenarioHash string      `json:"scenario_hash"` // sha256 of the file's bytes, hex
-	Server       Server      `json:"server"`
-	Models       []Model     `json:"models"`
-	Measurement  Measurement `json:"measurement"`
-	Points       []Point     `json:"points"` // in execution order
-	Checks       Checks      `json:"checks"`
+	Scenario     string `json:"scenario"`      // scenario name (defaults to the file's base name)
+	ScenarioPath string `json:"scenario_path"` // file it was loaded from
+	ScenarioHash string `json:"scenario_hash"` // sha256 of the file's bytes, hex
+	// Server is the one server a scenario with server: loads; it is the
+	// zero value when the scenario names several (Servers).
+	Server Server `json:"server,omitzero"`
+	// Servers are the named servers of a scenario with servers:, sorted
+	// by name; every Model and Point then names one (Model.Server).
+	Servers     []Server    `json:"servers,omitempty"`
+	Models      []Model     `json:"models"`
+	Measurement Measurement `json:"measurement"`
+	Points      []Point     `json:"points"` // in execution order
+	Checks      Checks      `json:"checks"`
 	// LLM is set for openai-kind servers.
 	LLM *LLM `json:"llm,omitempty"`
 }
@@ -20,7 +25,9 @@ type Plan struct {
 // the environment; Secret lists header names whose values must never be
 // printed or stored.
 type Server struct {
-	URL string `json:"url,omitempty"`
+	// Name is the server's key under servers:; "" for server:.
+	Name string `json:"name,omitempty"`
+	URL  string `json:"url,omitempty"`
 	// Kind is the service kind: "" or kserve (the default), or openai.
 	Kind string `json:"kind,omitempty"`
 	// HTTPURL and GRPCURL, when set, are where that protocol's requests go
@@ -57,6 +64,28 @@ const (
 	TensorJSON   TensorFormat = "json"   // JSON tensors (FP16/BF16 binary where the extension exists)
 )
 
+// ServerOf is the server named name: the one server for "", else the
+// entry of Servers. ok is false for a name the plan does not hold.
+func (p *Plan) ServerOf(name string) (Server, bool) {
+	if name == "" && len(p.Servers) == 0 {
+		return p.Server, true
+	}
+	for _, s := range p.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// AllServers lists the servers the plan loads: Servers, or the one Server.
+func (p *Plan) AllServers() []Server {
+	if len(p.Servers) > 0 {
+		return p.Servers
+	}
+	return []Server{p.Server}
+}
+
 // URLFor is the address of the server's endpoint for protocol proto.
 func (s Server) URLFor(proto string) string {
 	switch {
@@ -81,7 +110,13 @@ type TLS struct {
 
 // Model is one model under test, addressed in checks by Alias.
 type Model struct {
-	Alias    string `json:"alias"`
+	// Alias names the model in checks, point ids and reports; with
+	// several servers it is server/alias, so the same model on two
+	// servers has two names.
+	Alias string `json:"alias"`
+	// Server is the name of the server the model is loaded on (a key of
+	// Plan.Servers); "" for the one server of server:.
+	Server   string `json:"server,omitempty"`
 	Name     string `json:"name"`
 	Version  string `json:"version,omitempty"`
 	Input    Input  `json:"input"`
@@ -163,8 +198,9 @@ const (
 
 // Point is one cell of the sweep matrix for one model.
 type Point struct {
-	ID            string             `json:"id"`    // stable key, e.g. "onnx/c=10"
-	Model         string             `json:"model"` // alias
+	ID            string             `json:"id"`               // stable key, e.g. "onnx/c=10"
+	Model         string             `json:"model"`            // alias
+	Server        string             `json:"server,omitempty"` // Model's server (Plan.Servers); "" for server:
 	Protocol      string             `json:"protocol"`
 	SharedMemory  SharedMemory       `json:"shared_memory"`
 	OutputShmSize int64              `json:"output_shm_size,omitempty"`
