@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -26,29 +24,50 @@ import (
 // endpoint cannot be measured. named, when set, is the testbed the caller
 // chose (--testbed, PERFSCEN_TESTBED or the scenario); otherwise the
 // testbed is derived from the hardware and the server.
-func environment(ctx context.Context, p *plan.Plan, c client.Client, md *kserve.ServerMetadata, version string, named TestbedName) (result.Environment, error) {
+//
+// With several servers each is described in Servers, by its scenario key,
+// and Server stays empty.
+func environment(ctx context.Context, p *plan.Plan, servers []*serverState, version string, named TestbedName) (result.Environment, error) {
 	host, _ := os.Hostname()
 	env := result.Environment{
 		PerfscenVersion: version, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPU: cpuModel("/proc/cpuinfo"), NumCPU: runtime.NumCPU(), MemoryGiB: memoryGiB("/proc/meminfo"),
-		Server: result.ServerInfo{URL: p.Server.URL, Embedded: p.Server.Embedded},
 	}
 	env.GPUModel, env.GPUCount = localGPUs("/proc/driver/nvidia/gpus")
-	var err error
-	if md == nil {
-		mctx, cancel := context.WithTimeout(ctx, metadataTimeout(p.Server.Timeout))
-		defer cancel()
-		md, err = c.ServerMetadata(mctx)
-	}
-	if err == nil {
-		env.Server.Name, env.Server.Version = md.Name, md.Version
-		env.Server.Extensions = append([]string(nil), md.Extensions...)
+	var firstErr error
+	for _, ss := range servers {
+		info, err := serverInfo(ctx, ss)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if len(p.Servers) == 0 {
+			env.Server = info
+		} else {
+			env.Servers = append(env.Servers, info)
+		}
 	}
 	setTestbed(&env, named)
-	if err != nil {
-		return env, fmt.Errorf("reading server metadata: %w", err)
+	return env, firstErr
+}
+
+// serverInfo is what one server says of itself.
+func serverInfo(ctx context.Context, ss *serverState) (result.ServerInfo, error) {
+	info := result.ServerInfo{Key: ss.srv.Name, URL: ss.srv.URL, Embedded: ss.srv.Embedded}
+	md := ss.deps.ServerMetadata
+	if md == nil {
+		mctx, cancel := context.WithTimeout(ctx, metadataTimeout(ss.srv.Timeout))
+		defer cancel()
+		var err error
+		if md, err = ss.deps.Client.ServerMetadata(mctx); err != nil {
+			if ss.srv.Name != "" {
+				return info, fmt.Errorf("reading server %s's metadata: %w", ss.srv.Name, err)
+			}
+			return info, fmt.Errorf("reading server metadata: %w", err)
+		}
 	}
-	return env, nil
+	info.Name, info.Version = md.Name, md.Version
+	info.Extensions = append([]string(nil), md.Extensions...)
+	return info, nil
 }
 
 // TestbedName is a testbed chosen by name and where the name came from
@@ -153,10 +172,16 @@ func localGPUs(dir string) (string, int) {
 // DerivedTestbed is the default testbed: a stable id of what decides the
 // figures (CPU model and count, memory, GPU model and count, server name
 // and version) and never the hostname, which changes with every pod or
-// autoscaled runner of one machine type.
+// autoscaled runner of one machine type. With several servers every
+// server's scenario key, name and version go in, in key order: each one
+// decides the figures of its own points.
 func DerivedTestbed(e result.Environment) string {
-	key := strings.Join([]string{e.CPU, strconv.Itoa(e.NumCPU), strconv.Itoa(e.MemoryGiB), e.GPUModel,
-		strconv.Itoa(e.GPUCount), e.Server.Name, e.Server.Version}, "\x00")
+	parts := []string{e.CPU, strconv.Itoa(e.NumCPU), strconv.Itoa(e.MemoryGiB), e.GPUModel,
+		strconv.Itoa(e.GPUCount), e.Server.Name, e.Server.Version}
+	for _, s := range e.Servers {
+		parts = append(parts, s.Key, s.Name, s.Version)
+	}
+	key := strings.Join(parts, "\x00")
 	h := sha256.Sum256([]byte(key))
 	return "hw-" + hex.EncodeToString(h[:6])
 }

@@ -14,10 +14,11 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	p := pr.p
 	proto := p.Protocol
 	if proto == "" {
-		proto = pr.rs.plan.Server.Protocol
+		proto = pr.ss.srv.Protocol
 	}
 	out := &result.Point{
 		ID: p.ID, Model: p.Model, ModelName: pr.model.Name, ModelVersion: pr.model.Version,
+		Server:   p.Server,
 		Protocol: proto, SharedMemory: orNone(p.SharedMemory), BatchSize: max(p.BatchSize, 1),
 		Mode: p.Load.Mode, Concurrency: p.Load.Concurrency, RequestRate: p.Load.Rate,
 		Shapes: p.Shapes, Coords: p.Coords, Status: pr.status,

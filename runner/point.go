@@ -26,6 +26,7 @@ type measured struct {
 // pointRunner measures one plan point; it lives on the run's goroutine.
 type pointRunner struct {
 	rs    *runState
+	ss    *serverState // the point's server
 	idx   int
 	p     *plan.Point
 	model plan.Model
@@ -53,7 +54,11 @@ type pointRunner struct {
 
 func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, error) {
 	p := &rs.plan.Points[i]
-	pr := &pointRunner{rs: rs, idx: i, p: p, m: rs.plan.Measurement, statsOff: rs.deps.NoServerStats}
+	ss, err := rs.server(p.Server)
+	if err != nil {
+		return nil, err
+	}
+	pr := &pointRunner{rs: rs, ss: ss, idx: i, p: p, m: rs.plan.Measurement, statsOff: ss.deps.NoServerStats}
 	found := false
 	for _, m := range rs.plan.Models {
 		if m.Alias == p.Model {
@@ -67,7 +72,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if err != nil {
 		return nil, err
 	}
-	cl, err := rs.clientFor(p.Protocol)
+	cl, err := rs.clientFor(p.Server, p.Protocol)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +85,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		return nil, failure.Invalid(err)
 	}
 	pl := &pointLoad{client: cl, model: pr.model.Name, version: pr.model.Version, data: data,
-		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: rs.plan.Server.Timeout,
+		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: ss.srv.Timeout,
 		validateEvery: 1}
 	if g, ok := cl.(client.Generator); ok && rs.plan.LLM != nil {
 		pl.llm = &genLoad{gen: g, slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
@@ -166,7 +171,7 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	m := &measured{acc: w, server: server, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
 	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
 		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
-	m.gpu = pr.rs.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
+	m.gpu = pr.ss.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
 	pr.windows = append(pr.windows, m)
 	return m
 }

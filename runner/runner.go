@@ -38,9 +38,22 @@ type Deps struct {
 	// Notes are run-level remarks recorded in the result (e.g. what the
 	// server lacks that the scenario did not need).
 	Notes []string
-	// MetricsClient scrapes plan.Server.MetricsURL; nil uses a plain HTTP
+	// MetricsClient scrapes each server's metrics_url; nil uses a plain HTTP
 	// client with a 5 s timeout.
 	MetricsClient *http.Client
+	// Servers, for a plan with several servers (plan.Servers), hold each
+	// server's resources by name; Client, ClientFor, ServerMetadata and
+	// NoServerStats above are then unused.
+	Servers map[string]ServerDeps
+}
+
+// ServerDeps are one named server's resources, as Deps has them for the
+// one server of a plan without plan.Servers.
+type ServerDeps struct {
+	Client         client.Client
+	ClientFor      func(protocol string) (client.Client, error)
+	ServerMetadata *kserve.ServerMetadata
+	NoServerStats  bool
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -154,12 +167,14 @@ var ErrUnreachable = errors.New("server unreachable")
 
 // runState is shared by the points of one run.
 type runState struct {
-	plan    *plan.Plan
-	deps    Deps
-	opts    Options
-	gpu     *gpuScraper
-	seqIDs  atomic.Uint64
-	clients map[string]client.Client
+	plan   *plan.Plan
+	deps   Deps
+	opts   Options
+	seqIDs atomic.Uint64
+	// servers are the plan's servers by name ("" for the one server of
+	// a plan without plan.Servers), in plan order in order.
+	servers map[string]*serverState
+	order   []*serverState
 	total   int
 	// live are the point runners measured so far, kept (with their shared
 	// memory) until the run ends so an extension can add trials.
@@ -175,21 +190,67 @@ func (rs *runState) progress(e Event) {
 	}
 }
 
-func (rs *runState) clientFor(proto string) (client.Client, error) {
-	if proto == "" || proto == rs.plan.Server.Protocol {
-		return rs.deps.Client, nil
+// serverState is one server of the run: its settings, its clients and
+// its GPU metrics.
+type serverState struct {
+	srv     plan.Server
+	deps    ServerDeps
+	clients map[string]client.Client
+	gpu     *gpuScraper
+}
+
+// newServers pairs the plan's servers with the clients the caller gave.
+func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverState, error) {
+	byName := map[string]*serverState{}
+	var order []*serverState
+	if len(p.Servers) == 0 {
+		ss := &serverState{srv: p.Server, clients: map[string]client.Client{}, deps: ServerDeps{
+			Client: deps.Client, ClientFor: deps.ClientFor, ServerMetadata: deps.ServerMetadata, NoServerStats: deps.NoServerStats}}
+		byName[""], order = ss, append(order, ss)
 	}
-	if c, ok := rs.clients[proto]; ok {
+	for _, s := range p.Servers {
+		d, ok := deps.Servers[s.Name]
+		if !ok || d.Client == nil {
+			return nil, nil, fmt.Errorf("runner: no client for server %q", s.Name)
+		}
+		ss := &serverState{srv: s, deps: d, clients: map[string]client.Client{}}
+		byName[s.Name], order = ss, append(order, ss)
+	}
+	for _, ss := range order {
+		if ss.deps.Client == nil {
+			return nil, nil, errors.New("runner: Deps.Client is required")
+		}
+	}
+	return byName, order, nil
+}
+
+func (rs *runState) server(name string) (*serverState, error) {
+	ss, ok := rs.servers[name]
+	if !ok {
+		return nil, failure.Invalid(fmt.Errorf("server %q is not in the plan", name))
+	}
+	return ss, nil
+}
+
+func (rs *runState) clientFor(server, proto string) (client.Client, error) {
+	ss, err := rs.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if proto == "" || proto == ss.srv.Protocol {
+		return ss.deps.Client, nil
+	}
+	if c, ok := ss.clients[proto]; ok {
 		return c, nil
 	}
-	if rs.deps.ClientFor == nil {
-		return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, rs.plan.Server.Protocol))
+	if ss.deps.ClientFor == nil {
+		return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, ss.srv.Protocol))
 	}
-	c, err := rs.deps.ClientFor(proto)
+	c, err := ss.deps.ClientFor(proto)
 	if err != nil {
 		return nil, fmt.Errorf("protocol %s: %w", proto, err)
 	}
-	rs.clients[proto] = c
+	ss.clients[proto] = c
 	return c, nil
 }
 
@@ -207,14 +268,18 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
 	}
 	run.RunID = result.NewRunID(run.Started)
-	if deps.Client == nil || deps.Inputs == nil {
+	if deps.Inputs == nil {
 		return finishRun(run, opts, failure.Invalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
+	}
+	servers, order, err := newServers(p, deps)
+	if err != nil {
+		return finishRun(run, opts, failure.Invalid(err))
 	}
 	if err := checkMeasurement(p.Measurement); err != nil {
 		return finishRun(run, opts, failure.Invalid(err))
 	}
 	run.Notes = append(run.Notes, deps.Notes...)
-	env, err := environment(ctx, p, deps.Client, deps.ServerMetadata, opts.Version, opts.Testbed)
+	env, err := environment(ctx, p, order, opts.Version, opts.Testbed)
 	run.Environment = env
 	if err != nil {
 		return finishRun(run, opts, failure.Env(err))
@@ -222,15 +287,17 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	if s, ok := opts.SampleCPU(); ok {
 		run.Notes = append(run.Notes, sentinelNotes(s)...)
 	}
-	rs := &runState{plan: p, deps: deps, opts: opts, clients: map[string]client.Client{}, total: len(p.Points)}
+	rs := &runState{plan: p, deps: deps, opts: opts, servers: servers, order: order, total: len(p.Points)}
 	defer func() {
 		for _, pr := range rs.live {
 			pr.cleanup()
 		}
 	}()
-	if p.Server.MetricsURL != "" {
-		rs.gpu = startGPUScraper(ctx, deps.MetricsClient, p.Server.MetricsURL, opts.MetricsInterval)
-		defer rs.gpu.close()
+	for _, ss := range order {
+		if ss.srv.MetricsURL != "" {
+			ss.gpu = startGPUScraper(ctx, deps.MetricsClient, ss.srv.MetricsURL, opts.MetricsInterval)
+			defer ss.gpu.close()
+		}
 	}
 
 	results := make([]*result.Point, len(p.Points))
@@ -296,16 +363,29 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 			run.Status = result.StatusInterrupted
 		}
 	}
-	if rs.gpu != nil {
-		rs.gpu.close() // the last scrape is counted before its note is read
-		if n := rs.gpu.note(); n != "" {
+	scraped := false
+	for _, ss := range order {
+		if ss.gpu == nil {
+			continue
+		}
+		ss.gpu.close() // the last scrape is counted before its note is read
+		if n := ss.gpu.note(); n != "" {
+			if ss.srv.Name != "" {
+				n = "server " + ss.srv.Name + ": " + n
+			}
 			run.Notes = append(run.Notes, n)
 		}
-		run.Environment.GPU = rs.gpu.describe()
+		if scraped {
+			continue // the machine's GPUs, as the first server's metrics name them
+		}
+		scraped = true
+		run.Environment.GPU = ss.gpu.describe()
 		if run.Environment.GPUCount == 0 {
 			// A remote server's GPUs are known only by its metrics.
-			run.Environment.GPUCount = rs.gpu.count()
+			run.Environment.GPUCount = ss.gpu.count()
 		}
+	}
+	if scraped {
 		setTestbed(&run.Environment, opts.Testbed)
 	}
 	return finishRun(run, opts, runErr)

@@ -51,7 +51,8 @@ func fullRun() *result.Run {
 		Environment: result.Environment{
 			PerfscenVersion: "v0.1.0", Host: "ci-1", OS: "linux", Arch: "amd64",
 			CPU: "Xeon", NumCPU: 2, GPU: "none", MemoryGiB: 8, GPUModel: "NVIDIA A10", GPUCount: 1,
-			Server:  result.ServerInfo{URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true},
+			Server:  result.ServerInfo{Key: "released", URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true},
+			Servers: []result.ServerInfo{{Key: "candidate", URL: "127.0.0.1:9000", Name: "triton", Version: "2.51.0", Extensions: []string{"statistics"}, Embedded: true}},
 			Testbed: "tb-1", TestbedSource: "flag",
 		},
 		Started:  t0,
@@ -65,7 +66,7 @@ func fullRun() *result.Run {
 			Checks: []result.CheckOutcome{{Kind: "threshold", Name: "p95 < 30ms", Model: "simple", Point: "simple/c=1", Metric: "p95",
 				Value: 31000, Unit: "us", Op: "<", Bound: 30000, Status: "fail", Message: "p95 is 31 ms", Environment: true, NoValue: true}}},
 		Points: []result.Point{{
-			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1",
+			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1", Server: "released",
 			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: plan.LoadConcurrency,
 			Concurrency: 1, RequestRate: 10,
 			Shapes: map[string][]int64{"INPUT0": {16}},

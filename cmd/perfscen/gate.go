@@ -289,27 +289,54 @@ func testbedFor(e *env, pl *plan.Plan, flag string) (runner.TestbedName, error) 
 // applyModelParams lays --model-param overrides over the scenario's
 // embedded_models: the way to try a slower (or faster) embedded build
 // without editing the scenario.
+//
+// With several servers a flag names its server: server/model.key=value.
 func applyModelParams(pl *plan.Plan, flags []string) error {
 	if len(flags) == 0 {
 		return nil
-	}
-	if !pl.Server.Embedded {
-		return fmt.Errorf("--model-param needs a scenario with server.embedded: true (%s talks to %s)", pl.Scenario, pl.Server.URL)
 	}
 	params, err := parseModelParams(flags)
 	if err != nil {
 		return err
 	}
-	if pl.Server.EmbeddedModels == nil {
-		pl.Server.EmbeddedModels = map[string]map[string]string{}
-	}
 	for model, kv := range params {
-		if pl.Server.EmbeddedModels[model] == nil {
-			pl.Server.EmbeddedModels[model] = map[string]string{}
+		srv := &pl.Server
+		if len(pl.Servers) > 0 {
+			name, m, ok := strings.Cut(model, "/")
+			if !ok {
+				return fmt.Errorf("--model-param %s.…: with several servers name the server: server/model.key=value (servers: %s)", model, strings.Join(serverNames(pl), ", "))
+			}
+			srv = nil
+			for i := range pl.Servers {
+				if pl.Servers[i].Name == name {
+					srv = &pl.Servers[i]
+				}
+			}
+			if srv == nil {
+				return fmt.Errorf("--model-param %s.…: unknown server %q (servers: %s)", model, name, strings.Join(serverNames(pl), ", "))
+			}
+			model = m
+		}
+		if !srv.Embedded {
+			return fmt.Errorf("--model-param needs an embedded server (%s talks to %s)", pl.Scenario, srv.URL)
+		}
+		if srv.EmbeddedModels == nil {
+			srv.EmbeddedModels = map[string]map[string]string{}
+		}
+		if srv.EmbeddedModels[model] == nil {
+			srv.EmbeddedModels[model] = map[string]string{}
 		}
 		for k, v := range kv {
-			pl.Server.EmbeddedModels[model][k] = v
+			srv.EmbeddedModels[model][k] = v
 		}
 	}
 	return nil
+}
+
+func serverNames(pl *plan.Plan) []string {
+	var out []string
+	for _, s := range pl.Servers {
+		out = append(out, s.Name)
+	}
+	return out
 }

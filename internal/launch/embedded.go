@@ -23,7 +23,11 @@ func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
 	})
 	if err != nil {
 		// Bad embedded_models parameters are the scenario's fault.
-		return nil, failure.Invalid(fmt.Errorf("server.embedded_models: %w", err))
+		field := "server.embedded_models"
+		if p.Server.Name != "" {
+			field = "servers." + p.Server.Name + ".embedded_models"
+		}
+		return nil, failure.Invalid(fmt.Errorf("%s: %w", field, err))
 	}
 	if err := srv.Start(ctx); err != nil {
 		return nil, failure.Env(fmt.Errorf("starting the embedded server: %w", err))

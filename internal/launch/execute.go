@@ -7,7 +7,9 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/runner"
 )
@@ -24,79 +26,33 @@ type Options struct {
 // Run measures the plan. The result is returned whenever anything was
 // measured, together with the error that stopped the run, so partial
 // figures are never lost. Errors carry their exit code.
+//
+// With several servers every one is started or connected, asked for its
+// metadata, models and extensions, and given its checked input data
+// before any load is sent to any of them: a candidate build that lacks a
+// model stops the run before the released one is measured for nothing.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 	if p.Server.Kind == plan.KindOpenAI {
 		return runOpenAI(ctx, p, opts)
 	}
-	urls := map[string]string{"http": p.Server.URLFor("http"), "grpc": p.Server.URLFor("grpc")}
-	embeddedInfo := false
-	if p.Server.Embedded {
-		srv, err := embedded(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		defer srv.Close()
-		urls["http"], urls["grpc"] = srv.HTTPAddr(), srv.GRPCAddr()
-		embeddedInfo = true
-	}
-	clients, err := connect(ctx, p, urls, opts.ConnectTimeout)
-	if err != nil {
-		return nil, err
-	}
+	var servers []*prepared
 	defer func() {
-		for _, c := range clients {
-			c.Close()
+		for _, s := range servers {
+			s.close()
 		}
 	}()
-	main := clients[p.Server.Protocol]
-	if main == nil {
-		for _, c := range clients {
-			main = c
-			break
-		}
-	}
-	md, err := readServerMetadata(ctx, main, p)
-	if err != nil {
-		return nil, err
-	}
-	neg, err := negotiate(p, md)
-	if err != nil {
-		return nil, err
-	}
-	if err := applyNegotiation(ctx, p, clients, urls, neg); err != nil {
-		return nil, err
-	}
-	main = clients[p.Server.Protocol]
-	if main == nil {
-		for _, c := range clients {
-			main = c
-			break
-		}
-	}
-	specs := map[string]inputdata.ModelSpec{}
-	for _, m := range p.Models {
-		spec, err := modelSpec(ctx, main, m, neg.useConfig)
+	for _, srv := range p.AllServers() {
+		s, err := prepare(ctx, forServer(p, srv), opts)
 		if err != nil {
+			if srv.Name != "" {
+				return nil, wrapServer(srv.Name, err)
+			}
 			return nil, err
 		}
-		specs[m.Alias] = spec
+		servers = append(servers, s)
 	}
-	if err := checkJSONOutputs(p, specs, neg); err != nil {
-		return nil, err
-	}
-	inputs, err := loadInputs(p, specs)
-	if err != nil {
-		return nil, err
-	}
+	inputs := map[string]*inputdata.Data{}
 	deps := runner.Deps{
-		Client: main,
-		ClientFor: func(proto string) (client.Client, error) {
-			c, ok := clients[proto]
-			if !ok {
-				return nil, fmt.Errorf("no %s client connected", proto)
-			}
-			return c, nil
-		},
 		Inputs: func(pt *plan.Point) (*inputdata.Data, error) {
 			d, ok := inputs[inputKey(*pt)]
 			if !ok {
@@ -104,19 +60,166 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 			}
 			return d, nil
 		},
-		ServerMetadata: md,
-		NoServerStats:  !neg.serverStats,
-		Notes:          neg.notes,
+	}
+	for _, s := range servers {
+		for k, d := range s.inputs {
+			inputs[k] = d
+		}
+		sd := s.deps()
+		if s.name == "" {
+			deps.Client, deps.ClientFor, deps.ServerMetadata, deps.NoServerStats = sd.Client, sd.ClientFor, sd.ServerMetadata, sd.NoServerStats
+			deps.Notes = append(deps.Notes, s.neg.notes...)
+			continue
+		}
+		if deps.Servers == nil {
+			deps.Servers = map[string]runner.ServerDeps{}
+		}
+		deps.Servers[s.name] = sd
+		for _, n := range s.neg.notes {
+			deps.Notes = append(deps.Notes, "server "+s.name+": "+n)
+		}
 	}
 	ro := opts.Runner
 	ro.Version = opts.Version
 	ro.Progress = opts.Progress
 	run, err := runner.Run(ctx, p, deps, ro)
 	if run != nil {
-		run.Environment.Server.Embedded = embeddedInfo
-		if !embeddedInfo {
-			run.Environment.Server.URL = p.Server.URLFor(p.Server.Protocol)
+		for _, s := range servers {
+			info := &run.Environment.Server
+			for i := range run.Environment.Servers {
+				if run.Environment.Servers[i].Key == s.name {
+					info = &run.Environment.Servers[i]
+				}
+			}
+			info.Embedded = s.ref != nil
+			if s.ref == nil {
+				info.URL = s.plan.Server.URLFor(s.plan.Server.Protocol)
+			} else {
+				info.URL = ""
+			}
 		}
 	}
 	return run, err
+}
+
+// prepared is one server made ready for load: started (embedded) or
+// reached, its extensions negotiated, its models' input data checked.
+type prepared struct {
+	name    string
+	plan    *plan.Plan // the plan as seen by this server alone
+	ref     *refserver.Server
+	clients map[string]client.Client
+	main    client.Client
+	md      *kserve.ServerMetadata
+	neg     negotiation
+	inputs  map[string]*inputdata.Data
+}
+
+func (s *prepared) close() {
+	for _, c := range s.clients {
+		c.Close()
+	}
+	if s.ref != nil {
+		s.ref.Close()
+	}
+}
+
+func (s *prepared) deps() runner.ServerDeps {
+	return runner.ServerDeps{
+		Client: s.main,
+		ClientFor: func(proto string) (client.Client, error) {
+			c, ok := s.clients[proto]
+			if !ok {
+				return nil, fmt.Errorf("no %s client connected", proto)
+			}
+			return c, nil
+		},
+		ServerMetadata: s.md,
+		NoServerStats:  !s.neg.serverStats,
+	}
+}
+
+// forServer is p as one of its servers sees it: that server alone, its
+// models and its points. For a plan with one server it is p.
+func forServer(p *plan.Plan, srv plan.Server) *plan.Plan {
+	if len(p.Servers) == 0 {
+		return p
+	}
+	sub := *p
+	sub.Server, sub.Servers = srv, nil
+	sub.Models, sub.Points = nil, nil
+	for _, m := range p.Models {
+		if m.Server == srv.Name {
+			sub.Models = append(sub.Models, m)
+		}
+	}
+	for _, pt := range p.Points {
+		if pt.Server == srv.Name {
+			sub.Points = append(sub.Points, pt)
+		}
+	}
+	return &sub
+}
+
+// prepare starts or reaches the one server of p and checks everything the
+// run will need of it, before any load.
+func prepare(ctx context.Context, p *plan.Plan, opts Options) (_ *prepared, err error) {
+	s := &prepared{name: p.Server.Name, plan: p}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	urls := map[string]string{"http": p.Server.URLFor("http"), "grpc": p.Server.URLFor("grpc")}
+	if p.Server.Embedded {
+		if s.ref, err = embedded(ctx, p); err != nil {
+			return nil, err
+		}
+		urls["http"], urls["grpc"] = s.ref.HTTPAddr(), s.ref.GRPCAddr()
+	}
+	if s.clients, err = connect(ctx, p, urls, opts.ConnectTimeout); err != nil {
+		return nil, err
+	}
+	if s.md, err = readServerMetadata(ctx, s.mainClient(), p); err != nil {
+		return nil, err
+	}
+	if s.neg, err = negotiate(p, s.md); err != nil {
+		return nil, err
+	}
+	if err = applyNegotiation(ctx, p, s.clients, urls, s.neg); err != nil {
+		return nil, err
+	}
+	s.main = s.mainClient()
+	specs := map[string]inputdata.ModelSpec{}
+	for _, m := range p.Models {
+		spec, err := modelSpec(ctx, s.main, m, s.neg.useConfig)
+		if err != nil {
+			return nil, err
+		}
+		specs[m.Alias] = spec
+	}
+	if err = checkJSONOutputs(p, specs, s.neg); err != nil {
+		return nil, err
+	}
+	if s.inputs, err = loadInputs(p, specs); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// mainClient is the client of the server's protocol, or any client.
+func (s *prepared) mainClient() client.Client {
+	if c := s.clients[s.plan.Server.Protocol]; c != nil {
+		return c
+	}
+	for _, c := range s.clients {
+		return c
+	}
+	return nil
+}
+
+// wrapServer names the server an error is about; the failure kind (and so
+// the exit code) is kept.
+func wrapServer(name string, err error) error {
+	return fmt.Errorf("server %s: %w", name, err)
 }

@@ -76,6 +76,9 @@ type Environment struct {
 	GPUModel string     `json:"gpu_model,omitempty"`
 	GPUCount int        `json:"gpu_count,omitempty"`
 	Server   ServerInfo `json:"server"`
+	// Servers, in a run of several servers, describe each one (Key is its
+	// name in the scenario); Server is then empty.
+	Servers []ServerInfo `json:"servers,omitempty"`
 	// Testbed is the name baselines are filed under, so figures from
 	// different machines are never compared silently: a name given with
 	// --testbed, PERFSCEN_TESTBED or the scenario's baseline.testbed, else
@@ -88,6 +91,8 @@ type Environment struct {
 
 // ServerInfo is what the server's metadata endpoint said.
 type ServerInfo struct {
+	// Key is the server's name under the scenario's servers ("" for server:).
+	Key        string   `json:"key,omitempty"`
 	URL        string   `json:"url,omitempty"`
 	Name       string   `json:"name,omitempty"`
 	Version    string   `json:"version,omitempty"`
@@ -97,10 +102,12 @@ type ServerInfo struct {
 
 // Point is one model at one sweep point.
 type Point struct {
-	ID           string             `json:"id"`
-	Model        string             `json:"model"` // alias
-	ModelName    string             `json:"model_name"`
-	ModelVersion string             `json:"model_version,omitempty"`
+	ID           string `json:"id"`
+	Model        string `json:"model"` // alias
+	ModelName    string `json:"model_name"`
+	ModelVersion string `json:"model_version,omitempty"`
+	// Server is the scenario's name of the point's server, with several.
+	Server       string             `json:"server,omitempty"`
 	Protocol     string             `json:"protocol"`
 	SharedMemory plan.SharedMemory  `json:"shared_memory"`
 	BatchSize    int                `json:"batch_size"`
