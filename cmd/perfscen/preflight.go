@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/result"
@@ -107,7 +108,8 @@ func csvGroupKeys(points []result.Point) []string {
 	}
 	keys := make([]string, len(points))
 	for i, p := range points {
-		k := p.Model
+		// A server/model alias must not become a directory in the name.
+		k := strings.ReplaceAll(p.Model, "/", ".")
 		for _, dim := range csvDims {
 			if varies[dim] {
 				k += "." + dim + "=" + p.Coords[dim]

@@ -52,3 +52,18 @@ func TestCSVGroupKeysSplitTokenLengths(t *testing.T) {
 		t.Errorf("keys %v, want %v", got, want)
 	}
 }
+
+// A server/alias arm names a CSV file, never a directory.
+func TestCSVGroupKeysOfServerArms(t *testing.T) {
+	pts := []result.Point{
+		{Model: "released/delay", Coords: map[string]string{"batch_size": "1"}},
+		{Model: "candidate/delay", Coords: map[string]string{"batch_size": "1"}},
+	}
+	got := csvGroupKeys(pts)
+	want := []string{"released.delay", "candidate.delay"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("key %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

@@ -33,12 +33,19 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	for _, n := range run.Notes {
 		fmt.Fprintf(bw, "Note: %s\n", n)
 	}
+	for _, s := range run.Environment.Servers {
+		fmt.Fprintf(bw, "Server %s: %s\n", s.Key, ServerText(s))
+	}
 	model := ""
 	for i := range run.Points {
 		p := &run.Points[i]
 		if p.Model != model {
 			model = p.Model
-			fmt.Fprintf(bw, "\n*** Model: %s (%s) ***\n", p.Model, p.ModelName)
+			if p.Server != "" {
+				fmt.Fprintf(bw, "\n*** Model: %s (%s on server %s) ***\n", p.Model, p.ModelName, p.Server)
+			} else {
+				fmt.Fprintf(bw, "\n*** Model: %s (%s) ***\n", p.Model, p.ModelName)
+			}
 		}
 		fmt.Fprintln(bw)
 		pointBlock(bw, p)

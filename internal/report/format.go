@@ -286,3 +286,19 @@ func FiguresNote(run *result.Run) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// ServerText describes one server of a run: what it says it is and where
+// it was, for labelling the arms of a run over several servers.
+func ServerText(s result.ServerInfo) string {
+	if s.Embedded {
+		return "embedded reference server"
+	}
+	what := strings.TrimSpace(s.Name + " " + s.Version)
+	if what == "" {
+		what = "unknown server"
+	}
+	if s.URL != "" {
+		what += " at " + s.URL
+	}
+	return what
+}

@@ -89,7 +89,7 @@ type htmlCheck struct {
 	Warnings []string
 }
 
-var htmlTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"serverText": ServerText}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -110,7 +110,8 @@ figure{margin:1rem 0}svg{max-width:100%;height:auto}
 </head>
 <body>
 <h1>perfscen: {{.Run.Scenario}}</h1>
-<p class="meta">source {{.Run.Source}} · status {{.Run.Status}}{{with .Run.Environment.Testbed}} · testbed {{.}}{{end}}{{with .Run.Environment.Server.Version}} · server {{.}}{{end}}{{if not .Run.Started.IsZero}} · started {{.Run.Started.UTC.Format "2006-01-02 15:04:05 UTC"}}{{end}}</p>
+<p class="meta">source {{.Run.Source}} · status {{.Run.Status}}{{with .Run.Environment.Testbed}} · testbed {{.}}{{end}}{{with .Run.Environment.Server.Version}} · server {{.}}{{end}}{{if not .Run.Started.IsZero}} · started {{.Run.Started.UTC.Format "2006-01-02 15:04:05 UTC"}}{{end}}</p>{{range .Run.Environment.Servers}}
+<p class="meta">server {{.Key}}: {{serverText .}}</p>{{end}}
 {{range .Run.Errors}}<p class="verdict fail">run error: {{.}}</p>{{end}}
 {{if .Verdict}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{.Verdict}}</p>{{end}}
 {{range .Notices}}<p class="meta">{{.}}</p>{{end}}

@@ -17,6 +17,12 @@ import (
 func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "## perfscen: %s\n\n", mdEscape(run.Scenario))
+	for _, s := range run.Environment.Servers {
+		fmt.Fprintf(&b, "- server **%s**: %s\n", mdEscape(s.Key), mdEscape(ServerText(s)))
+	}
+	if len(run.Environment.Servers) > 0 {
+		b.WriteString("\n")
+	}
 	if v != nil {
 		line := SummaryLine(v)
 		verdictWord, rest, _ := strings.Cut(line, ":")
