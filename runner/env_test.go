@@ -88,3 +88,32 @@ func TestNamedTestbedWins(t *testing.T) {
 		t.Errorf("derived testbed not used: %+v", e)
 	}
 }
+
+// With several servers each server's key, name and version are part of
+// the derived testbed, so two runs are filed together only when every
+// server is the same; the id of a one-server run is what it always was.
+func TestDerivedTestbedOfSeveralServers(t *testing.T) {
+	one := result.Environment{CPU: "AMD EPYC", NumCPU: 2, MemoryGiB: 16, Server: result.ServerInfo{Name: "triton", Version: "2.50"}}
+	if got, want := DerivedTestbed(one), "hw-f1edd147a502"; got != want { // sha256 of the fields joined by NUL, as before servers
+		t.Errorf("one-server testbed %s, want the id it always had, %s", got, want)
+	}
+	two := result.Environment{CPU: "AMD EPYC", NumCPU: 2, MemoryGiB: 16, Servers: []result.ServerInfo{
+		{Key: "candidate", Name: "triton", Version: "2.51"}, {Key: "released", Name: "triton", Version: "2.50"}}}
+	id := DerivedTestbed(two)
+	if id == DerivedTestbed(one) {
+		t.Error("two servers share the one-server testbed")
+	}
+	for name, change := range map[string]func(*result.Environment){
+		"candidate version": func(e *result.Environment) { e.Servers[0].Version = "2.52" },
+		"released name":     func(e *result.Environment) { e.Servers[1].Name = "perfscen-refserver" },
+		"server key":        func(e *result.Environment) { e.Servers[0].Key = "nightly" },
+		"a third server":    func(e *result.Environment) { e.Servers = append(e.Servers, result.ServerInfo{Key: "x"}) },
+	} {
+		e := two
+		e.Servers = append([]result.ServerInfo(nil), two.Servers...)
+		change(&e)
+		if DerivedTestbed(e) == id {
+			t.Errorf("%s does not change the testbed", name)
+		}
+	}
+}

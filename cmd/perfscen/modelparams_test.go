@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/plan"
+)
+
+// With several servers --model-param names its server, so a candidate can
+// be slowed without touching the released build; a flag without a server
+// or with an unknown one is refused listing the servers.
+func TestApplyModelParamsToNamedServers(t *testing.T) {
+	newPlan := func() *plan.Plan {
+		return &plan.Plan{Scenario: "ab", Servers: []plan.Server{
+			{Name: "candidate", Embedded: true},
+			{Name: "released", Embedded: true, EmbeddedModels: map[string]map[string]string{"delay": {"delay": "10ms"}}},
+			{Name: "remote", URL: "triton:8001"},
+		}}
+	}
+	pl := newPlan()
+	if err := applyModelParams(pl, []string{"candidate/delay.delay=14ms"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pl.Servers[0].EmbeddedModels["delay"]["delay"]; got != "14ms" {
+		t.Errorf("candidate delay = %q, want 14ms", got)
+	}
+	if got := pl.Servers[1].EmbeddedModels["delay"]["delay"]; got != "10ms" {
+		t.Errorf("released delay = %q, want it untouched at 10ms", got)
+	}
+	for _, tc := range []struct{ flag, want string }{
+		{"delay.delay=14ms", "name the server: server/model.key=value (servers: candidate, released, remote)"},
+		{"nightly/delay.delay=14ms", `unknown server "nightly" (servers: candidate, released, remote)`},
+		{"remote/delay.delay=14ms", "needs an embedded server"},
+	} {
+		err := applyModelParams(newPlan(), []string{tc.flag})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.flag, err, tc.want)
+		}
+	}
+}
