@@ -146,8 +146,13 @@ func meaningfulP(c verdict.Check) bool {
 	return false
 }
 
-// where names what a check is about: its point, else its model.
+// where names what a check is about: its point (a comparison's two arms,
+// candidate first), else its model. With several servers the point ids
+// carry the server, so both arms are named with theirs.
 func where(c verdict.Check) string {
+	if c.Point != "" && c.RefPoint != "" {
+		return c.Point + " vs " + c.RefPoint
+	}
 	if c.Point != "" {
 		return c.Point
 	}

@@ -29,10 +29,11 @@ func TestServersLabelled(t *testing.T) {
 		want   []string
 	}{
 		{"console", []string{"Server candidate: triton 2.51.0 at localhost:9000", "Server released: embedded reference server",
-			"Model: candidate/delay (delay on server candidate)", "Model: released/delay (delay on server released)"}},
-		{"markdown", []string{"server **candidate**: triton 2.51.0 at localhost:9000", "server **released**: embedded reference server", "candidate/delay/c=1"}},
+			"Model: candidate/delay (delay on server candidate)", "Model: released/delay (delay on server released)",
+			"candidate/delay/c=1 vs released/delay/c=1"}},
+		{"markdown", []string{"server **candidate**: triton 2.51.0 at localhost:9000", "server **released**: embedded reference server", "candidate/delay/c=1 vs released/delay/c=1"}},
 		{"html", []string{"server candidate: triton 2.51.0 at localhost:9000", "server released: embedded reference server", "candidate/delay/c=1"}},
-		{"junit", []string{"candidate/delay"}},
+		{"junit", []string{"@ candidate/delay/c=1 vs released/delay/c=1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.format, func(t *testing.T) {

@@ -23,7 +23,7 @@ func TestServerAB(t *testing.T) {
 	}{
 		{name: "candidate equal", want: 0, out: []string{"PASS"}},
 		{name: "candidate slower", flags: []string{"--model-param", "candidate/delay.delay=14ms"}, want: 1,
-			out: []string{"FAIL", "candidate/delay", "released/delay"}},
+			out: []string{"FAIL", "failed: candidate/delay-vs-released/delay-p50 <= 1.15 @ candidate/delay/c=1 vs released/delay/c=1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
