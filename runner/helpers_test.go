@@ -172,7 +172,7 @@ func testPlan(url, proto string, m plan.Measurement, models []plan.Model, pts ..
 			pts[i].BatchSize = 1
 		}
 	}
-	return &plan.Plan{Scenario: "test", Server: plan.Server{URL: url, Protocol: proto, Timeout: 10 * time.Second},
+	return &plan.Plan{Scenario: "test", Server: plan.Server{URL: url, Protocol: plan.Protocol(proto), Timeout: 10 * time.Second},
 		Models: models, Measurement: m, Points: pts}
 }
 

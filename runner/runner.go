@@ -23,9 +23,9 @@ type Deps struct {
 	// statistics for the run.
 	Client client.Client
 	// ClientFor returns the client for a point whose protocol differs from
-	// plan.Server.Protocol ("http", "grpc"). It may be nil when the plan
+	// plan.Server.Protocol. It may be nil when the plan
 	// never sweeps protocol.
-	ClientFor func(protocol string) (client.Client, error)
+	ClientFor func(protocol plan.Protocol) (client.Client, error)
 	// Inputs returns the request data of a point (its model, batch size and
 	// shapes), loaded and checked against the model before the run starts.
 	Inputs func(p *plan.Point) (*inputdata.Data, error)
@@ -51,7 +51,7 @@ type Deps struct {
 // one server of a plan without plan.Servers.
 type ServerDeps struct {
 	Client         client.Client
-	ClientFor      func(protocol string) (client.Client, error)
+	ClientFor      func(protocol plan.Protocol) (client.Client, error)
 	ServerMetadata *kserve.ServerMetadata
 	NoServerStats  bool
 }
@@ -195,7 +195,7 @@ func (rs *runState) progress(e Event) {
 type serverState struct {
 	srv     plan.Server
 	deps    ServerDeps
-	clients map[string]client.Client
+	clients map[plan.Protocol]client.Client
 	gpu     *gpuScraper
 }
 
@@ -204,7 +204,7 @@ func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverStat
 	byName := map[string]*serverState{}
 	var order []*serverState
 	if len(p.Servers) == 0 {
-		ss := &serverState{srv: p.Server, clients: map[string]client.Client{}, deps: ServerDeps{
+		ss := &serverState{srv: p.Server, clients: map[plan.Protocol]client.Client{}, deps: ServerDeps{
 			Client: deps.Client, ClientFor: deps.ClientFor, ServerMetadata: deps.ServerMetadata, NoServerStats: deps.NoServerStats}}
 		byName[""], order = ss, append(order, ss)
 	}
@@ -213,7 +213,7 @@ func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverStat
 		if !ok || d.Client == nil {
 			return nil, nil, fmt.Errorf("runner: no client for server %q", s.Name)
 		}
-		ss := &serverState{srv: s, deps: d, clients: map[string]client.Client{}}
+		ss := &serverState{srv: s, deps: d, clients: map[plan.Protocol]client.Client{}}
 		byName[s.Name], order = ss, append(order, ss)
 	}
 	for _, ss := range order {
@@ -232,7 +232,7 @@ func (rs *runState) server(name string) (*serverState, error) {
 	return ss, nil
 }
 
-func (rs *runState) clientFor(server, proto string) (client.Client, error) {
+func (rs *runState) clientFor(server string, proto plan.Protocol) (client.Client, error) {
 	ss, err := rs.server(server)
 	if err != nil {
 		return nil, err

@@ -93,7 +93,7 @@ func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeS
 	pt := plan.Point{
 		Model:        m.Alias,
 		Server:       m.Server,
-		Protocol:     proto,
+		Protocol:     plan.Protocol(proto),
 		SharedMemory: shm,
 		BatchSize:    batch,
 		Load:         load,

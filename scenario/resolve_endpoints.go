@@ -1,5 +1,7 @@
 package scenario
 
+import "github.com/perfscen/perfscen/internal/plan"
+
 // resolveEndpoints checks that every protocol the points use has somewhere
 // to go on every server: url serves both, http_url and grpc_url one each.
 // A real server listens on one port per protocol, so a protocol sweep
@@ -18,7 +20,7 @@ func serverEndpoints(in Server, p path, c *collector, r *resolved) {
 	if in.Embedded || in.URL != "" || (in.HTTPURL == "" && in.GRPCURL == "") {
 		return // resolveServer reports the missing or misplaced url
 	}
-	given := map[string]bool{"http": in.HTTPURL != "", "grpc": in.GRPCURL != ""}
+	given := map[string]bool{string(plan.ProtocolHTTP): in.HTTPURL != "", string(plan.ProtocolGRPC): in.GRPCURL != ""}
 	for _, proto := range r.protocols() {
 		if given[proto] {
 			continue

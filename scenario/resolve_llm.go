@@ -57,7 +57,7 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 			c.at(sp.child("api_key_env"), "environment variable %s is not set", name)
 		}
 	}
-	if s.Server.Protocol == "grpc" {
+	if plan.Protocol(s.Server.Protocol) == plan.ProtocolGRPC {
 		c.at(sp.child("protocol"), "kind openai speaks HTTP only")
 	}
 	if s.Server.TensorFormat != "" {

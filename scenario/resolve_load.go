@@ -151,7 +151,7 @@ func resolveSweep(s *Scenario, c *collector, r *resolved) {
 	}
 	if s.Load.Streaming {
 		for _, proto := range r.protocols() {
-			if proto != "grpc" {
+			if proto != string(plan.ProtocolGRPC) {
 				c.at(path{"load", "streaming"}, "streaming needs protocol grpc, but points use %s", proto)
 				break
 			}
@@ -175,7 +175,7 @@ func (r *resolved) protocols() []string {
 	if len(r.sweep.protocol) > 0 {
 		return r.sweep.protocol
 	}
-	return []string{r.server.Protocol}
+	return []string{string(r.server.Protocol)}
 }
 
 // tokenLengths parses a token-length sweep; nil when not swept.

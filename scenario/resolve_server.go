@@ -31,7 +31,8 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 	}
 	sort.Strings(names)
 	var out []plan.Server
-	var proto, protoFrom string
+	var proto plan.Protocol
+	var protoFrom string
 	for _, name := range names {
 		p := path{"servers", name}
 		if !serverNameRE.MatchString(name) {
@@ -54,17 +55,17 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 		// Arms on two servers are paired at equal coordinates, protocol
 		// included, so every server must default to the same protocol.
 		if in.Protocol != "" {
-			if proto != "" && in.Protocol != proto {
+			if proto != "" && plan.Protocol(in.Protocol) != proto {
 				c.at(p.child("protocol"), "is %s but servers.%s.protocol is %s; compared arms are paired at equal coordinates, so give every server the same protocol (or sweep protocol)", in.Protocol, protoFrom, proto)
 			}
 			if proto == "" {
-				proto, protoFrom = in.Protocol, name
+				proto, protoFrom = plan.Protocol(in.Protocol), name
 			}
 		}
 		out = append(out, srv)
 	}
 	if proto == "" {
-		proto = "http"
+		proto = plan.ProtocolHTTP
 	}
 	for i := range out {
 		out[i].Protocol = proto
@@ -75,7 +76,7 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 func resolveServer(in Server, p path, c *collector, getenv func(string) string, dir string) plan.Server {
 	out := plan.Server{
 		URL:            in.URL,
-		Protocol:       in.Protocol,
+		Protocol:       plan.Protocol(in.Protocol),
 		Embedded:       in.Embedded,
 		Timeout:        DefaultTimeout,
 		MetricsURL:     in.MetricsURL,
@@ -89,7 +90,7 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 		out.TensorFormat = plan.TensorAuto
 	}
 	if out.Protocol == "" {
-		out.Protocol = "http"
+		out.Protocol = plan.ProtocolHTTP
 	}
 	for _, u := range []struct{ key, v string }{{"url", in.URL}, {"http_url", in.HTTPURL}, {"grpc_url", in.GRPCURL}} {
 		if in.Embedded && u.v != "" {

@@ -76,7 +76,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		if pt.Group != 0 {
 			group = strconv.Itoa(pt.Group)
 		}
-		rows[i] = []string{pt.Model, pt.ID, pt.Protocol, string(pt.SharedMemory), strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
+		rows[i] = []string{pt.Model, pt.ID, string(pt.Protocol), string(pt.SharedMemory), strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
 	}
 	if err := renderTable(w, []string{"model", "point", "protocol", "shm", "batch", "load", "group"}, rows); err != nil {
 		return err
@@ -99,9 +99,9 @@ func serverText(s plan.Server) string {
 		where = "embedded reference server"
 	case s.HTTPURL != "" || s.GRPCURL != "":
 		var parts []string
-		for _, proto := range []string{"http", "grpc"} {
+		for _, proto := range []plan.Protocol{plan.ProtocolHTTP, plan.ProtocolGRPC} {
 			if u := s.URLFor(proto); u != "" {
-				parts = append(parts, proto+" "+u)
+				parts = append(parts, string(proto)+" "+u)
 			}
 		}
 		where = strings.Join(parts, ", ")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // commandLine recognises an echoed perf_analyzer invocation ("$ perf_analyzer
@@ -45,7 +47,7 @@ var flagSpecs = []flagSpec{
 	}},
 	{"i", "protocol", func(lp *logParser, v string) error {
 		v = strings.ToLower(v)
-		if v != "http" && v != "grpc" {
+		if p := plan.Protocol(v); p != plan.ProtocolHTTP && p != plan.ProtocolGRPC {
 			return fmt.Errorf("protocol %q is neither http nor grpc", v)
 		}
 		lp.protocol = v

@@ -151,7 +151,7 @@ func newPoint(model string, lv level, batch int, protocol, shm string) result.Po
 		batch = 1
 	}
 	if protocol == "" {
-		protocol = "http"
+		protocol = string(plan.ProtocolHTTP)
 	}
 	if shm == "" {
 		shm = string(plan.ShmNone)
@@ -159,7 +159,7 @@ func newPoint(model string, lv level, batch int, protocol, shm string) result.Po
 	p := result.Point{
 		Model:        model,
 		ModelName:    model,
-		Protocol:     protocol,
+		Protocol:     plan.Protocol(protocol),
 		SharedMemory: plan.SharedMemory(shm),
 		BatchSize:    batch,
 		Status:       result.PointImported,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -214,11 +215,11 @@ func (lp *logParser) client(n, col int, key, val string) error {
 		}
 		return err
 	case key == "Avg HTTP time" || key == "Avg gRPC time":
-		lp.cur.Protocol = "http"
+		lp.cur.Protocol = plan.ProtocolHTTP
 		if key == "Avg gRPC time" {
-			lp.cur.Protocol = "grpc"
+			lp.cur.Protocol = plan.ProtocolGRPC
 		}
-		lp.cur.Coords["protocol"] = lp.cur.Protocol
+		lp.cur.Coords["protocol"] = string(lp.cur.Protocol)
 		return lp.clientSplit(n, col, key, val)
 	}
 	return nil

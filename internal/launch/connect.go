@@ -5,7 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,27 +19,27 @@ import (
 const DefaultConnectTimeout = 10 * time.Second
 
 // protocols lists the protocols the plan's points use.
-func protocols(p *plan.Plan) []string {
-	seen := map[string]bool{}
+func protocols(p *plan.Plan) []plan.Protocol {
+	seen := map[plan.Protocol]bool{}
 	for _, pt := range p.Points {
 		seen[pt.Protocol] = true
 	}
 	if len(seen) == 0 {
 		seen[p.Server.Protocol] = true
 	}
-	out := make([]string, 0, len(seen))
+	out := make([]plan.Protocol, 0, len(seen))
 	for k := range seen {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
 // connect opens one client per protocol and waits until the server says it
 // is ready, retrying until the connect timeout: a server that is still
 // starting is not a failure, one that never answers is exit 3.
-func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectTimeout time.Duration) (map[string]client.Client, error) {
-	clients := map[string]client.Client{}
+func connect(ctx context.Context, p *plan.Plan, urls map[plan.Protocol]string, connectTimeout time.Duration) (map[plan.Protocol]client.Client, error) {
+	clients := map[plan.Protocol]client.Client{}
 	closeAll := func() {
 		for _, c := range clients {
 			c.Close()
@@ -57,7 +57,7 @@ func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectT
 			return nil, failure.Invalid(fmt.Errorf("server: %w", err))
 		}
 		clients[proto] = c
-		if err := waitReady(ctx, c, proto, urls[proto], connectTimeout); err != nil {
+		if err := waitReady(ctx, c, string(proto), urls[proto], connectTimeout); err != nil {
 			closeAll()
 			return nil, err
 		}
@@ -66,14 +66,14 @@ func connect(ctx context.Context, p *plan.Plan, urls map[string]string, connectT
 }
 
 // clientOptions are the plan's settings for one protocol's client.
-func clientOptions(p *plan.Plan, proto, url string) (client.Options, error) {
+func clientOptions(p *plan.Plan, proto plan.Protocol, url string) (client.Options, error) {
 	opts := client.Options{
-		Protocol: proto,
+		Protocol: string(proto),
 		URL:      url,
 		Timeout:  p.Server.Timeout,
 		Headers:  p.Server.Headers,
 		// gRPC always carries raw tensors; the choice is HTTP's.
-		JSONTensors: p.Server.TensorFormat == plan.TensorJSON && proto == "http",
+		JSONTensors: p.Server.TensorFormat == plan.TensorJSON && proto == plan.ProtocolHTTP,
 	}
 	if t := p.Server.TLS; t.Enabled {
 		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)

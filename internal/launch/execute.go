@@ -108,7 +108,7 @@ type prepared struct {
 	name    string
 	plan    *plan.Plan // the plan as seen by this server alone
 	ref     *refserver.Server
-	clients map[string]client.Client
+	clients map[plan.Protocol]client.Client
 	main    client.Client
 	md      *kserve.ServerMetadata
 	neg     negotiation
@@ -127,7 +127,7 @@ func (s *prepared) close() {
 func (s *prepared) deps() runner.ServerDeps {
 	return runner.ServerDeps{
 		Client: s.main,
-		ClientFor: func(proto string) (client.Client, error) {
+		ClientFor: func(proto plan.Protocol) (client.Client, error) {
 			c, ok := s.clients[proto]
 			if !ok {
 				return nil, fmt.Errorf("no %s client connected", proto)
@@ -170,12 +170,12 @@ func prepare(ctx context.Context, p *plan.Plan, opts Options) (_ *prepared, err 
 			s.close()
 		}
 	}()
-	urls := map[string]string{"http": p.Server.URLFor("http"), "grpc": p.Server.URLFor("grpc")}
+	urls := map[plan.Protocol]string{plan.ProtocolHTTP: p.Server.URLFor(plan.ProtocolHTTP), plan.ProtocolGRPC: p.Server.URLFor(plan.ProtocolGRPC)}
 	if p.Server.Embedded {
 		if s.ref, err = embedded(ctx, p); err != nil {
 			return nil, err
 		}
-		urls["http"], urls["grpc"] = s.ref.HTTPAddr(), s.ref.GRPCAddr()
+		urls[plan.ProtocolHTTP], urls[plan.ProtocolGRPC] = s.ref.HTTPAddr(), s.ref.GRPCAddr()
 	}
 	if s.clients, err = connect(ctx, p, urls, opts.ConnectTimeout); err != nil {
 		return nil, err

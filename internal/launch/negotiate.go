@@ -47,7 +47,7 @@ func negotiate(p *plan.Plan, md *kserve.ServerMetadata) (negotiation, error) {
 	lacks := func(ext, what string) {
 		missing = append(missing, fmt.Sprintf("%s needs the %s extension", what, ext))
 	}
-	if n.noBinary && p.Server.TensorFormat == plan.TensorBinary && slices.Contains(protocols(p), "http") {
+	if n.noBinary && p.Server.TensorFormat == plan.TensorBinary && slices.Contains(protocols(p), plan.ProtocolHTTP) {
 		lacks(extBinary, "server.tensor_format: binary")
 	}
 	if !n.serverStats {
@@ -150,12 +150,12 @@ func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*ks
 
 // applyNegotiation rebuilds the HTTP client when the server has no binary
 // tensor extension; clients are cheap to build and hold no state yet.
-func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[string]client.Client, urls map[string]string, n negotiation) error {
-	old, ok := clients["http"]
+func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[plan.Protocol]client.Client, urls map[plan.Protocol]string, n negotiation) error {
+	old, ok := clients[plan.ProtocolHTTP]
 	if !ok || !n.noBinary {
 		return nil
 	}
-	opts, err := clientOptions(p, "http", urls["http"])
+	opts, err := clientOptions(p, plan.ProtocolHTTP, urls[plan.ProtocolHTTP])
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[string]clie
 		return failure.Invalid(fmt.Errorf("server: %w", err))
 	}
 	old.Close()
-	clients["http"] = c
+	clients[plan.ProtocolHTTP] = c
 	return nil
 }
 
@@ -175,7 +175,7 @@ func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[string]clie
 // Inputs of those types are sent binary there; outputs cannot be, because
 // a request that lists no outputs asks for all of them in one format.
 func checkJSONOutputs(p *plan.Plan, specs map[string]inputdata.ModelSpec, n negotiation) error {
-	if p.Server.TensorFormat != plan.TensorJSON || n.noBinary || !slices.Contains(protocols(p), "http") {
+	if p.Server.TensorFormat != plan.TensorJSON || n.noBinary || !slices.Contains(protocols(p), plan.ProtocolHTTP) {
 		return nil
 	}
 	for _, m := range p.Models {

@@ -32,10 +32,10 @@ type Server struct {
 	Kind string `json:"kind,omitempty"`
 	// HTTPURL and GRPCURL, when set, are where that protocol's requests go
 	// instead of URL: a real server listens on one port per protocol.
-	HTTPURL  string `json:"http_url,omitempty"`
-	GRPCURL  string `json:"grpc_url,omitempty"`
-	Protocol string `json:"protocol"` // http | grpc (default for points)
-	Embedded bool   `json:"embedded"`
+	HTTPURL  string   `json:"http_url,omitempty"`
+	GRPCURL  string   `json:"grpc_url,omitempty"`
+	Protocol Protocol `json:"protocol"` // default for points
+	Embedded bool     `json:"embedded"`
 	// EmbeddedFlavor is the server the embedded one imitates: "" or
 	// "triton" (KServe v2 with Triton's extensions) or "kserve" (core only).
 	EmbeddedFlavor string            `json:"embedded_flavor,omitempty"`
@@ -53,6 +53,15 @@ type Server struct {
 	// model-config parameters as strings.
 	EmbeddedModels map[string]map[string]string `json:"embedded_models,omitempty"`
 }
+
+// Protocol is how the client talks KServe v2 to a server.
+type Protocol string
+
+// Protocols.
+const (
+	ProtocolHTTP Protocol = "http" // REST, with Triton's binary tensor extension where the server has it
+	ProtocolGRPC Protocol = "grpc" // gRPC, with ModelStreamInfer for streaming
+)
 
 // TensorFormat is how HTTP tensors travel.
 type TensorFormat string
@@ -87,11 +96,11 @@ func (p *Plan) AllServers() []Server {
 }
 
 // URLFor is the address of the server's endpoint for protocol proto.
-func (s Server) URLFor(proto string) string {
+func (s Server) URLFor(proto Protocol) string {
 	switch {
-	case proto == "http" && s.HTTPURL != "":
+	case proto == ProtocolHTTP && s.HTTPURL != "":
 		return s.HTTPURL
-	case proto == "grpc" && s.GRPCURL != "":
+	case proto == ProtocolGRPC && s.GRPCURL != "":
 		return s.GRPCURL
 	}
 	return s.URL
@@ -201,7 +210,7 @@ type Point struct {
 	ID            string             `json:"id"`               // stable key, e.g. "onnx/c=10"
 	Model         string             `json:"model"`            // alias
 	Server        string             `json:"server,omitempty"` // Model's server (Plan.Servers); "" for server:
-	Protocol      string             `json:"protocol"`
+	Protocol      Protocol           `json:"protocol"`
 	SharedMemory  SharedMemory       `json:"shared_memory"`
 	OutputShmSize int64              `json:"output_shm_size,omitempty"`
 	BatchSize     int                `json:"batch_size"`

@@ -148,7 +148,7 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    p%d latency: %s usec\n", q.n, usec(q.v))
 	}
 	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
-	if p.Protocol == "grpc" {
+	if p.Protocol == plan.ProtocolGRPC {
 		fmt.Fprintf(w, "    Avg gRPC time: %.0f usec ((un)marshal request/response %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
 	} else {
 		fmt.Fprintf(w, "    Avg HTTP time: %.0f usec (send/recv %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)

@@ -261,11 +261,11 @@ func pointCells(p *result.Point) []string {
 	m := p.FigureMetrics()
 	if len(p.Trials) == 0 && m.Requests == 0 && m.Errors == 0 && m.Throughput == 0 && m.P50Us == 0 {
 		// Nothing kept: no figure, rather than zeros that read as one.
-		return []string{p.ID, p.Status, strconv.Itoa(p.BatchSize), p.Protocol, "0",
+		return []string{p.ID, p.Status, strconv.Itoa(p.BatchSize), string(p.Protocol), "0",
 			"-", "-", "-", "-", "-", "-", "-", strconv.FormatInt(p.Errors.Count, 10)}
 	}
 	return []string{
-		p.ID, p.Status, strconv.Itoa(p.BatchSize), p.Protocol, strconv.Itoa(len(p.Trials)), paFloat(m.Throughput),
+		p.ID, p.Status, strconv.Itoa(p.BatchSize), string(p.Protocol), strconv.Itoa(len(p.Trials)), paFloat(m.Throughput),
 		usec(m.LatencyAvgUs), usec(m.P50Us), usec(m.P90Us), usec(m.P95Us), usec(m.P99Us),
 		strconv.FormatInt(m.Errors, 10), strconv.FormatInt(p.Errors.Count, 10),
 	}

@@ -108,7 +108,7 @@ type Point struct {
 	ModelVersion string `json:"model_version,omitempty"`
 	// Server is the scenario's name of the point's server, with several.
 	Server       string             `json:"server,omitempty"`
-	Protocol     string             `json:"protocol"`
+	Protocol     plan.Protocol      `json:"protocol"`
 	SharedMemory plan.SharedMemory  `json:"shared_memory"`
 	BatchSize    int                `json:"batch_size"`
 	Mode         plan.LoadMode      `json:"mode"`
