@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -178,8 +179,8 @@ func showBaseline(w io.Writer, f *baseline.File) error {
 	for _, id := range f.TestbedIDs() {
 		tb := f.Testbeds[id]
 		env := tb.Environment
-		fmt.Fprintf(w, "\ntestbed %s: cpu %s ×%d, memory %s, gpu %s, server %s %s; last host %s; %d run(s)\n",
-			id, orNA(env.CPU), env.NumCPU, gib(env.MemoryGiB), gpuText(env), orNA(env.Server.Name), env.Server.Version, orNA(env.Host), len(tb.Runs))
+		fmt.Fprintf(w, "\ntestbed %s: cpu %s ×%d, memory %s, gpu %s, %s; last host %s; %d run(s)\n",
+			id, orNA(env.CPU), env.NumCPU, gib(env.MemoryGiB), gpuText(env), serversText(env), orNA(env.Host), len(tb.Runs))
 		for i, r := range tb.Runs {
 			fmt.Fprintf(w, "  %2d  recorded %s  started %s  %s  %d point(s)\n", i+1,
 				r.Recorded.UTC().Format(time.RFC3339), r.Started.UTC().Format(time.RFC3339), r.Source, len(r.Points))
@@ -241,4 +242,17 @@ func mdeText(mde float64) string {
 		return "uncalibrated"
 	}
 	return fmt.Sprintf("%.1f%%", 100*mde)
+}
+
+// serversText names the server a testbed was recorded against, or with
+// several servers each one by its scenario key.
+func serversText(env result.Environment) string {
+	if len(env.Servers) == 0 {
+		return "server " + strings.TrimSpace(orNA(env.Server.Name)+" "+env.Server.Version)
+	}
+	parts := make([]string, len(env.Servers))
+	for i, s := range env.Servers {
+		parts[i] = s.Key + "=" + strings.TrimSpace(orNA(s.Name)+" "+s.Version)
+	}
+	return "servers " + strings.Join(parts, ", ")
 }

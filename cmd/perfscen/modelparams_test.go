@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 // With several servers --model-param names its server, so a candidate can
@@ -36,6 +37,23 @@ func TestApplyModelParamsToNamedServers(t *testing.T) {
 		err := applyModelParams(newPlan(), []string{tc.flag})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.flag, err, tc.want)
+		}
+	}
+}
+
+// baseline show names every server a testbed was recorded against.
+func TestServersTextOfTestbed(t *testing.T) {
+	for _, tc := range []struct {
+		env  result.Environment
+		want string
+	}{
+		{result.Environment{Server: result.ServerInfo{Name: "triton", Version: "2.50"}}, "server triton 2.50"},
+		{result.Environment{}, "server n/a"},
+		{result.Environment{Servers: []result.ServerInfo{{Key: "candidate", Name: "triton", Version: "2.51"}, {Key: "released"}}},
+			"servers candidate=triton 2.51, released=n/a"},
+	} {
+		if got := serversText(tc.env); got != tc.want {
+			t.Errorf("serversText = %q, want %q", got, tc.want)
 		}
 	}
 }
