@@ -86,19 +86,24 @@ func TestRunSystemSharedMemoryCleanupOnError(t *testing.T) {
 }
 
 func TestRunSystemSharedMemoryCleanupOnCancel(t *testing.T) {
-	checkLeaks(t)
 	checkShm(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	c := newClient(t, "http", srv.HTTPAddr())
-	m := loose()
-	m.StabilityPct, m.MaxTrials = 0.0001, 100
-	p := shmPlan(srv.HTTPAddr(), m, plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	time.AfterFunc(250*time.Millisecond, cancel)
-	run, err := Run(ctx, p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{})
-	if err != nil || run.Status != result.StatusInterrupted {
-		t.Fatalf("err %v, status %s", err, run.Status)
-	}
-	assertNoRegions(t, c)
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "http", srv.HTTPAddr())
+		m := loose()
+		m.StabilityPct, m.MaxTrials = 0.0001, 100
+		p := shmPlan(srv.HTTPAddr(), m, plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// Mid-run on the fake clock: after the warm-up and two windows.
+		time.AfterFunc(250*time.Millisecond, cancel)
+		run, err := Run(ctx, p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{})
+		if err != nil || run.Status != result.StatusInterrupted {
+			t.Fatalf("err %v, status %s", err, run.Status)
+		}
+		if n := len(run.Points[0].Windows); n != 2 {
+			t.Errorf("%d windows before the interrupt at 250 ms, want 2", n)
+		}
+		assertNoRegions(t, c)
+	})
 }
