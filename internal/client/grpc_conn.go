@@ -470,6 +470,10 @@ func (gc *grpcConn) send() error {
 				return err
 			}
 			if st.done {
+				// The reply came before the whole request went out: the
+				// stream is over for the server, and this side of it is
+				// left open, so the connection carries no more.
+				gc.closing = true
 				return nil
 			}
 			continue

@@ -525,6 +525,32 @@ func TestGRPCConnContinuationAndTable(t *testing.T) {
 	}
 }
 
+// A server may answer before it has read the whole request (here: a
+// request larger than its window, which it never opens). The call ends
+// with the server's status, and the next call takes a new connection,
+// since this side of the stream was left open.
+func TestGRPCConnReplyBeforeRequestEnds(t *testing.T) {
+	fake := newH2Fake(t, nil)
+	fake.onHeaders = func(r *h2Reply) {
+		r.Headers(true, []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: "content-type", Value: "application/grpc"},
+			{Name: "grpc-status", Value: "8"}, {Name: "grpc-message", Value: "too large"}})
+	}
+	conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+	req := simpleRequest("")
+	req.Inputs[0].Raw = make([]byte, 4*(1<<16)) // 256 KiB: beyond the 64 KiB window
+	req.Inputs[0].Shape = []int64{1, 1 << 16}
+	for i := range 2 {
+		_, err := conn.Infer(context.Background(), req, time.Minute)
+		var se *ServerError
+		if !errors.As(err, &se) || se.GRPCCode != codes.ResourceExhausted || se.Message != "too large" {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := fake.conns.Load(); n != 2 {
+		t.Errorf("two calls took %d connections, want 2", n)
+	}
+}
+
 // The message size limit holds both ways.
 func TestGRPCConnMessageLimits(t *testing.T) {
 	defer func(m int64) { grpcMaxMsg = m }(grpcMaxMsg)

@@ -24,8 +24,12 @@ import (
 type h2Fake struct {
 	lis   net.Listener
 	reply func(r *h2Reply)
-	conns atomic.Int64 // connections accepted
-	reqs  atomic.Int64 // requests whose END_STREAM arrived
+	// onHeaders, when set, answers at the request's HEADERS instead, and
+	// the server never opens its receive windows: a server that rejects
+	// a large request before reading it.
+	onHeaders func(r *h2Reply)
+	conns     atomic.Int64 // connections accepted
+	reqs      atomic.Int64 // requests whose END_STREAM arrived
 
 	mu   sync.Mutex
 	open []net.Conn
@@ -205,7 +209,16 @@ func (s *h2Fake) serve(c net.Conn, connNo int) {
 			}
 		case http2.FrameHeaders:
 			body = body[:0]
+			if s.onHeaders != nil {
+				s.reqs.Add(1)
+				r.Req++
+				r.Stream, r.Body = sid, nil
+				s.onHeaders(r)
+			}
 		case http2.FrameData:
+			if s.onHeaders != nil {
+				continue
+			}
 			body = append(body, payload...)
 			unacked += uint32(n)
 			if unacked >= 32<<10 { // keep the client's connection window open
