@@ -334,7 +334,12 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 		// A band of ±100% or more is no interval the data supports.
 		c.Lo, c.Hi, c.Uncalibrated = 0, 0, true
 	}
-	c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): using a ±%.1f%% tolerance instead of a prediction interval", k, g.spec.MinRuns, 100*eff))
+	if eff < 1 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): using a ±%.1f%% tolerance instead of a prediction interval", k, g.spec.MinRuns, 100*eff))
+	} else {
+		// A band of ±100% or more is no figure worth printing.
+		c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): the trials vary too much for a tolerance band (%.0f%% CV)", k, g.spec.MinRuns, 100*cv))
+	}
 	dir := 1.0
 	if higherBetter {
 		dir = -1

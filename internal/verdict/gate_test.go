@@ -184,4 +184,13 @@ func TestYoungNoisyBaselineIsUncalibrated(t *testing.T) {
 	if got.Status != StatusWarn || !strings.Contains(got.Message, "uncalibrated") {
 		t.Errorf("status %s, message %q; want an uncalibrated warning", got.Status, got.Message)
 	}
+	// No band of ±100% or more is printed as if it were a tolerance.
+	for _, w := range got.Warnings {
+		if strings.Contains(w, "tolerance instead of") {
+			t.Errorf("warning states a band the data does not support: %q", w)
+		}
+	}
+	if got.Lo != 0 || got.Hi != 0 || !got.Uncalibrated {
+		t.Errorf("interval [%g, %g], uncalibrated %v", got.Lo, got.Hi, got.Uncalibrated)
+	}
 }
