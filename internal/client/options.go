@@ -27,6 +27,8 @@ type Options struct {
 	Gzip bool
 	// MaxConnections caps HTTP connections per host (0 = unlimited) and sets
 	// the number of gRPC connections requests are spread over (0 = 1).
+	// Either way it keeps Infer on the shared connections: callers'
+	// own connections (ConnClient) are offered only when it is 0.
 	MaxConnections int
 	// JSONTensors sends inputs and asks for outputs as JSON over HTTP instead
 	// of the binary tensor data extension. FP16/BF16 stay binary because
