@@ -100,7 +100,9 @@ func rowOf(c verdict.Check) checkRow {
 	if c.Effect != 0 || (!skip && (c.Kind == verdict.KindComparison || c.Kind == verdict.KindBaseline)) {
 		r.Effect = signedPct(c.Effect)
 	}
-	if c.Lo != 0 || c.Hi != 0 {
+	// An uncalibrated check's interval spans changes of 100% and more: no
+	// statement about the run, so it is not printed (the JSON keeps it).
+	if (c.Lo != 0 || c.Hi != 0) && !(c.Uncalibrated && c.Kind == verdict.KindBaseline) {
 		if c.Kind == verdict.KindComparison {
 			r.Interval = fmt.Sprintf("[%.3f, %.3f]", c.Lo, c.Hi)
 		} else {

@@ -21,6 +21,8 @@ func TestCheckRowsShowOnlyFigures(t *testing.T) {
 			Status: verdict.StatusSkip, NoValue: true}, "", "", ""},
 		{"uncalibrated throughput", verdict.Check{Kind: verdict.KindBaseline, Metric: "throughput", Unit: "infer/s", Op: ">=", Value: 881,
 			Effect: -0.27, Method: "tolerance", Status: verdict.StatusWarn, Uncalibrated: true}, "881.0 infer/s", "none (uncalibrated)", "-27.0%"},
+		{"uncalibrated prediction interval", verdict.Check{Kind: verdict.KindBaseline, Metric: "throughput", Unit: "infer/s", Op: ">=", Value: 338, Bound: 9.6,
+			Effect: 0.777, Lo: -0.762, Hi: 12.247, Method: "prediction-interval", MDE: 14, Status: verdict.StatusPass, Uncalibrated: true}, "338.0 infer/s", ">= 9.6 infer/s", "+77.7%"},
 		{"gated", verdict.Check{Kind: verdict.KindBaseline, Metric: "throughput", Unit: "infer/s", Op: ">=", Value: 881, Bound: 845.2,
 			Effect: -0.01, Method: "prediction-interval", Status: verdict.StatusPass}, "881.0 infer/s", ">= 845.2 infer/s", "-1.0%"},
 	} {
@@ -28,8 +30,8 @@ func TestCheckRowsShowOnlyFigures(t *testing.T) {
 		if r.Value != tc.value || r.Bound != tc.bound || r.Effect != tc.effect {
 			t.Errorf("%s: value %q bound %q effect %q; want %q %q %q", tc.name, r.Value, r.Bound, r.Effect, tc.value, tc.bound, tc.effect)
 		}
-		if tc.c.Uncalibrated && r.MDE != "uncalibrated" {
-			t.Errorf("%s: MDE %q", tc.name, r.MDE)
+		if tc.c.Uncalibrated && (r.MDE != "uncalibrated" || r.Interval != "") {
+			t.Errorf("%s: MDE %q, interval %q", tc.name, r.MDE, r.Interval)
 		}
 	}
 }
