@@ -44,6 +44,12 @@
 #   SOUND_PROTOCOL=grpc  SOUND_CONCURRENCY=1
 #   SOUND_OUT=FILE       also write the summary (Markdown) there
 #   SOUND_HOG=1          run a CPU hog on one core during the gated runs
+#   SOUND_SERVER=embedded  or external: baseline mode against a separate
+#                        `perfscen serve` process (started per run with the
+#                        run's service time, gRPC/HTTP on SOUND_PORT=18611),
+#                        as CI measures a real server; the embedded server's
+#                        threads otherwise count in perfscen's own run-queue
+#                        wait, the disturbance signal
 #   SOUND_STABILITY=10%  SOUND_ALLOW_UNSTABLE=false  (a loaded shared machine
 #                        needs e.g. 25% and true: the gate then judges the
 #                        kept trials of a point that never stabilized)
@@ -61,6 +67,8 @@ cd "$(dirname "$0")/.."
 : "${SOUND_HOG:=0}"
 : "${SOUND_STABILITY:=10%}"
 : "${SOUND_ALLOW_UNSTABLE:=false}"
+: "${SOUND_SERVER:=embedded}"
+: "${SOUND_PORT:=18611}"
 PERFSCEN=${PERFSCEN:-bin/perfscen}
 
 die() { echo "soundness: $*" >&2; exit 2; }
@@ -71,7 +79,7 @@ command -v jq >/dev/null || die "jq is needed to read result files (apt-get inst
 TMP=$(mktemp -d)
 HOG_PID=
 stop_hog() { [ -z "$HOG_PID" ] || kill "$HOG_PID" 2>/dev/null || true; HOG_PID=; }
-trap 'stop_hog; rm -rf "$TMP"' EXIT
+trap 'stop_hog; stop_server; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 
 # start_hog: one busy loop, on CPU 0 when it can be pinned.
@@ -86,6 +94,33 @@ start_hog() {
 	note "CPU hog running (pid $HOG_PID)"
 }
 
+# server_block DELAY: the scenario's server, embedded with the delay model
+# at DELAY, or the external `perfscen serve` that run_with_server starts.
+server_block() {
+	if [ "$SOUND_SERVER" = external ]; then
+		printf '  url: 127.0.0.1:%s\n  protocol: %s' "$SOUND_PORT" "$SOUND_PROTOCOL"
+	else
+		printf '  embedded: true\n  protocol: %s\n  embedded_models:\n    delay: {delay: %s}' "$SOUND_PROTOCOL" "$1"
+	fi
+}
+
+# start_server DELAY / stop_server: the external server of one run (a no-op
+# for the embedded one). perfscen run waits for it to answer ready.
+SERVER_PID=
+start_server() {
+	[ "$SOUND_SERVER" = external ] || return 0
+	local http=-1 grpc=-1
+	if [ "$SOUND_PROTOCOL" = grpc ]; then grpc=$SOUND_PORT; else http=$SOUND_PORT; fi
+	"$PERFSCEN" serve --models delay --model-param "delay.delay=$1" --http-port "$http" --grpc-port "$grpc" >"$TMP/serve.log" 2>&1 &
+	SERVER_PID=$!
+}
+stop_server() {
+	[ -z "$SERVER_PID" ] && return 0
+	kill "$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
+	SERVER_PID=
+}
+
 # baseline_scenario DELAY FILE: one delay-model point gated against
 # history.json. The name and baseline path stay the same for every run.
 baseline_scenario() {
@@ -93,10 +128,7 @@ baseline_scenario() {
 version: 1
 name: soundness-delay
 server:
-  embedded: true
-  protocol: $SOUND_PROTOCOL
-  embedded_models:
-    delay: {delay: $1}
+$(server_block "$1")
 models:
   - name: delay
     shapes: {INPUT0: [16]}
@@ -206,7 +238,9 @@ if [ "$SOUND_N" -gt 0 ]; then
 		tries=$((tries + 1))
 		[ "$tries" -le $((2 * SOUND_K)) ] || die "could not record $SOUND_K stable baseline runs in $((2 * SOUND_K)) tries"
 		rc=0
+		start_server "$SOUND_DELAY"
 		"$PERFSCEN" run "$TMP/base/same.yaml" --no-baseline --out "$TMP/hist.json" --quiet >"$TMP/hist.log" 2>&1 || rc=$?
+		stop_server
 		if [ "$rc" != 0 ]; then
 			note "history run $tries: exit $rc, not recorded: $(tail -n 2 "$TMP/hist.log")"
 			continue
@@ -225,13 +259,18 @@ if [ "$SOUND_N" -gt 0 ]; then
 	done
 	start_hog
 	for i in $(seq "$SOUND_N"); do
+		start_server "$SOUND_DELAY"
 		run_one "$TMP/base/same.yaml" baseline-aa
+		stop_server
+		start_server "$SOUND_SLOW_DELAY"
 		run_one "$TMP/base/slow.yaml" baseline-slow
+		stop_server
 	done
 	stop_hog
 fi
 
 if [ "$SOUND_SAME_N" -gt 0 ]; then
+	[ "$SOUND_SERVER" = embedded ] || die "same-run mode compares two models of the embedded server: set SOUND_SAME_N=0 with SOUND_SERVER=$SOUND_SERVER"
 	samerun_scenario "$SOUND_DELAY" "$TMP/same/aa.yaml"
 	samerun_scenario "$SOUND_SLOW_DELAY" "$TMP/same/slow.yaml"
 	start_hog
@@ -247,7 +286,7 @@ fi
 summary() {
 	local hog="no CPU hog"
 	[ "$SOUND_HOG" = 1 ] && hog="CPU hog on one core during the gated runs"
-	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $(nproc) CPUs; $hog"
+	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $SOUND_SERVER server; $(nproc) CPUs; $hog"
 	echo
 	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate | 95% Wilson interval | exit-0 rate | median throughput | median p95 µs | other-process CPU (median, range) | run-queue wait (median, range) | CPU pressure (median, range) | load average (range) |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|---|---|"
