@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
 	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/jsonpos"
 )
 
 // Load reads a baseline file. A missing file yields an error satisfying
@@ -109,25 +110,9 @@ func finite(at string, m map[string]float64) error {
 
 // located adds line:col to JSON syntax and type errors.
 func located(b []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
+	line, col, ok := jsonpos.Of(b, err)
+	if !ok {
 		return err
-	}
-	line, col := 1, 1
-	for i := int64(0); i < off && i < int64(len(b)); i++ {
-		if b[i] == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
 	}
 	return fmt.Errorf("line %d:%d: %w", line, col, err)
 }

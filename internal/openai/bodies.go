@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"github.com/perfscen/perfscen/internal/jsonpos"
 )
 
 // BodyOptions are applied to every request body so runs are comparable
@@ -164,17 +166,9 @@ func payloadBody(p json.RawMessage, o BodyOptions) ([]byte, error) {
 
 // where turns a decoding error's byte offset into file:line.
 func where(path string, raw []byte, err error) string {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 || off > int64(len(raw)) {
+	line, _, ok := jsonpos.Of(raw, err)
+	if !ok {
 		return path
 	}
-	return fmt.Sprintf("%s:%d", path, 1+bytes.Count(raw[:off], []byte("\n")))
+	return fmt.Sprintf("%s:%d", path, line)
 }
