@@ -132,7 +132,7 @@ func pointBlock(w io.Writer, p *result.Point) {
 		return
 	}
 	if n := len(p.Trials); n > 0 {
-		fmt.Fprintf(w, "  Figures: median of %d kept trial(s); counts and maxima over all of them\n", n)
+		fmt.Fprintf(w, "  Figures: median of %d kept trial(s) (standard deviation: the median of the trials' own); counts and maxima over all of them\n", n)
 	}
 	fmt.Fprintf(w, "  Client: \n")
 	fmt.Fprintf(w, "    Request count: %d\n", m.Requests)

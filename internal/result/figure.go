@@ -84,6 +84,12 @@ func (p *Point) Figure(metric string) (Figure, bool) {
 // median figure (see StatOf) replaced by the median over the kept trials.
 // Counts, error rates and maxima stay pooled; a point without trials
 // keeps the figures it reported.
+//
+// The latency standard deviation and minimum have no metric name, but the
+// point block prints the one beside the average: it is the median of the
+// trials' own standard deviations (the spread of one window's requests,
+// like the average it stands beside), not the pooled one, which adds the
+// drift between windows; the minimum is the least over the kept trials.
 func (p *Point) FigureMetrics() Metrics {
 	out := p.Summary
 	if len(p.Trials) == 0 {
@@ -93,6 +99,9 @@ func (p *Point) FigureMetrics() Metrics {
 		if v, ok := p.trialMedian(f.has); ok {
 			*f.field(&out) = v
 		}
+	}
+	if v, ok := p.trialMin(lat(func(m *Metrics) float64 { return m.LatencyMinUs })); ok {
+		out.LatencyMinUs = v
 	}
 	if out.Server != nil && !out.Server.Reset {
 		s := *out.Server
@@ -144,6 +153,17 @@ func (p *Point) trialMedian(has func(m *Metrics) (float64, bool)) (float64, bool
 	return stats.Median(vs), true
 }
 
+// trialMin is the least value of has over the trials that have one.
+func (p *Point) trialMin(has func(m *Metrics) (float64, bool)) (float64, bool) {
+	least, found := 0.0, false
+	for i := range p.Trials {
+		if v, ok := has(&p.Trials[i].Metrics); ok && (!found || v < least) {
+			least, found = v, true
+		}
+	}
+	return least, found
+}
+
 type medianField struct {
 	// has is the metric's getter, so "a trial with data" means what it
 	// means to the checks.
@@ -158,6 +178,7 @@ func metricField(name string, field func(m *Metrics) *float64) medianField {
 var medianFields = []medianField{
 	metricField(MetricThroughput, func(m *Metrics) *float64 { return &m.Throughput }),
 	metricField(MetricLatencyAvg, func(m *Metrics) *float64 { return &m.LatencyAvgUs }),
+	{has: lat(func(m *Metrics) float64 { return m.LatencyStdUs }), field: func(m *Metrics) *float64 { return &m.LatencyStdUs }},
 	metricField(MetricP50, func(m *Metrics) *float64 { return &m.P50Us }),
 	metricField(MetricP90, func(m *Metrics) *float64 { return &m.P90Us }),
 	metricField(MetricP95, func(m *Metrics) *float64 { return &m.P95Us }),

@@ -77,3 +77,29 @@ func TestFiguresInJSON(t *testing.T) {
 		t.Fatalf("written figures %+v", written)
 	}
 }
+
+// The latency standard deviation and minimum printed beside the figures
+// are figures too: the median of the trials' own deviations and the least
+// minimum, never perf_analyzer's pooled merge, which adds the drift
+// between windows to the deviation.
+func TestSpreadFigures(t *testing.T) {
+	p := trialsPoint(600, 500, 900, 450, 880)
+	for i, sd := range []float64{120, 90, 300, 100, 110} {
+		p.Trials[i].Metrics.LatencyStdUs = sd
+		p.Trials[i].Metrics.LatencyMinUs = 800 + 10*float64(i)
+	}
+	// A trial where nothing completed has no spread to count.
+	p.Trials = append(p.Trials, Trial{Index: 5, Metrics: Metrics{Errors: 3}})
+	p.Summary.LatencyStdUs, p.Summary.LatencyMinUs = 450, 500
+	got := p.FigureMetrics()
+	if got.LatencyStdUs != 110 {
+		t.Errorf("standard deviation %g, want the trials' median 110 (pooled %g)", got.LatencyStdUs, p.Summary.LatencyStdUs)
+	}
+	if got.LatencyMinUs != 800 {
+		t.Errorf("minimum %g, want the least of the trials' 800 (pooled %g)", got.LatencyMinUs, p.Summary.LatencyMinUs)
+	}
+	imported := &Point{Status: PointImported, Summary: Metrics{P50Us: 12, LatencyStdUs: 7, LatencyMinUs: 3}}
+	if got := imported.FigureMetrics(); got.LatencyStdUs != 7 || got.LatencyMinUs != 3 {
+		t.Errorf("imported: std %g min %g, want what the file reported", got.LatencyStdUs, got.LatencyMinUs)
+	}
+}
