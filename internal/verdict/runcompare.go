@@ -27,7 +27,7 @@ const MinCompareTrials = 4
 // Delta is one point × metric of two runs.
 type Delta struct {
 	Point, Metric string
-	Old, New      float64 // medians of trials (or summaries)
+	Old, New      float64 // the points' figures (result.Point.Figure)
 	NOld, NNew    int
 	Change        float64 // New/Old − 1
 	// Lo and Hi bound Change (bootstrap 95%); HasStats is false when either
@@ -105,12 +105,16 @@ func CompareRuns(old, cur *result.Run, o CompareOptions) []Delta {
 }
 
 func compareMetric(op, np *result.Point, m string, o CompareOptions) (Delta, bool) {
+	// The values compared are the points' figures, the numbers every
+	// report of either file prints; the trials only test the change.
+	of, okOld := op.Figure(m)
+	nf, okNew := np.Figure(m)
 	ov, nv := pointValues(op, m), pointValues(np, m)
-	if !stats.Positive(ov) || !stats.Positive(nv) {
+	if !okOld || !okNew || !(of.Value > 0) || !(nf.Value > 0) || !stats.Positive(ov) || !stats.Positive(nv) {
 		return Delta{}, false
 	}
 	d := Delta{Point: np.ID, Metric: m, NOld: len(ov), NNew: len(nv), Verdict: "~"}
-	d.Old, d.New = stats.Median(ov), stats.Median(nv)
+	d.Old, d.New = of.Value, nf.Value
 	d.Change = d.New/d.Old - 1
 	significant := math.Abs(d.Change) > o.Tolerance
 	if len(ov) >= MinCompareTrials && len(nv) >= MinCompareTrials {
