@@ -209,7 +209,7 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM,
 
 // checkPayloads reads each OpenAI input-data file as the run will, so a
 // bad file is exit 2 from validate and from run before any load, naming
-// the file's line (syntax) or entry (data[3].payload[0]).
+// the file's line and, for a wrong entry, its place (data[3].payload[0]).
 func checkPayloads(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM) {
 	bo := openai.BodyOptions{Model: m.Name, Endpoint: l.Endpoint, Stream: l.Stream, IncludeUsage: l.IncludeUsage}
 	for i, f := range pm.Input.Paths {

@@ -68,7 +68,7 @@ func TestValidate(t *testing.T) {
 			code: exitcode.Invalid,
 			stderr: []string{
 				"scenario/testdata/invalid/llm-payloads.yaml:7:17: models[0].input_data: scenario/testdata/invalid/openai-syntax.json:3: invalid character ','",
-				`scenario/testdata/invalid/llm-payloads.yaml:9:17: models[1].input_data: scenario/testdata/invalid/openai-nomessages.json: data[1].payload[0]: a v1/chat/completions request needs a non-empty "messages" list`,
+				`scenario/testdata/invalid/llm-payloads.yaml:9:17: models[1].input_data: scenario/testdata/invalid/openai-nomessages.json:3: data[1].payload[0]: a v1/chat/completions request needs a non-empty "messages" list`,
 			},
 			noStdout:   true,
 			errorLines: 2,

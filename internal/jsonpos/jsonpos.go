@@ -5,6 +5,7 @@
 package jsonpos
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -22,6 +23,12 @@ func Of(raw []byte, err error) (line, col int, ok bool) {
 	case errors.As(err, &te):
 		off = te.Offset
 	}
+	return At(raw, off)
+}
+
+// At returns the 1-based line and column of byte offset off in raw; ok
+// is false when off lies outside raw.
+func At(raw []byte, off int64) (line, col int, ok bool) {
 	if off < 0 || off > int64(len(raw)) {
 		return 0, 0, false
 	}
@@ -34,4 +41,69 @@ func Of(raw []byte, err error) (line, col int, ok bool) {
 		}
 	}
 	return line, col, true
+}
+
+// Find returns the line and column where the value at path starts in
+// the JSON document raw: path steps are object keys (string) and array
+// indexes (int), so Find(raw, "data", 3, "payload", 0) is data[3].payload[0].
+// It is meant for error paths: an input that decoded but holds a wrong
+// value gets the position of that value, as a syntax error gets its own.
+// ok is false when raw is not valid JSON up to the value or the path is
+// not in it (the first of duplicate keys counts).
+func Find(raw []byte, path ...any) (line, col int, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for _, step := range path {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, 0, false
+		}
+		switch step := step.(type) {
+		case string:
+			if tok != json.Delim('{') {
+				return 0, 0, false
+			}
+			for {
+				k, err := dec.Token()
+				if err != nil {
+					return 0, 0, false
+				}
+				if k == step {
+					break
+				}
+				if _, isKey := k.(string); !isKey || skip(dec) != nil {
+					return 0, 0, false
+				}
+			}
+		case int:
+			if tok != json.Delim('[') || step < 0 {
+				return 0, 0, false
+			}
+			for range step {
+				if !dec.More() || skip(dec) != nil {
+					return 0, 0, false
+				}
+			}
+			if !dec.More() {
+				return 0, 0, false
+			}
+		default:
+			return 0, 0, false
+		}
+	}
+	// The decoder stands just past the key or the previous element: the
+	// value starts after the whitespace and the one separator between.
+	off := dec.InputOffset()
+	for off < int64(len(raw)) && bytes.IndexByte([]byte(" \t\r\n:,"), raw[off]) >= 0 {
+		off++
+	}
+	if off >= int64(len(raw)) {
+		return 0, 0, false
+	}
+	return At(raw, off)
+}
+
+// skip consumes the next value.
+func skip(dec *json.Decoder) error {
+	var v json.RawMessage
+	return dec.Decode(&v)
 }

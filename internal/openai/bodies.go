@@ -107,7 +107,7 @@ func finish(req map[string]any, o BodyOptions) ([]byte, error) {
 //
 // one request per payload element, in order. Each body keeps its own
 // fields; model is filled in when absent, stream and stream_options follow
-// o. Errors name the file and the line or the entry.
+// o. Errors name the file and line, and the entry's JSON path.
 func LoadPayloads(path string, o BodyOptions) ([][]byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -128,17 +128,21 @@ func LoadPayloads(path string, o BodyOptions) ([][]byte, error) {
 	for i, entry := range doc.Data {
 		for k := range entry {
 			if k != "payload" {
-				return nil, fmt.Errorf("%s: data[%d]: unknown key %q (an OpenAI entry holds \"payload\")", path, i, k)
+				return nil, fmt.Errorf("%s: data[%d]: unknown key %q (an OpenAI entry holds \"payload\")", at(path, raw, "data", i, k), i, k)
 			}
 		}
 		var payloads []json.RawMessage
 		if err := json.Unmarshal(entry["payload"], &payloads); err != nil || len(payloads) == 0 {
-			return nil, fmt.Errorf("%s: data[%d].payload: want a non-empty list of request objects", path, i)
+			pos := at(path, raw, "data", i, "payload")
+			if _, ok := entry["payload"]; !ok {
+				pos = at(path, raw, "data", i)
+			}
+			return nil, fmt.Errorf("%s: data[%d].payload: want a non-empty list of request objects", pos, i)
 		}
 		for j, p := range payloads {
 			b, err := payloadBody(p, o)
 			if err != nil {
-				return nil, fmt.Errorf("%s: data[%d].payload[%d]: %w", path, i, j, err)
+				return nil, fmt.Errorf("%s: data[%d].payload[%d]: %w", at(path, raw, "data", i, "payload", j), i, j, err)
 			}
 			out = append(out, b)
 		}
@@ -167,6 +171,17 @@ func payloadBody(p json.RawMessage, o BodyOptions) ([]byte, error) {
 // where turns a decoding error's byte offset into file:line.
 func where(path string, raw []byte, err error) string {
 	line, _, ok := jsonpos.Of(raw, err)
+	if !ok {
+		return path
+	}
+	return fmt.Sprintf("%s:%d", path, line)
+}
+
+// at names the line of the value at a JSON path as file:line, so an entry
+// that decoded but is wrong is found the way a syntax error is. A key
+// step names the key's value; for an unknown key that is its own line.
+func at(path string, raw []byte, steps ...any) string {
+	line, _, ok := jsonpos.Find(raw, steps...)
 	if !ok {
 		return path
 	}

@@ -32,21 +32,39 @@ func TestLoadPayloads(t *testing.T) {
 	}
 }
 
+// Every error names the file and line, an entry that decoded but is
+// wrong included, with the entry's JSON path.
 func TestLoadPayloadsErrors(t *testing.T) {
 	tests := []struct {
+		name     string
 		file     string
 		endpoint string
 		want     string
 	}{
-		{"testdata/bad-syntax.json", EndpointChat, "testdata/bad-syntax.json:2: invalid character ']'"},
-		{"testdata/payload.json", EndpointCompletions, `testdata/payload.json: data[0].payload[0]: a v1/completions request needs "prompt"`},
-		{"testdata/missing.json", EndpointChat, "no such file"},
+		{"syntax", "testdata/bad-syntax.json", EndpointChat, "testdata/bad-syntax.json:2: invalid character ']'"},
+		{"completions request without prompt", "testdata/payload.json", EndpointCompletions,
+			`testdata/payload.json:2: data[0].payload[0]: a v1/completions request needs "prompt"`},
+		{"chat request without messages", "testdata/bad-no-messages.json", EndpointChat,
+			`testdata/bad-no-messages.json:4: data[1].payload[1]: a v1/chat/completions request needs a non-empty "messages" list`},
+		{"payload element not an object", "testdata/bad-payload-not-object.json", EndpointChat,
+			"testdata/bad-payload-not-object.json:4: data[0].payload[1]: not a JSON object"},
+		{"unknown key in an entry", "testdata/bad-entry-key.json", EndpointChat,
+			`testdata/bad-entry-key.json:4: data[1]: unknown key "payloads"`},
+		{"empty payload", "testdata/bad-payload-empty.json", EndpointChat,
+			"testdata/bad-payload-empty.json:4: data[1].payload: want a non-empty list"},
+		{"payload an object, not a list", "testdata/bad-payload-type.json", EndpointChat,
+			"testdata/bad-payload-type.json:2: data[0].payload: want a non-empty list"},
+		{"entry without payload", "testdata/bad-payload-missing.json", EndpointChat,
+			"testdata/bad-payload-missing.json:4: data[1].payload: want a non-empty list"},
+		{"missing file", "testdata/missing.json", EndpointChat, "no such file"},
 	}
 	for _, tc := range tests {
-		_, err := LoadPayloads(tc.file, BodyOptions{Endpoint: tc.endpoint})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want %q", tc.file, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadPayloads(tc.file, BodyOptions{Endpoint: tc.endpoint})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
 
