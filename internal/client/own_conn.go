@@ -5,7 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -13,13 +13,24 @@ import (
 // blocked read or write on the caller's own connection, by moving the
 // connection's deadline into the past. The callback runs on another
 // goroutine; the owner replaces the connection only between requests.
+//
+// context.AfterFunc's stop does not wait for a callback that has already
+// started, so a cancellation can reach the callback after its call has
+// ended and the next call, with another context, has dialled a new
+// connection. Each context's callback therefore carries the generation it
+// was registered in, and acts only while that generation is current: a
+// late callback of an earlier context leaves the new connection alone.
 type cancelWatch struct {
 	watched   context.Context
 	stopWatch func() bool
-	current   atomic.Pointer[connBox]
-}
+	// afterFunc is context.AfterFunc; tests run the callback when they
+	// choose.
+	afterFunc func(context.Context, func()) func() bool
 
-type connBox struct{ nc net.Conn }
+	mu  sync.Mutex
+	nc  net.Conn // the connection a cancellation interrupts; nil: none
+	gen uint64   // bumped by stop
+}
 
 // aLongTimeAgo is a deadline that has passed: it fails blocked I/O at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -32,27 +43,41 @@ func (w *cancelWatch) watch(ctx context.Context) {
 	}
 	w.stop()
 	w.watched = ctx
-	w.stopWatch = context.AfterFunc(ctx, func() {
-		if b := w.current.Load(); b != nil {
-			b.nc.SetDeadline(aLongTimeAgo)
-		}
-	})
+	w.mu.Lock()
+	gen := w.gen
+	w.mu.Unlock()
+	after := w.afterFunc
+	if after == nil {
+		after = context.AfterFunc
+	}
+	w.stopWatch = after(ctx, func() { w.interrupt(gen) })
+}
+
+// interrupt fails the blocked I/O of the current connection, if the
+// context of generation gen is still the one watched.
+func (w *cancelWatch) interrupt(gen uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.gen == gen && w.nc != nil {
+		w.nc.SetDeadline(aLongTimeAgo)
+	}
 }
 
 func (w *cancelWatch) stop() {
 	if w.stopWatch != nil {
 		w.stopWatch()
 		w.stopWatch, w.watched = nil, nil
+		w.mu.Lock()
+		w.gen++
+		w.mu.Unlock()
 	}
 }
 
 // set names the connection a cancellation interrupts (nil: none).
 func (w *cancelWatch) set(nc net.Conn) {
-	if nc == nil {
-		w.current.Store(nil)
-		return
-	}
-	w.current.Store(&connBox{nc})
+	w.mu.Lock()
+	w.nc = nc
+	w.mu.Unlock()
 }
 
 // dialOwn connects to host (host:port) by TCP, or with dial (Options.Dial)
