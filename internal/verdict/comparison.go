@@ -111,6 +111,31 @@ func needText(n int, unit string) string {
 	return fmt.Sprintf("; about %d trials %s would decide it", n, unit)
 }
 
+// armValues are a comparison arm's per-trial values of metric. Trials
+// without data for it are left out and counted, and so are trials in which
+// no request finished: their zero throughput says the window was shorter
+// than a request, not how fast the server is.
+func armValues(p *result.Point, metric string) (vs []float64, missing int) {
+	for i := range p.Trials {
+		m := &p.Trials[i].Metrics
+		if v, ok := m.Value(metric); ok && (m.Requests > 0 || m.Errors > 0) {
+			vs = append(vs, v)
+		} else {
+			missing++
+		}
+	}
+	return vs, missing
+}
+
+// emptyArm names the arm without data: the candidate's point, else the
+// reference's.
+func emptyArm(cv []float64, cand, ref *result.Point) string {
+	if len(cv) == 0 {
+		return cand.ID
+	}
+	return ref.ID
+}
+
 type bound struct {
 	op    string
 	ratio float64
@@ -175,11 +200,18 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		return c, t
 	}
 	c.RefPoint = ref.ID
-	cv, cMiss := trialValues(cand, cmp.Metric)
-	rv, rMiss := trialValues(ref, cmp.Metric)
+	cv, cMiss := armValues(cand, cmp.Metric)
+	rv, rMiss := armValues(ref, cmp.Metric)
 	c.N, c.NRef = len(cv), len(rv)
 	if cMiss+rMiss > 0 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%d trial(s) without %s data left out", cMiss+rMiss, cmp.Metric))
+	}
+	if len(cv) == 0 || len(rv) == 0 {
+		// Nothing to compare is no verdict on either build.
+		c.Environment, c.NoValue = true, true
+		c.Message = fmt.Sprintf("could not measure: %s in no trial of %s (%d candidate and %d reference trial(s) with data)",
+			cmp.Metric, emptyArm(cv, cand, ref), len(cv), len(rv))
+		return c, t
 	}
 	if !stats.Positive(cv) || !stats.Positive(rv) {
 		c.Message = fmt.Sprintf("%s needs positive per-trial values in both arms (have %d and %d trials)", cmp.Metric, len(cv), len(rv))
@@ -197,6 +229,16 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	if len(cv) < o.MinTrials || len(rv) < o.MinTrials {
 		w := fmt.Sprintf("too few trials: %d candidate and %d reference, need at least %d per arm", len(cv), len(rv), o.MinTrials)
 		c.Warnings = append(c.Warnings, w)
+		if len(cand.Trials) >= o.MinTrials && len(ref.Trials) >= o.MinTrials {
+			// Enough trials were measured, but some had no data (a
+			// window in which no request finished): that says nothing
+			// about the builds, and more trials can still decide.
+			c.Status, c.Class, c.P = StatusInconclusive, ClassUndecided, 1
+			c.NeedN = max(c.NeedN, o.MinTrials)
+			c.Message = fmt.Sprintf("inconclusive: ratio %.3f, but only %d candidate and %d reference trial(s) have %s data (%d had none), need at least %d per arm%s",
+				c.Value, len(cv), len(rv), cmp.Metric, cMiss+rMiss, o.MinTrials, needText(c.NeedN, "per arm"))
+			return c, t
+		}
 		c.Message = fmt.Sprintf("ratio %.3f cannot be judged: %s (raise measurement.trials)", c.Value, w)
 		c.P = 1
 		return c, t

@@ -3,10 +3,12 @@ package verdict
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/result"
 )
 
 func TestComparisons(t *testing.T) {
@@ -169,5 +171,65 @@ func TestSettleKeepsEarlierDecisions(t *testing.T) {
 	got := Settle(prev, next)
 	if got.Checks[0].Status != StatusPass || got.Checks[1].Status != StatusFail || !got.Interrupted || len(got.Notices) != 1 {
 		t.Errorf("Settle = %+v", got.Checks)
+	}
+}
+
+// A trial in which no request finished (a window shorter than one request
+// on a starved machine) is no evidence about either build: a comparison
+// that loses trials to that is never failed for it. It is inconclusive,
+// so the gate measures more trials of both arms, and an arm without any
+// data at all could not be measured.
+func TestComparisonsTrialsWithoutData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ref := noisy(rng, 10, 1000, 20000, 0.02)
+	equal := noisy(rng, 10, 1000, 20000, 0.02)
+	empty := func(p result.Point, trials ...int) result.Point {
+		for _, i := range trials {
+			p.Trials[i].Metrics = result.Metrics{}
+		}
+		return p
+	}
+	tests := []struct {
+		name   string
+		cand   result.Point
+		cmp    plan.Comparison
+		status Status
+		env    bool
+		msg    string
+	}{
+		{"p50, one empty trial", empty(mkPoint("opt/c=1", "opt", c(1), equal), 3), plan.Comparison{Metric: "p50", MaxRatio: 1.15},
+			StatusInconclusive, false, "only 9 candidate and 10 reference trial(s) have p50 data (1 had none)"},
+		{"throughput, one empty trial", empty(mkPoint("opt/c=1", "opt", c(1), equal), 0), plan.Comparison{Metric: "throughput", MinRatio: 0.9},
+			StatusInconclusive, false, "only 9 candidate and 10 reference trial(s) have throughput data (1 had none)"},
+		{"every trial empty", empty(mkPoint("opt/c=1", "opt", c(1), equal), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9), plan.Comparison{Metric: "p50", MaxRatio: 1.15},
+			StatusFail, true, "could not measure: p50 in no trial of opt/c=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := mkRun(tt.cand, mkPoint("ref/c=1", "ref", c(1), ref))
+			tt.cmp.Candidate, tt.cmp.Reference = "opt", "ref"
+			got := Comparisons([]plan.Comparison{tt.cmp}, run)
+			if len(got) != 1 {
+				t.Fatalf("got %d checks", len(got))
+			}
+			g := got[0]
+			if g.Status != tt.status || g.Environment != tt.env || !strings.Contains(g.Message, tt.msg) {
+				t.Fatalf("got %s (environment %v) %q, want %s (environment %v) containing %q", g.Status, g.Environment, g.Message, tt.status, tt.env, tt.msg)
+			}
+			v := &Verdict{Checks: got}
+			switch tt.status {
+			case StatusInconclusive:
+				if ids := v.Undecided(); !slices.Equal(ids, []string{"opt/c=1", "ref/c=1"}) {
+					t.Errorf("points given more trials: %v, want both arms", ids)
+				}
+				if o := v.Outcome(); o != OutcomeInconclusive {
+					t.Errorf("outcome %s, want %s", o, OutcomeInconclusive)
+				}
+			case StatusFail:
+				if o := v.Outcome(); o != OutcomeNotMeasured {
+					t.Errorf("outcome %s, want %s", o, OutcomeNotMeasured)
+				}
+			}
+		})
 	}
 }
