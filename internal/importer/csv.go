@@ -83,13 +83,84 @@ var numericColumns = map[string]csvSetter{
 }
 
 // llmColumns are the columns perfscen's own CSV adds for openai-kind runs
-// (token rates, TTFT, ITL, TPOT, goodput). perf_analyzer's layout has no
-// request count to weigh them by, so they are read past, not imported.
-var llmColumns = map[string]bool{
-	"Output Tokens/Second": true, "Goodput": true, "Output Tokens": true, "Input Tokens": true, "Token Count Source": true,
-	"TTFT avg": true, "TTFT p50": true, "TTFT p90": true, "TTFT p95": true, "TTFT p99": true,
-	"ITL avg": true, "ITL p50": true, "ITL p90": true, "ITL p95": true, "ITL p99": true,
-	"TPOT avg": true, "TPOT p50": true, "TPOT p90": true, "TPOT p95": true, "TPOT p99": true,
+// (report.llmCSVColumns): token rates, goodput, TTFT, ITL and TPOT in
+// integer microseconds, token totals and where the counts came from. An
+// empty cell is a figure the point did not have (no streamed request, no
+// goodput SLO) and stays absent.
+var llmColumns = func() map[string]csvCellSetter {
+	cols := map[string]csvCellSetter{
+		"Output Tokens/Second": llmNumber(func(l *result.LLMMetrics, v float64) { l.OutputTokensPerSec = v }),
+		"Goodput":              llmNumber(func(l *result.LLMMetrics, v float64) { l.Goodput = &v }),
+		"Output Tokens":        llmCount(func(l *result.LLMMetrics, n int64) { l.OutputTokens = n }),
+		"Input Tokens":         llmCount(func(l *result.LLMMetrics, n int64) { l.InputTokens = n }),
+		"Token Count Source":   tokenSource,
+	}
+	dists := map[string]func(l *result.LLMMetrics) *result.Distribution{
+		"TTFT": func(l *result.LLMMetrics) *result.Distribution { return &l.TTFT },
+		"ITL":  func(l *result.LLMMetrics) *result.Distribution { return &l.ITL },
+		"TPOT": func(l *result.LLMMetrics) *result.Distribution { return &l.TPOT },
+	}
+	for prefix, pick := range dists {
+		for stat, field := range distFields {
+			cols[prefix+" "+stat] = llmNumber(func(l *result.LLMMetrics, v float64) { *field(pick(l)) = v })
+		}
+	}
+	return cols
+}()
+
+// distFields are a distribution's figures by the names both CSV layouts
+// give them.
+var distFields = map[string]func(d *result.Distribution) *float64{
+	"avg": func(d *result.Distribution) *float64 { return &d.AvgUs },
+	"p50": func(d *result.Distribution) *float64 { return &d.P50Us },
+	"p90": func(d *result.Distribution) *float64 { return &d.P90Us },
+	"p95": func(d *result.Distribution) *float64 { return &d.P95Us },
+	"p99": func(d *result.Distribution) *float64 { return &d.P99Us },
+}
+
+// csvCellSetter stores one non-empty cell into a point.
+type csvCellSetter func(p *result.Point, cell string) error
+
+func llm(p *result.Point) *result.LLMMetrics {
+	if p.Summary.LLM == nil {
+		p.Summary.LLM = &result.LLMMetrics{}
+	}
+	return p.Summary.LLM
+}
+
+func llmNumber(set func(l *result.LLMMetrics, v float64)) csvCellSetter {
+	return func(p *result.Point, cell string) error {
+		v, err := parseNumber(cell)
+		if err != nil {
+			return err
+		}
+		set(llm(p), v)
+		return nil
+	}
+}
+
+func llmCount(set func(l *result.LLMMetrics, n int64)) csvCellSetter {
+	return func(p *result.Point, cell string) error {
+		n, err := strconv.ParseInt(cell, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a non-negative integer", cell)
+		}
+		set(llm(p), n)
+		return nil
+	}
+}
+
+// tokenSource keeps where the file's token counts came from as a note:
+// the per-request counts behind it are not in the CSV.
+func tokenSource(p *result.Point, cell string) error {
+	switch cell {
+	case "usage", "chunks", "mixed":
+		p.Notes = append(p.Notes, "output token counts came from "+map[string]string{
+			"usage": "the server's usage", "chunks": "counted content chunks", "mixed": "the server's usage where present, else counted chunks",
+		}[cell]+", as the file recorded")
+		return nil
+	}
+	return fmt.Errorf("%q is not a token count source (usage, chunks or mixed)", cell)
 }
 
 // gpuSetter stores one per-GPU column ("uuid:value;uuid:value;").
@@ -181,10 +252,10 @@ func checkHeader(name string, header []string, notes *[]string) error {
 		setter, numeric := numericColumns[h]
 		_, isGPU := gpuColumns[h]
 		switch {
-		case llmColumns[h]:
+		case llmColumns[h] != nil:
 			if !llmNoted {
 				llmNoted = true
-				*notes = append(*notes, "perfscen's LLM columns (TTFT, ITL, TPOT, tokens/s, goodput) are not imported: the CSV has no request counts to weigh them by")
+				*notes = append(*notes, "LLM figures (TTFT, ITL, TPOT, tokens/s, goodput) as the file reported them; it has no per-request counts")
 			}
 		case numeric && setter == nil && h != colReqResp:
 			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; not imported", h))
@@ -228,7 +299,13 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 	p := newPoint(opts.Model, lv, opts.BatchSize, opts.Protocol, "")
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
-		if llmColumns[h] {
+		if set := llmColumns[h]; set != nil {
+			if cell == "" {
+				continue
+			}
+			if err := set(&p, cell); err != nil {
+				return result.Point{}, fmt.Errorf("%s:%d:%d: column %q: %w", name, row, i+1, h, err)
+			}
 			continue
 		}
 		if set, ok := gpuColumns[h]; ok {

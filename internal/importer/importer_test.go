@@ -29,6 +29,7 @@ func TestImportGolden(t *testing.T) {
 		{"default.csv", Options{Model: "inception_graphdef"}},
 		{"verbose_metrics.csv", Options{Model: "resnet50_libtorch", BatchSize: 4, Protocol: "grpc"}},
 		{"request_rate_noserver.csv", Options{Model: "simple"}},
+		{"perfscen_llm.csv", Options{Model: "llm"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -115,6 +116,53 @@ func TestImportFacts(t *testing.T) {
 	}
 }
 
+// perfscen's own LLM columns come back as the point's LLM figures, the
+// ones thresholds and baselines read; empty cells stay absent.
+func TestImportLLMColumns(t *testing.T) {
+	run, err := ImportFiles([]string{"testdata/perfscen_llm.csv"}, Options{Model: "llm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Points) != 4 {
+		t.Fatalf("%d points, want 4", len(run.Points))
+	}
+	figure := func(p *result.Point, metric string) (float64, bool) {
+		f, ok := p.Figure(metric)
+		return f.Value, ok
+	}
+	first := &run.Points[0]
+	for _, tc := range []struct {
+		metric string
+		want   float64
+	}{
+		{result.MetricTTFTP95, 56160}, {result.MetricTTFTAvg, 38610}, {result.MetricITLP50, 8800},
+		{result.MetricTPOTP99, 11440}, {result.MetricOutputTokensPS, 876.8}, {result.MetricP95, 350000},
+	} {
+		if v, ok := figure(first, tc.metric); !ok || v != tc.want {
+			t.Errorf("%s: %g %v, want %g", tc.metric, v, ok, tc.want)
+		}
+	}
+	if _, ok := figure(first, result.MetricGoodput); ok {
+		t.Error("an empty goodput cell gave a goodput figure")
+	}
+	if l := first.Summary.LLM; l.OutputTokens != 3200 || l.InputTokens != 51200 {
+		t.Errorf("token totals %d/%d", l.OutputTokens, l.InputTokens)
+	}
+	if v, ok := figure(&run.Points[1], result.MetricGoodput); !ok || v != 27.45 {
+		t.Errorf("goodput %g %v, want 27.45", v, ok)
+	}
+	unstreamed := &run.Points[2]
+	if _, ok := figure(unstreamed, result.MetricTTFTP50); ok || unstreamed.ID != "llm/c=8" {
+		t.Errorf("%s: a TTFT figure from empty cells", unstreamed.ID)
+	}
+	if v, ok := figure(unstreamed, result.MetricOutputTokensPS); !ok || v != 1673.6 {
+		t.Errorf("unstreamed tokens/s %g %v", v, ok)
+	}
+	if !strings.Contains(strings.Join(run.Points[3].Notes, "\n"), "counted content chunks") {
+		t.Errorf("token source not kept: %q", run.Points[3].Notes)
+	}
+}
+
 func TestImportErrors(t *testing.T) {
 	tests := []struct {
 		name, body string
@@ -128,6 +176,10 @@ func TestImportErrors(t *testing.T) {
 		{"bad concurrency", "Concurrency,Inferences/Second\n1.5,2\n", Options{Model: "m"}, `x:2:1: column "Concurrency"`},
 		{"short row", "Concurrency,Inferences/Second,p50 latency\n1,2\n", Options{Model: "m"}, "x:2: row has 2 fields, header has 3"},
 		{"header only", "Concurrency,Inferences/Second\n", Options{Model: "m"}, "header but no rows"},
+		{"negative TTFT", "Concurrency,Inferences/Second,TTFT p50\n1,2,3\n2,4,-5\n", Options{Model: "m"}, `x:3:3: column "TTFT p50": "-5" is not a non-negative number`},
+		{"tokens/s not a number", "Concurrency,Inferences/Second,Output Tokens/Second\n1,2,fast\n", Options{Model: "m"}, `x:2:3: column "Output Tokens/Second": "fast"`},
+		{"fractional token total", "Concurrency,Inferences/Second,Output Tokens\n1,2,10.5\n", Options{Model: "m"}, `x:2:3: column "Output Tokens": "10.5" is not a non-negative integer`},
+		{"unknown token source", "Concurrency,Inferences/Second,Token Count Source\n1,2,guess\n", Options{Model: "m"}, `x:2:3: column "Token Count Source": "guess" is not a token count source`},
 		{"csv without model", "Concurrency,Inferences/Second\n1,2\n", Options{}, "pass --model"},
 		{"log without blocks", "*** Measurement Settings ***\n  Batch size: 1\n", Options{Model: "m"}, "no perf_analyzer results found"},
 		{"log without model", "Request concurrency: 1\n  Client:\n    Throughput: 5 infer/sec\n", Options{}, "x:1: the log does not show the perf_analyzer command line"},

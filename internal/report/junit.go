@@ -155,7 +155,7 @@ func llmProperties(run *result.Run) []junitProperty {
 			name string
 			d    result.Distribution
 		}{{"ttft", l.TTFT}, {"itl", l.ITL}, {"tpot", l.TPOT}} {
-			if d.d.Count == 0 {
+			if !d.d.Has() {
 				continue
 			}
 			for _, s := range []struct {

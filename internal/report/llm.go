@@ -24,14 +24,14 @@ func llmRows(run *result.Run) [][]string {
 			continue
 		}
 		rows = append(rows, []string{p.ID, paFloat(figs.Throughput), strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64),
-			dur(l.TTFT.Count, l.TTFT.P50Us), dur(l.TTFT.Count, l.TTFT.P95Us), dur(l.ITL.Count, l.ITL.P50Us), dur(l.ITL.Count, l.ITL.P95Us),
-			dur(l.TPOT.Count, l.TPOT.AvgUs), dur(l.TPOT.Count, l.TPOT.P95Us), goodput(l), tokenSource(l)})
+			dur(&l.TTFT, l.TTFT.P50Us), dur(&l.TTFT, l.TTFT.P95Us), dur(&l.ITL, l.ITL.P50Us), dur(&l.ITL, l.ITL.P95Us),
+			dur(&l.TPOT, l.TPOT.AvgUs), dur(&l.TPOT, l.TPOT.P95Us), goodput(l), tokenSource(l)})
 	}
 	return rows
 }
 
-func dur(n int64, us float64) string {
-	if n == 0 {
+func dur(d *result.Distribution, us float64) string {
+	if !d.Has() {
 		return "-"
 	}
 	return quantity(us, "us")
@@ -46,6 +46,9 @@ func goodput(l *result.LLMMetrics) string {
 
 func tokenSource(l *result.LLMMetrics) string {
 	switch {
+	case l.TokensFromChunks == 0 && l.TokensFromUsage == 0:
+		// No counted request: imported figures, or nothing succeeded.
+		return "-"
 	case l.TokensFromChunks == 0:
 		return "usage"
 	case l.TokensFromUsage == 0:
@@ -68,11 +71,15 @@ func llmBlock(w io.Writer, p *result.Point) {
 		name string
 		d    result.Distribution
 	}{{"Time to first token", l.TTFT}, {"Inter-token latency (chunk gaps)", l.ITL}, {"Time per output token (per request)", l.TPOT}} {
-		if d.d.Count == 0 {
+		if !d.d.Has() {
 			continue
 		}
-		fmt.Fprintf(w, "    %s: avg %s, p50 %s, p90 %s, p95 %s, p99 %s (n=%d)\n", d.name, quantity(d.d.AvgUs, "us"),
-			quantity(d.d.P50Us, "us"), quantity(d.d.P90Us, "us"), quantity(d.d.P95Us, "us"), quantity(d.d.P99Us, "us"), d.d.Count)
+		n := "as reported"
+		if d.d.Count > 0 {
+			n = fmt.Sprintf("n=%d", d.d.Count)
+		}
+		fmt.Fprintf(w, "    %s: avg %s, p50 %s, p90 %s, p95 %s, p99 %s (%s)\n", d.name, quantity(d.d.AvgUs, "us"),
+			quantity(d.d.P50Us, "us"), quantity(d.d.P90Us, "us"), quantity(d.d.P95Us, "us"), quantity(d.d.P99Us, "us"), n)
 	}
 	if l.Goodput != nil {
 		fmt.Fprintf(w, "    Goodput: %.1f requests/s (%d of %d requests met the SLO)\n", *l.Goodput, l.GoodRequests, figs.Requests)
@@ -102,7 +109,7 @@ func llmDistColumns(prefix string, pick func(l *result.LLMMetrics) *result.Distr
 	for i, s := range stats {
 		out[i] = llmCSVColumn{prefix + " " + s.name, func(l *result.LLMMetrics) string {
 			d := pick(l)
-			if d.Count == 0 {
+			if !d.Has() {
 				return ""
 			}
 			return usec(s.f(d))

@@ -226,7 +226,7 @@ var llmFields = func() []llmFieldFunc {
 	for _, d := range dists {
 		for _, f := range fields {
 			out = append(out, llmFieldFunc{
-				get: func(l *LLMMetrics) (float64, bool) { dd := d(l); return *f(dd), dd.Count > 0 },
+				get: func(l *LLMMetrics) (float64, bool) { dd := d(l); return *f(dd), dd.Has() },
 				at:  func(l *LLMMetrics) *float64 { return f(d(l)) },
 			})
 		}

@@ -56,6 +56,13 @@ type LLMMetrics struct {
 	TokensFromChunks int64 `json:"tokens_from_chunks"`
 }
 
+// Has reports whether d holds figures: a measured sample, or the values
+// a file imported from perfscen's or genai-perf's CSV reported without
+// a count of the requests behind them.
+func (d *Distribution) Has() bool {
+	return d.Count > 0 || d.AvgUs > 0 || d.P50Us > 0 || d.P90Us > 0 || d.P95Us > 0 || d.P99Us > 0 || d.MaxUs > 0
+}
+
 // Distribution summarizes a duration sample in microseconds.
 type Distribution struct {
 	Count int64   `json:"count"`
@@ -73,7 +80,7 @@ func llmDist(pick func(l *LLMMetrics) *Distribution, f func(d *Distribution) flo
 			return 0, false
 		}
 		d := pick(m.LLM)
-		if d.Count == 0 {
+		if !d.Has() {
 			return 0, false
 		}
 		return f(d), true
