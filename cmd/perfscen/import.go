@@ -21,14 +21,21 @@ func newImportCmd(e *env) *cobra.Command {
 		Use: "import FILE...",
 		Example: `  perfscen import -o results.json perf_analyzer.csv
   perfscen import --model resnet50 -o results.json pa_console.log
+  perfscen import --model llama --concurrency 8 -o results.json artifacts/llama-openai-chat-concurrency8/profile_export_genai_perf.csv
   perfscen baseline update --from results.json --baseline baselines/resnet.json`,
-		Short: "Convert perf_analyzer CSV (-f) or console output into a perfscen result file",
+		Short: "Convert perf_analyzer CSV (-f) or console output, or genai-perf's CSV, into a perfscen result file",
 		Long: `import reads perf_analyzer's -f CSV (with or without --verbose-csv) or its
 console output (one or several runs in one log) and writes a perfscen result
 document, so the numbers can be gated, compared with a baseline and reported.
 
 The model name comes from the echoed "perf_analyzer -m NAME" command line in a
-log; a CSV never names its model, so --model is required for CSV input.`,
+log; a CSV never names its model, so --model is required for CSV input.
+
+genai-perf's profile_export_genai_perf.csv (one load level per file) gives an
+LLM point: time to first token, its inter-token latency (per request, so
+perfscen's TPOT), request latency, request and output token throughput and
+goodput. It states neither model nor load: pass --model and --concurrency
+(or --request-rate). Values are milliseconds as genai-perf writes them.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			run, err := importer.ImportFiles(files, opts)
@@ -48,5 +55,7 @@ log; a CSV never names its model, so --model is required for CSV input.`,
 	f.StringVar(&opts.Model, "model", "", "model name when the input does not name it (always needed for CSV)")
 	f.IntVar(&opts.BatchSize, "batch-size", 0, "batch size when the input does not state it (default 1, as perf_analyzer)")
 	f.StringVar(&opts.Protocol, "protocol", "", "protocol when the input does not reveal it: http or grpc (default http)")
+	f.IntVar(&opts.Concurrency, "concurrency", 0, "load level of a genai-perf CSV, which does not state it (or --request-rate)")
+	f.Float64Var(&opts.RequestRate, "request-rate", 0, "request rate of a genai-perf CSV, which does not state it (or --concurrency)")
 	return cmd
 }

@@ -45,3 +45,15 @@ func FuzzImportLog(f *testing.F) {
 		}
 	})
 }
+
+func FuzzImportGenAIPerf(f *testing.F) {
+	addFixtures(f, "genai_perf*.csv")
+	f.Add([]byte("Metric,avg\nRequest Latency (ms),\"1,000.5\"\nMetric,Value\nRequest Throughput (per sec),1\n"))
+	f.Add([]byte("Metric,GPU,Value\nx,0,1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		points, err := ParseGenAIPerf("fuzz", bytes.NewReader(b), Options{Model: "m", Concurrency: 1})
+		if err == nil && len(points) != 1 {
+			t.Fatalf("no error and %d points", len(points))
+		}
+	})
+}

@@ -24,19 +24,25 @@ type Options struct {
 	// Protocol is used when the input does not reveal it; "" means http,
 	// perf_analyzer's default.
 	Protocol string
+	// Concurrency or RequestRate is the load level of an input that does
+	// not state it (a genai-perf CSV).
+	Concurrency int
+	RequestRate float64
 }
 
 // Input formats.
 const (
-	FormatCSV = "csv"
-	FormatLog = "log"
+	FormatCSV       = "csv"
+	FormatLog       = "log"
+	FormatGenAIPerf = "genai-perf-csv"
 )
 
 // ErrEmpty is returned for an input with nothing but white space.
 var ErrEmpty = errors.New("empty input")
 
 // Detect says whether b is a perf_analyzer CSV (its header starts with the
-// load column) or a console log.
+// load column), a genai-perf CSV (its first table starts "Metric,") or a
+// perf_analyzer console log.
 func Detect(b []byte) (string, error) {
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		s := strings.TrimSpace(string(line))
@@ -45,6 +51,9 @@ func Detect(b []byte) (string, error) {
 		}
 		if strings.HasPrefix(s, colConcurrency+",") || strings.HasPrefix(s, colRequestRate+",") {
 			return FormatCSV, nil
+		}
+		if isGenAIPerf(s) {
+			return FormatGenAIPerf, nil
 		}
 		return FormatLog, nil
 	}
@@ -61,6 +70,8 @@ func Parse(name string, b []byte, opts Options) (format string, points []result.
 	switch format {
 	case FormatCSV:
 		points, err = ParseCSV(name, bytes.NewReader(b), opts)
+	case FormatGenAIPerf:
+		points, err = ParseGenAIPerf(name, bytes.NewReader(b), opts)
 	default:
 		points, err = ParseLog(name, bytes.NewReader(b), opts)
 	}
@@ -88,7 +99,7 @@ func ImportFiles(paths []string, opts Options) (*result.Run, error) {
 		}
 		s := sourceOf(format)
 		if source != "" && s != source {
-			return nil, fmt.Errorf("%s: is a perf_analyzer %s but %s is a %s; import CSV files and logs separately", p, format, paths[0], formatOf(source))
+			return nil, fmt.Errorf("%s: is a %s but %s is a %s; import each kind separately", p, kindOf(format), paths[0], kindOf(formatOf(source)))
 		}
 		source = s
 		all = append(all, points...)
@@ -110,15 +121,32 @@ func Assemble(scenario, source string, points []result.Point) *result.Run {
 }
 
 func sourceOf(format string) string {
-	if format == FormatCSV {
+	switch format {
+	case FormatCSV:
 		return "perf_analyzer-csv"
+	case FormatGenAIPerf:
+		return FormatGenAIPerf
 	}
 	return "perf_analyzer-log"
 }
 
+// kindOf names an input format for people.
+func kindOf(format string) string {
+	switch format {
+	case FormatCSV:
+		return "perf_analyzer CSV"
+	case FormatGenAIPerf:
+		return "genai-perf CSV"
+	}
+	return "perf_analyzer log"
+}
+
 func formatOf(source string) string {
-	if source == "perf_analyzer-csv" {
+	switch source {
+	case "perf_analyzer-csv":
 		return FormatCSV
+	case FormatGenAIPerf:
+		return FormatGenAIPerf
 	}
 	return FormatLog
 }

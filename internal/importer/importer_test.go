@@ -30,6 +30,8 @@ func TestImportGolden(t *testing.T) {
 		{"verbose_metrics.csv", Options{Model: "resnet50_libtorch", BatchSize: 4, Protocol: "grpc"}},
 		{"request_rate_noserver.csv", Options{Model: "simple"}},
 		{"perfscen_llm.csv", Options{Model: "llm"}},
+		{"genai_perf.csv", Options{Model: "llama", Concurrency: 8}},
+		{"genai_perf_goodput.csv", Options{Model: "llama", RequestRate: 20}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -163,7 +165,71 @@ func TestImportLLMColumns(t *testing.T) {
 	}
 }
 
+// genai-perf's CSV gives one LLM point: milliseconds become the
+// microseconds of perfscen's figures, its per-request inter-token latency
+// is perfscen's TPOT, and values with thousands separators read whole.
+func TestImportGenAIPerf(t *testing.T) {
+	run, err := ImportFiles([]string{"testdata/genai_perf.csv"}, Options{Model: "llama", Concurrency: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Source != FormatGenAIPerf || len(run.Points) != 1 {
+		t.Fatalf("source %q, %d points", run.Source, len(run.Points))
+	}
+	p := &run.Points[0]
+	if p.ID != "llama/c=8" || p.Concurrency != 8 || p.Summary.Requests != 365 {
+		t.Errorf("point %s c=%d requests %d", p.ID, p.Concurrency, p.Summary.Requests)
+	}
+	for _, tc := range []struct {
+		metric string
+		want   float64
+	}{
+		{result.MetricTTFTAvg, 45210}, {result.MetricTTFTP95, 120020}, {result.MetricTTFTMax, 1210530},
+		{result.MetricTPOTP50, 9600}, {result.MetricTPOTP99, 14900},
+		{result.MetricLatencyAvg, 1302550}, {result.MetricP99, 2500750}, {result.MetricLatencyMax, 2801400},
+		{result.MetricThroughput, 6.08}, {result.MetricOutputTokensPS, 780.33},
+	} {
+		f, ok := p.Figure(tc.metric)
+		if !ok || math.Abs(f.Value-tc.want) > 1e-6*tc.want {
+			t.Errorf("%s: %g %v, want %g", tc.metric, f.Value, ok, tc.want)
+		}
+	}
+	for _, m := range []string{result.MetricITLP50, result.MetricGoodput} {
+		if f, ok := p.Figure(m); ok {
+			t.Errorf("%s: %g from a file without it", m, f.Value)
+		}
+	}
+	if p.Summary.LatencyMinUs != 950100 {
+		t.Errorf("latency min %g", p.Summary.LatencyMinUs)
+	}
+
+	run, err = ImportFiles([]string{"testdata/genai_perf_goodput.csv"}, Options{Model: "llama", RequestRate: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = &run.Points[0]
+	if f, ok := p.Figure(result.MetricGoodput); !ok || f.Value != 15.2 || p.ID != "llama/r=20" {
+		t.Errorf("%s goodput %g %v", p.ID, f.Value, ok)
+	}
+	if f, _ := p.Figure(result.MetricOutputTokensPS); f.Value != 1183.5 {
+		t.Errorf("tokens/s %g", f.Value)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	for _, want := range []string{"Time To Second Token (ms)", "Output Sequence Length", "GPU telemetry"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes do not say %q is not imported: %s", want, notes)
+		}
+	}
+}
+
 func TestImportErrors(t *testing.T) {
+	const genai = "Metric,avg,min,max,p99,p95,p90,p75,p50,p25\n" +
+		"Time To First Token (ms),45.21,20.11,90.00,180.44,120.02,88.70,60.30,40.12,30.05\n" +
+		"\n" +
+		"Metric,Value\n" +
+		"Output Token Throughput (per sec),780.33\n" +
+		"Request Throughput (per sec),6.08\n"
+	c1 := Options{Model: "m", Concurrency: 1}
 	tests := []struct {
 		name, body string
 		opts       Options
@@ -186,6 +252,18 @@ func TestImportErrors(t *testing.T) {
 		{"log bad number", "perf_analyzer -m a\nRequest concurrency: 1\n  Client:\n    Throughput: fast infer/sec\n", Options{}, `x:4:17: Throughput: "fast" is not a non-negative number`},
 		{"log bad count", "perf_analyzer -m a\nRequest concurrency: 1\n  Client:\n    Request count: -3\n", Options{}, `x:4:20: Request count: "-3"`},
 		{"log bad breakdown", "perf_analyzer -m a\nRequest concurrency: 1\n  Server:\n    Avg request latency: 3 usec (queue x usec)\n", Options{}, `x:4:`},
+		{"genai-perf without load", genai, Options{Model: "m"}, "x: a genai-perf CSV does not state its load; pass --concurrency N or --request-rate R"},
+		{"genai-perf with two loads", genai, Options{Model: "m", Concurrency: 1, RequestRate: 2}, "not both"},
+		{"genai-perf without model", genai, Options{Concurrency: 1}, "x: a genai-perf CSV does not name its model; pass --model"},
+		{"genai-perf negative value", strings.Replace(genai, "45.21", "-45.21", 1), c1, `x:2:2: Time To First Token avg: "-45.21" is not a non-negative number`},
+		{"genai-perf bad separator", strings.Replace(genai, "180.44", `"1,80.44"`, 1), c1, `x:2:5: Time To First Token p99: "1,80.44" is not a non-negative number`},
+		{"genai-perf text value", strings.Replace(genai, "6.08", "fast", 1), c1, `x:6:2: Request Throughput: "fast" is not a non-negative number`},
+		{"genai-perf fractional count", genai + "Request Count (count),3.50\n", c1, `x:7:2: Request Count: "3.50" is not a whole count`},
+		{"genai-perf seconds", strings.Replace(genai, "First Token (ms)", "First Token (s)", 1), c1, `x:2:1: metric "Time To First Token": unit "s", want ms`},
+		{"genai-perf duplicate metric", genai + "Request Throughput (per sec),7.00\n", c1, `x:7:1: metric "Request Throughput" appears twice`},
+		{"genai-perf short row", strings.Replace(genai, ",30.05", "", 1), c1, "x:2: row has 9 fields, header has 10"},
+		{"genai-perf unknown statistic", strings.Replace(genai, "p25", "p33", 1), c1, `x:1:10: unknown genai-perf CSV column "p33"`},
+		{"genai-perf without throughput", strings.Replace(genai, "Request Throughput (per sec),6.08\n", "", 1), c1, `x: genai-perf CSV has no "Request Throughput (per sec)" row`},
 		{"log bad batch flag", "perf_analyzer -m a -b zero\n", Options{}, `x:1: perf_analyzer command line: batch size "zero"`},
 	}
 	for _, tt := range tests {

@@ -42,7 +42,7 @@ type Run struct {
 	ScenarioFile string      `json:"scenario_file,omitempty"`
 	BaselinePath string      `json:"baseline_path,omitempty"`
 	ScenarioHash string      `json:"scenario_hash,omitempty"`
-	Source       string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log"
+	Source       string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv"
 	Environment  Environment `json:"environment"`
 	Started      time.Time   `json:"started"`
 	Finished     time.Time   `json:"finished"`
