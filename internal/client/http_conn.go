@@ -218,6 +218,12 @@ func (hc *httpConn) write(body []byte) error {
 		bufs := make(net.Buffers, 0, 1+len(hc.x.parts))
 		bufs = append(bufs, hc.head)
 		bufs = append(bufs, hc.x.parts...)
+		if bw, ok := hc.nc.(interface {
+			WriteBuffers([][]byte) (int64, error)
+		}); ok {
+			_, err := bw.WriteBuffers(bufs)
+			return err
+		}
 		_, err := bufs.WriteTo(hc.nc)
 		return err
 	}

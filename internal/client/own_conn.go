@@ -91,7 +91,9 @@ func dialOwn(ctx context.Context, dial func(context.Context, string, string) (ne
 		nc, err = dial(ctx, "tcp", host)
 	} else {
 		d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Deadline: deadline}
-		nc, err = d.DialContext(ctx, "tcp", host)
+		if nc, err = d.DialContext(ctx, "tcp", host); err == nil {
+			nc = blockingTCP(nc)
+		}
 	}
 	if err != nil {
 		return nil, err
