@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,23 +9,6 @@ import (
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/result"
 )
-
-// perfscenIn runs the binary with dir as its working directory.
-func perfscenIn(t *testing.T, dir string, args ...string) (int, string) {
-	t.Helper()
-	var out bytes.Buffer
-	cmd := exec.Command(perfscenBin(t), args...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), out.String()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, out.String()
-}
 
 const recordScenario = `version: 1
 name: rec

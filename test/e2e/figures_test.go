@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,70 +40,22 @@ baseline:
   tolerances: {throughput: -90%}
 `
 
-// tableCell returns the cell under header in the row of a table (console
-// box drawing or Markdown) whose first cell is row.
-func tableCell(t *testing.T, out, header, row string) string {
-	t.Helper()
-	col := -1
-	for _, line := range strings.Split(out, "\n") {
-		cells := splitRow(line)
-		if col < 0 {
-			for i, c := range cells {
-				if c == header {
-					col = i
-				}
-			}
-			continue
-		}
-		if len(cells) > col && cells[0] == row {
-			return cells[col]
-		}
-	}
-	t.Fatalf("no %q cell for %q in:\n%s", header, row, out)
-	return ""
-}
-
-var rowSep = regexp.MustCompile(`[│|]`)
-
-func splitRow(line string) []string {
-	if !rowSep.MatchString(line) {
-		return nil
-	}
-	parts := rowSep.Split(strings.TrimSpace(line), -1)
-	var cells []string
-	for _, p := range parts[1 : len(parts)-1] {
-		cells = append(cells, strings.TrimSpace(p))
-	}
-	return cells
-}
-
 // Problem 5: one figure is one number in every output. The point's
 // throughput in the console's points table, the result JSON, the CSV and
 // the Markdown table, and the value of the threshold and baseline checks
 // on it, are the same median of the kept trials.
 func TestOneFigureEverywhere(t *testing.T) {
 	dir := t.TempDir()
-	sc := filepath.Join(dir, "figures.yaml")
-	if err := os.WriteFile(sc, []byte(figuresScenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := writeScenario(t, dir, "figures.yaml", figuresScenario)
 	// One recorded run, so the run below gets a baseline check.
-	if code, out := perfscenIn(t, dir, "run", "-q", "--out", "first.json", "--no-baseline", sc); code != 0 {
-		t.Fatalf("first run: exit %d\n%s", code, out)
-	}
-	if code, out := perfscenIn(t, dir, "baseline", "update", "--from", "first.json"); code != 0 {
-		t.Fatalf("recording: exit %d\n%s", code, out)
-	}
+	recordOneRun(t, dir, sc)
 	code, stdout, stderr := perfscen(t, "run", "--out", filepath.Join(dir, "r.json"), "--csv", filepath.Join(dir, "r.csv"),
 		"--markdown", filepath.Join(dir, "r.md"), sc)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	const point = "simple/c=1"
-	run, err := result.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := readRun(t, filepath.Join(dir, "r.json"))
 	p := &run.Points[0]
 	fig, ok := p.Figure(result.MetricThroughput)
 	if !ok || fig.Stat != result.StatMedian || fig.Trials != 5 {
@@ -163,16 +113,5 @@ func TestOneFigureEverywhere(t *testing.T) {
 	// The console says what the figure is.
 	if !strings.Contains(stdout, "figures are medians over each point's kept trials") {
 		t.Errorf("console does not label its figures:\n%s", stdout)
-	}
-}
-
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 }

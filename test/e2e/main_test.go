@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -18,22 +16,4 @@ func TestMain(m *testing.M) {
 		testbin.Cleanup()
 		os.Exit(code)
 	}))
-}
-
-func perfscenBin(t *testing.T) string { return testbin.Perfscen(t) }
-
-// perfscen runs the binary and returns its exit code and output.
-func perfscen(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(perfscenBin(t), args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), stdout.String(), stderr.String()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, stdout.String(), stderr.String()
 }

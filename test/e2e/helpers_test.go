@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/internal/testbin"
+)
+
+// The helpers the end-to-end tests share: running the binary, writing
+// scenarios and recording baselines, reading what a run wrote and the
+// tables it printed.
+
+func perfscenBin(t *testing.T) string { return testbin.Perfscen(t) }
+
+// perfscen runs the binary and returns its exit code and output.
+func perfscen(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(perfscenBin(t), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), stdout.String(), stderr.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, stdout.String(), stderr.String()
+}
+
+// perfscenIn runs the binary with dir as its working directory.
+func perfscenIn(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(perfscenBin(t), args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String()
+}
+
+// writeScenario writes a scenario file into dir and returns its path.
+func writeScenario(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// recordOneRun runs sc once without a gate (in dir, writing first.json)
+// and records it into the scenario's baseline, so the next run of sc is
+// gated against a history of one; update adds flags to baseline update.
+func recordOneRun(t *testing.T, dir, sc string, update ...string) {
+	t.Helper()
+	if code, out := perfscenIn(t, dir, "run", "-q", "--out", "first.json", "--no-baseline", sc); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	args := append(append([]string{"baseline", "update"}, update...), "--from", "first.json")
+	if code, out := perfscenIn(t, dir, args...); code != 0 {
+		t.Fatalf("recording: exit %d\n%s", code, out)
+	}
+}
+
+// readRun reads a result file a run wrote.
+func readRun(t *testing.T, path string) *result.Run {
+	t.Helper()
+	run, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// readJSON decodes a file as it was written, for what result.ReadFile
+// recomputes on reading (the figures).
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// tableCell returns the cell under header in the row of a table (console
+// box drawing or Markdown) whose first cell is row.
+func tableCell(t *testing.T, out, header, row string) string {
+	t.Helper()
+	col := -1
+	for _, line := range strings.Split(out, "\n") {
+		cells := splitRow(line)
+		if col < 0 {
+			for i, c := range cells {
+				if c == header {
+					col = i
+				}
+			}
+			continue
+		}
+		if len(cells) > col && cells[0] == row {
+			return cells[col]
+		}
+	}
+	t.Fatalf("no %q cell for %q in:\n%s", header, row, out)
+	return ""
+}
+
+var rowSep = regexp.MustCompile(`[│|]`)
+
+func splitRow(line string) []string {
+	if !rowSep.MatchString(line) {
+		return nil
+	}
+	parts := rowSep.Split(strings.TrimSpace(line), -1)
+	var cells []string
+	for _, p := range parts[1 : len(parts)-1] {
+		cells = append(cells, strings.TrimSpace(p))
+	}
+	return cells
+}
+
+var percent = regexp.MustCompile(`([-+]?[0-9]+(?:\.[0-9]+)?)%`)
+
+// checkRows fails on a negative bound or a percentage beyond ±1000% in
+// the tables of out: figures no data supports.
+func checkRows(t *testing.T, what, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Machine during the trials") {
+			continue // shares of CPU time, not figures of the gate
+		}
+		if strings.Contains(line, ">= -") {
+			t.Errorf("%s: negative bound: %s", what, line)
+		}
+		for _, m := range percent.FindAllStringSubmatch(line, -1) {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && (v > 1000 || v < -1000) {
+				t.Errorf("%s: %s%% is no figure the data supports: %s", what, m[1], line)
+			}
+		}
+	}
+}
