@@ -86,26 +86,17 @@ else
 	note "no perf_analyzer on PATH; its cells are skipped"
 fi
 
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
 TMP=$(mktemp -d)
-SERVER_PID=
 cleanup() {
-	if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+	stop_server
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The server picks free loopback ports and prints them.
-"$PERFSCEN" serve --http-port 0 --grpc-port 0 --models identity_fp32 >"$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do
-	grep -q '^Started GRPCInferenceService' "$TMP/serve.log" && break
-	kill -0 "$SERVER_PID" 2>/dev/null || die "server exited: $(cat "$TMP/serve.log")"
-	sleep 0.1
-done
-HTTP_ADDR=$(sed -n 's|^Started HTTPService at http://||p' "$TMP/serve.log")
-GRPC_ADDR=$(sed -n 's|^Started GRPCInferenceService at ||p' "$TMP/serve.log")
-[ -n "$HTTP_ADDR" ] && [ -n "$GRPC_ADDR" ] || die "server did not report its ports: $(cat "$TMP/serve.log")"
+start_server "$TMP/serve.log" --models identity_fp32
 INFER_URL="http://$HTTP_ADDR/v2/models/identity_fp32/infer"
 note "server pid $SERVER_PID: http $HTTP_ADDR, grpc $GRPC_ADDR"
 
@@ -146,9 +137,7 @@ scenario() {
 
 # Each cell prints: requests errors throughput cpu_seconds.
 cell_perfscen() { # PROTO C N
-	local addr=$GRPC_ADDR
-	[ "$1" = http ] && addr=$HTTP_ADDR
-	scenario "$1" "$2" "$3" "$addr" "$TMP/sc.yaml"
+	scenario "$1" "$2" "$3" "$(server_addr "$1")" "$TMP/sc.yaml"
 	timed "$TMP/cpu" "$PERFSCEN" run "$TMP/sc.yaml" --out "$TMP/res.json" --no-baseline --quiet >"$TMP/perfscen.log" 2>&1 ||
 		die "perfscen run failed: $(tail -n 5 "$TMP/perfscen.log")"
 	jq -r '.points[0].summary | "\(.requests) \(.errors) \(.throughput)"' "$TMP/res.json" | tr '\n' ' '
@@ -191,8 +180,8 @@ served() {
 # perf_analyzer's report leaves out the requests of unstable windows.
 # Prints "requests errors throughput cpu" or fails.
 cell_pa() {
-	local addr=$GRPC_ADDR before after
-	[ "$1" = http ] && addr=$HTTP_ADDR
+	local addr before after
+	addr=$(server_addr "$1")
 	before=$(served) || die "cannot read the server's statistics"
 	rm -f "$TMP/pa.csv"
 	if ! timed "$TMP/cpu" "$PA" -m identity_fp32 -u "$addr" -i "$1" --concurrency-range "$2" --input-data "$PA_DATA" \

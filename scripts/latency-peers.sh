@@ -30,26 +30,16 @@ die() {
 command -v jq >/dev/null || die "jq is needed"
 [ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
 
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
 TMP=$(mktemp -d)
-SERVER_PID=
 cleanup() {
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+	stop_server
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-"$PERFSCEN" serve --http-port 0 --grpc-port 0 --models delay --model-param "delay.delay=$DELAY" >"$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do
-	grep -q '^Started GRPCInferenceService' "$TMP/serve.log" && break
-	kill -0 "$SERVER_PID" 2>/dev/null || die "server exited: $(cat "$TMP/serve.log")"
-	sleep 0.1
-done
-HTTP_ADDR=$(sed -n 's|^Started HTTPService at http://||p' "$TMP/serve.log")
-GRPC_ADDR=$(sed -n 's|^Started GRPCInferenceService at ||p' "$TMP/serve.log")
-[ -n "$HTTP_ADDR" ] && [ -n "$GRPC_ADDR" ] || die "server did not report its ports: $(cat "$TMP/serve.log")"
-
-addr() { if [ "$1" = http ]; then echo "$HTTP_ADDR"; else echo "$GRPC_ADDR"; fi; }
+start_server "$TMP/serve.log" --models delay --model-param "delay.delay=$DELAY"
 
 # perfscen PROTO: prints "p50 p99" in µs.
 run_perfscen() {
@@ -57,7 +47,7 @@ run_perfscen() {
 version: 1
 name: latency-delay
 server:
-  url: $(addr "$1")
+  url: $(server_addr "$1")
   protocol: $1
   timeout: 10s
 models:
@@ -80,7 +70,7 @@ EOF
 # measured), its own warm-up; prints "p50 p99" in µs from its CSV.
 run_pa() {
 	rm -f "$TMP/pa.csv"
-	"$PA" -m delay -u "$(addr "$1")" -i "$1" --concurrency-range 1 --shape INPUT0:16 \
+	"$PA" -m delay -u "$(server_addr "$1")" -i "$1" --concurrency-range 1 --shape INPUT0:16 \
 		--measurement-mode count_windows --measurement-request-count $((N / 3)) --stability-percentage 1000 --max-trials 10 \
 		-f "$TMP/pa.csv" >"$TMP/pa.log" 2>&1 || die "perf_analyzer failed: $(tail -n 5 "$TMP/pa.log")"
 	awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i}
