@@ -331,6 +331,9 @@ memory_run() {
 	echo "- server: \`perfscen serve\` (identity_fp32 only), loopback; request: identity_fp32, INPUT0 FP32 [1,16] = 0..15"
 	echo "- $BENCH_REQUESTS requests per cell, no warm-up, $BENCH_REPEAT repetitions (tool order reversed every other one); req/s and µs/req are medians over repetitions, ratios are medians of the per-repetition ratios. Throughput is each tool's own figure; CPU is user+system time of the client process over the whole invocation (start-up and report included) ÷ successful requests"
 	echo "- load average (1 min) at start $LOAD_START, at end $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown); anything else running on the machine shows up here"
+	if [ "$(nice)" != 0 ]; then
+		echo "- run at niceness $(nice) (the server and every client inherit it), so that other work on the machine at niceness 0 yields the CPUs"
+	fi
 	echo
 	echo "## gRPC: perfscen vs ghz (same ModelInfer bytes, one connection)"
 	echo
