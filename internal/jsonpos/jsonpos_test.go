@@ -1,6 +1,7 @@
 package jsonpos
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -69,4 +70,26 @@ func TestFind(t *testing.T) {
 	if _, _, ok := Find([]byte(`{"data": [1, }`), "data", 2); ok {
 		t.Error("a position past a syntax error")
 	}
+}
+
+// Find reads input it did not decode itself: on any document and path it
+// returns a position inside the document, at the start of a value, or
+// none, and never panics.
+func FuzzFind(f *testing.F) {
+	f.Add([]byte(`{"data": [{"payload": [{"a": 1}, {"b": 2}]}]}`), "data", 0, "payload", 1)
+	f.Add([]byte("{\"a\":\n[1,\n 2]}"), "a", 1, "", 0)
+	f.Add([]byte(`[`), "", 3, "x", -1)
+	f.Fuzz(func(t *testing.T, raw []byte, k1 string, i1 int, k2 string, i2 int) {
+		line, col, ok := Find(raw, k1, i1, k2, i2)
+		if !ok {
+			return
+		}
+		lines := bytes.Split(raw, []byte("\n"))
+		if line < 1 || line > len(lines) || col < 1 || col > len(lines[line-1]) {
+			t.Fatalf("position %d:%d outside the document", line, col)
+		}
+		if c := lines[line-1][col-1]; bytes.IndexByte([]byte(" \t\r:,"), c) >= 0 {
+			t.Fatalf("position %d:%d is at %q, not a value", line, col, c)
+		}
+	})
 }
