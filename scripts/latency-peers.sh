@@ -9,7 +9,7 @@
 # run), LATENCY_WARMUP (100), LATENCY_REPEAT (3), LATENCY_PROTOCOLS
 # ("http grpc"), PERFSCEN (bin/perfscen). perf_analyzer is not installed by
 # this script: build it from its public source and put it on PATH (or set
-# PERF_ANALYZER). Prints a Markdown table; needs jq.
+# PERF_ANALYZER). Prints Markdown tables; needs jq and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -28,6 +28,7 @@ die() {
 }
 [ -n "$PA" ] && [ -x "$PA" ] || die "no perf_analyzer on PATH (or PERF_ANALYZER)"
 command -v jq >/dev/null || die "jq is needed"
+command -v curl >/dev/null || die "curl is needed (the server's statistics)"
 [ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
 
 # shellcheck source=scripts/lib/server.sh
@@ -77,6 +78,13 @@ run_pa() {
 		NR == 2 {print $col["p50 latency"], $col["p99 latency"]}' "$TMP/pa.csv"
 }
 
+# server_success: the delay model's successful requests and their total
+# time in ns, from the server's statistics.
+server_success() {
+	curl -fsS "http://$HTTP_ADDR/v2/models/delay/stats" |
+		jq -r '.model_stats[0].inference_stats.success | "\(.count) \(.ns)"' || die "cannot read the server's statistics"
+}
+
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 ROWS=$TMP/rows
 for rep in $(seq "$REPEAT"); do
@@ -84,9 +92,13 @@ for rep in $(seq "$REPEAT"); do
 		order="perfscen pa"
 		[ $((rep % 2)) = 0 ] && order="pa perfscen"
 		for tool in $order; do
+			before=$(server_success)
 			if [ "$tool" = perfscen ]; then r=$(run_perfscen "$proto"); else r=$(run_pa "$proto"); fi
-			echo "latency-peers: rep $rep $proto $tool: p50 p99 = $r µs" >&2
-			echo "$rep $proto $tool $r" >>"$ROWS"
+			# The server's own average request latency over this run: what
+			# both tools time, without either client's cost.
+			srv=$(echo "$before $(server_success)" | awk '{printf "%.0f", ($4 - $2) / ($3 - $1) / 1000}')
+			echo "latency-peers: rep $rep $proto $tool: p50 p99 = $r µs, server average $srv µs" >&2
+			echo "$rep $proto $tool $r $srv" >>"$ROWS"
 		done
 	done
 done
@@ -124,3 +136,18 @@ for proto in $PROTOCOLS; do
 done
 echo
 echo "Ratios are medians of the per-repetition perfscen ÷ perf_analyzer; the goal is within 2% (0.98–1.02)."
+echo
+echo "What each tool adds to the server's own time: the server's average request latency over each run (its statistics, warm-up included), and each tool's p50 minus it, medians over repetitions:"
+echo
+echo "| protocol | tool | p50 µs | server average µs | p50 − server average µs |"
+echo "|---|---|---:|---:|---:|"
+for proto in $PROTOCOLS; do
+	for tool in perfscen pa; do
+		awk -v p="$proto" -v t="$tool" '$2 == p && $3 == t { n++; a[n] = $4; s[n] = $6; d[n] = $4 - $6 }
+			function median(v, n,   i, j, x) {
+				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+				return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+			}
+			END { printf "| %s | %s | %.0f | %.0f | %.0f |\n", p, (t == "pa" ? "perf_analyzer" : t), median(a, n), median(s, n), median(d, n) }' "$ROWS"
+	done
+done
