@@ -28,6 +28,9 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		Validation: result.Validation{Enabled: pr.pl.compare != nil, Checked: pr.checked,
 			Mismatches: pr.mismatches.total, First: pr.mismatches.first(), Sampled: pr.pl.validateEvery > 1},
 	}
+	if pr.passedOver > 0 {
+		out.Notes = append(out.Notes, strconv.Itoa(pr.passedOver)+" interleaved window(s) in which no request finished were passed over; the next window of the same session was kept")
+	}
 	switch {
 	case interrupted:
 		out.Status = result.PointPartial

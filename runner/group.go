@@ -40,12 +40,7 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 			if pr.p.Load.Mode == plan.LoadIterations || pr.failure != nil {
 				continue
 			}
-			err := pr.segment(ctx, func(m *measured) bool {
-				rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
-				pr.kept = append(pr.kept, len(pr.windows)-1)
-				return false
-			})
-			if interrupted, err := pr.outcome(err); interrupted || err != nil {
+			if interrupted, err := pr.outcome(pr.round(ctx)); interrupted || err != nil {
 				return interrupted, err
 			}
 		}
@@ -67,4 +62,33 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 		}
 	}
 	return false, nil
+}
+
+// round measures one kept window of an interleaved point in a session of
+// its own. A window in which no request finished, neither answered nor
+// failed, is passed over and the session's next window kept instead: each
+// round starts a fresh session whose first requests also dial, and on a
+// starved machine the first window can end before any of them returns.
+// Such a window holds no measurement of the server, and as a trial it
+// would leave the comparison a trial short. After maxPassedOver such
+// windows in a row the round keeps what it has (the request outlasts many
+// windows: the verdict then sees trials without data).
+func (pr *pointRunner) round(ctx context.Context) error {
+	passed := 0
+	return pr.segment(ctx, func(m *measured) bool {
+		if m.acc.n == 0 && m.acc.errs == 0 && passed < pr.maxPassedOver() {
+			passed++
+			pr.passedOver++
+			return true
+		}
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
+		pr.kept = append(pr.kept, len(pr.windows)-1)
+		return false
+	})
+}
+
+// maxPassedOver is how many empty windows in a row a round passes over:
+// as many as stabilizing the point may take.
+func (pr *pointRunner) maxPassedOver() int {
+	return max(pr.m.MaxTrials, stabilityWindow)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -198,4 +199,40 @@ func TestRunExtendAddsInterleavedTrials(t *testing.T) {
 		}
 		checkPointConsistency(t, &pt, 1)
 	}
+}
+
+// Each interleaved round is a session of its own, and its first window can
+// end before any request returns: here every request outlasts a window.
+// Such a window is passed over and the session's next one kept, so every
+// trial holds completed requests; the point says how many were passed over.
+func TestRunInterleavedRoundPassesOverEmptyWindows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"delay"},
+			ModelParams: map[string]map[string]string{"delay": {"delay": "150ms"}}})
+		c := newClient(t, "http", srv.HTTPAddr())
+		models := []plan.Model{{Alias: "a", Name: "delay"}, {Alias: "b", Name: "delay"}}
+		p := testPlan(srv.HTTPAddr(), "http", loose(), models,
+			plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}},
+			plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pt := range run.Points {
+			if len(pt.Trials) != 3 {
+				t.Fatalf("%s: %d trials, want 3", pt.ID, len(pt.Trials))
+			}
+			for _, tr := range pt.Trials {
+				if tr.Metrics.Requests == 0 {
+					t.Errorf("%s: trial %d has no completed request", pt.ID, tr.Index)
+				}
+			}
+			// The warm-up ends 30 ms into a round and the first request
+			// returns at 150 ms: every round's first window is empty.
+			want := "3 interleaved window(s) in which no request finished were passed over"
+			if !slices.ContainsFunc(pt.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+				t.Errorf("%s: notes %q lack %q", pt.ID, pt.Notes, want)
+			}
+		}
+	})
 }

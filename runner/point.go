@@ -50,6 +50,9 @@ type pointRunner struct {
 	checked    int64
 	late       int64
 	notes      []string
+	// passedOver counts interleaved windows passed over because no
+	// request finished in them (see round).
+	passedOver int
 }
 
 func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, error) {

@@ -453,12 +453,7 @@ func (rs *runState) extendable(ids []string) []*pointRunner {
 func (rs *runState) extend(ctx context.Context, prs []*pointRunner, trials int) (bool, error) {
 	for round := 0; round < trials; round++ {
 		for _, pr := range prs {
-			err := pr.segment(ctx, func(m *measured) bool {
-				rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
-				pr.kept = append(pr.kept, len(pr.windows)-1)
-				return false
-			})
-			if interrupted, err := pr.outcome(err); interrupted || err != nil {
+			if interrupted, err := pr.outcome(pr.round(ctx)); interrupted || err != nil {
 				return interrupted, err
 			}
 		}
