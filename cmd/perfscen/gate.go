@@ -257,6 +257,7 @@ func measureExt(e *env, pl *plan.Plan, f reportFlags, extend func(*result.Run) (
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,
 		Runner:         runner.Options{Testbed: tb, Extend: extend},
+		Net:            e.net,
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/launch"
 )
 
 // version is what this binary calls itself in `perfscen version`, result
@@ -37,6 +38,9 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// net carries embedded servers and clients in memory (tests under
+	// testing/synctest); nil uses TCP.
+	net *launch.Net
 }
 
 // commands lists the constructors of every subcommand; each lives in its
@@ -77,17 +81,21 @@ line · 3 server or environment failure (unreachable, errors, unstable).`,
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return runEnv(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}, args)
+}
+
+// runEnv runs the command line args in e.
+func runEnv(e *env, args []string) int {
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(e.ctx)
 	if err == nil {
 		return exitcode.OK
 	}
 	code := exitcode.Of(err)
 	var silent *silentError
 	if !errors.As(err, &silent) {
-		fmt.Fprintf(stderr, "perfscen: %v\n", err)
+		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 	}
 	return code
 }

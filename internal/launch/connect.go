@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ func protocols(p *plan.Plan) []plan.Protocol {
 // connect opens one client per protocol and waits until the server says it
 // is ready, retrying until the connect timeout: a server that is still
 // starting is not a failure, one that never answers is exit 3.
-func connect(ctx context.Context, p *plan.Plan, urls map[plan.Protocol]string, connectTimeout time.Duration) (map[plan.Protocol]client.Client, error) {
+func connect(ctx context.Context, p *plan.Plan, urls map[plan.Protocol]string, connectTimeout time.Duration, dial dialFunc) (map[plan.Protocol]client.Client, error) {
 	clients := map[plan.Protocol]client.Client{}
 	closeAll := func() {
 		for _, c := range clients {
@@ -46,7 +47,7 @@ func connect(ctx context.Context, p *plan.Plan, urls map[plan.Protocol]string, c
 		}
 	}
 	for _, proto := range protocols(p) {
-		opts, err := clientOptions(p, proto, urls[proto])
+		opts, err := clientOptions(p, proto, urls[proto], dial)
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -65,11 +66,15 @@ func connect(ctx context.Context, p *plan.Plan, urls map[plan.Protocol]string, c
 	return clients, nil
 }
 
+// dialFunc opens a client connection; nil means TCP.
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // clientOptions are the plan's settings for one protocol's client.
-func clientOptions(p *plan.Plan, proto plan.Protocol, url string) (client.Options, error) {
+func clientOptions(p *plan.Plan, proto plan.Protocol, url string, dial dialFunc) (client.Options, error) {
 	opts := client.Options{
 		Protocol: string(proto),
 		URL:      url,
+		Dial:     dial,
 		Timeout:  p.Server.Timeout,
 		Headers:  p.Server.Headers,
 		// gRPC always carries raw tensors; the choice is HTTP's.

@@ -10,9 +10,10 @@ import (
 )
 
 // embedded starts the built-in reference server on ephemeral loopback ports
-// with the plan's model parameter overrides.
-func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
-	srv, err := refserver.New(refserver.Options{
+// (or on mem, named after the plan's server) with the plan's model
+// parameter overrides.
+func embedded(ctx context.Context, p *plan.Plan, mem *Net) (*refserver.Server, error) {
+	opts := refserver.Options{
 		HTTPAddr:    "127.0.0.1:0",
 		GRPCAddr:    "127.0.0.1:0",
 		ModelParams: p.Server.EmbeddedModels,
@@ -20,7 +21,16 @@ func embedded(ctx context.Context, p *plan.Plan) (*refserver.Server, error) {
 		// A fixed version keeps the testbed id stable across perfscen builds:
 		// the embedded server is the thing under test in its baselines.
 		Version: "embedded",
-	})
+	}
+	if mem != nil {
+		host := "embedded"
+		if p.Server.Name != "" {
+			host += "-" + p.Server.Name
+		}
+		opts.HTTPAddr, opts.GRPCAddr = host+":8000", host+":8001"
+		opts.Listen, opts.PlainTimers = mem.Listen, true
+	}
+	srv, err := refserver.New(opts)
 	if err != nil {
 		// Bad embedded_models parameters are the scenario's fault.
 		field := "server.embedded_models"

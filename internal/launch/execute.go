@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
@@ -21,6 +22,26 @@ type Options struct {
 	ConnectTimeout time.Duration // default DefaultConnectTimeout
 	// Runner passes through settings for tests (drain, windows).
 	Runner runner.Options
+	// Net, when set, carries the embedded servers and every client
+	// connection in memory instead of TCP on loopback, so tests can run a
+	// whole scenario under testing/synctest's fake clock.
+	Net *Net
+}
+
+// Net is an in-memory network (memnet.Network's Listen and Dial have
+// these shapes). Embedded servers listen on names of their own and wait
+// on plain timers, which the fake clock fires exactly.
+type Net struct {
+	Listen func(ctx context.Context, network, addr string) (net.Listener, error)
+	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// dial is n's Dial; nil (TCP) without n.
+func (n *Net) dial() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if n == nil {
+		return nil
+	}
+	return n.Dial
 }
 
 // Run measures the plan. The result is returned whenever anything was
@@ -172,12 +193,12 @@ func prepare(ctx context.Context, p *plan.Plan, opts Options) (_ *prepared, err 
 	}()
 	urls := map[plan.Protocol]string{plan.ProtocolHTTP: p.Server.URLFor(plan.ProtocolHTTP), plan.ProtocolGRPC: p.Server.URLFor(plan.ProtocolGRPC)}
 	if p.Server.Embedded {
-		if s.ref, err = embedded(ctx, p); err != nil {
+		if s.ref, err = embedded(ctx, p, opts.Net); err != nil {
 			return nil, err
 		}
 		urls[plan.ProtocolHTTP], urls[plan.ProtocolGRPC] = s.ref.HTTPAddr(), s.ref.GRPCAddr()
 	}
-	if s.clients, err = connect(ctx, p, urls, opts.ConnectTimeout); err != nil {
+	if s.clients, err = connect(ctx, p, urls, opts.ConnectTimeout, opts.Net.dial()); err != nil {
 		return nil, err
 	}
 	if s.md, err = readServerMetadata(ctx, s.mainClient(), p); err != nil {
@@ -186,7 +207,7 @@ func prepare(ctx context.Context, p *plan.Plan, opts Options) (_ *prepared, err 
 	if s.neg, err = negotiate(p, s.md); err != nil {
 		return nil, err
 	}
-	if err = applyNegotiation(ctx, p, s.clients, urls, s.neg); err != nil {
+	if err = applyNegotiation(ctx, p, s.clients, urls, s.neg, opts.Net.dial()); err != nil {
 		return nil, err
 	}
 	s.main = s.mainClient()

@@ -150,12 +150,12 @@ func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*ks
 
 // applyNegotiation rebuilds the HTTP client when the server has no binary
 // tensor extension; clients are cheap to build and hold no state yet.
-func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[plan.Protocol]client.Client, urls map[plan.Protocol]string, n negotiation) error {
+func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[plan.Protocol]client.Client, urls map[plan.Protocol]string, n negotiation, dial dialFunc) error {
 	old, ok := clients[plan.ProtocolHTTP]
 	if !ok || !n.noBinary {
 		return nil
 	}
-	opts, err := clientOptions(p, plan.ProtocolHTTP, urls[plan.ProtocolHTTP])
+	opts, err := clientOptions(p, plan.ProtocolHTTP, urls[plan.ProtocolHTTP], dial)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 	}
 	url := p.Server.URL
 	if p.Server.Embedded {
-		srv, err := embedded(ctx, p)
+		srv, err := embedded(ctx, p, opts.Net)
 		if err != nil {
 			return nil, err
 		}
@@ -31,7 +31,7 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 		url = srv.HTTPAddr()
 	}
 	co := openai.Options{URL: url, Endpoint: p.LLM.Endpoint, APIKey: p.LLM.APIKey, Headers: p.Server.Headers,
-		Timeout: p.Server.Timeout, RequireUsage: p.LLM.TokenCount == "usage"}
+		Timeout: p.Server.Timeout, RequireUsage: p.LLM.TokenCount == "usage", Dial: opts.Net.dial()}
 	if t := p.Server.TLS; t.Enabled {
 		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
 		if err != nil {

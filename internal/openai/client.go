@@ -43,6 +43,9 @@ type Options struct {
 	RequireUsage bool
 	// MaxConns caps connections per host; 0 means 1024.
 	MaxConns int
+	// Dial, when set, opens connections instead of TCP (tests carry them
+	// in memory).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Client talks to one OpenAI-compatible server. It implements
@@ -85,6 +88,9 @@ func New(opts Options) (*Client, error) {
 		// Streams are read as they arrive; compression would hold chunks
 		// back in the decompressor.
 		DisableCompression: true,
+	}
+	if opts.Dial != nil {
+		tr.DialContext, tr.Proxy = opts.Dial, nil
 	}
 	c := &Client{opts: opts, hc: &http.Client{Transport: tr, Timeout: opts.Timeout},
 		url: base + "/" + opts.Endpoint, models: base + "/v1/models", header: http.Header{}, now: time.Now}

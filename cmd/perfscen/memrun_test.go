@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/perfscen/perfscen/internal/launch"
+	"github.com/perfscen/perfscen/internal/memnet"
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// runMem is runCLI with the embedded servers and their clients on an
+// in-memory network. Called inside testing/synctest, the run is on the
+// fake clock: a model's 10 ms service time is exactly 10 ms in every
+// window, however busy the machine is, so the figures, and the verdict on
+// them, are the same on every run.
+func runMem(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(wd, "..", "..")
+	for i, a := range args {
+		if strings.HasPrefix(a, "@") { // @path: relative to the repository root
+			args[i] = filepath.Join(root, a[1:])
+		}
+	}
+	var mem memnet.Network
+	var out, errb bytes.Buffer
+	e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv,
+		net: &launch.Net{Listen: mem.Listen, Dial: mem.Dial}}
+	code = runEnv(e, args)
+	r := strings.NewReplacer(root+string(filepath.Separator), "")
+	return code, r.Replace(out.String()), r.Replace(errb.String())
+}
+
+// The server A/B scenario of test/e2e on the fake clock: two embedded
+// servers, interleaved trials, equal builds pass and a candidate 40%
+// slower fails naming both arms. On real time these decisions depend on
+// how busy the machine is (a starved runner makes the data inconclusive,
+// which is the right answer there); here they are exact.
+func TestServerABOnTheFakeClock(t *testing.T) {
+	cases := []struct {
+		name  string
+		flags []string
+		want  int
+		out   string
+	}{
+		{name: "candidate equal", want: 0, out: "PASS"},
+		{name: "candidate slower", flags: []string{"--model-param", "candidate/delay.delay=14ms"}, want: 1,
+			out: "failed: candidate/delay-vs-released/delay-p50 <= 1.15 @ candidate/delay/c=1 vs released/delay/c=1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				args := append([]string{"run", "-q", "@test/e2e/testdata/server-ab/ab.yaml", "--out-dir", dir}, tc.flags...)
+				code, stdout, stderr := runMem(t, args...)
+				if code != tc.want || !strings.Contains(stdout, tc.out) {
+					t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, tc.out, stdout, stderr)
+				}
+				b, err := os.ReadFile(filepath.Join(dir, "server-ab-e2e.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var run result.Run
+				if err := json.Unmarshal(b, &run); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range run.Points {
+					if len(p.Trials) != 10 {
+						t.Errorf("%s: %d trials, want the 10 asked for (decided at the first look)", p.ID, len(p.Trials))
+					}
+				}
+			})
+		})
+	}
+}
