@@ -83,3 +83,31 @@ func TestServerABOnTheFakeClock(t *testing.T) {
 		})
 	}
 }
+
+// The LLM comparison of test/e2e on the fake clock: the simulated engine
+// whose decode is four times faster passes "output tokens/s ≥ 1.3 ×" the
+// other's, and fails it once made eight times slower, at the first look.
+func TestLLMComparisonOnTheFakeClock(t *testing.T) {
+	cases := []struct {
+		name  string
+		flags []string
+		want  int
+		out   string
+	}{
+		{name: "candidate faster", want: 0, out: "PASS"},
+		{name: "candidate slower", flags: []string{"--model-param", "llm_fp8.decode_slowdown=8"}, want: 1,
+			out: "failed: fp8-vs-fp16-output_tokens_per_s >= 1.3 @ fp8/c=4 vs fp16/c=4"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				args := append([]string{"run", "-q", "@test/e2e/testdata/llm/compare.yaml", "--out-dir", dir}, tc.flags...)
+				code, stdout, stderr := runMem(t, args...)
+				if code != tc.want || !strings.Contains(stdout, tc.out) {
+					t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, tc.out, stdout, stderr)
+				}
+			})
+		})
+	}
+}

@@ -8,53 +8,62 @@ import (
 	"github.com/perfscen/perfscen/internal/result"
 )
 
-// Comparisons apply to LLM figures as to any other: the faster engine's
-// output tokens/s passes "≥ 1.3 ×" the slower one's, the same check fails
-// (exit 1, not skipped, not could-not-measure) once the candidate is made
-// slower, and the two engines' trials are interleaved.
+// Comparisons apply to LLM figures as to any other, in a run of the
+// binary on real time: the engine with the four times faster decode is
+// never failed on "output tokens/s ≥ 1.3 ×" the other's, the same check is
+// never passed once the candidate is made slower, and the two engines'
+// trials are interleaved. Whether the run decides depends on how busy the
+// machine is (a starved runner can leave it inconclusive, exit 4), so the
+// exit code and summary are asserted to be the comparison's;
+// TestLLMComparisonOnTheFakeClock (cmd/perfscen) pins the decisions, pass
+// and fail (exit 1, not skipped, not could-not-measure), on exact times.
 func TestLLMComparisonEndToEnd(t *testing.T) {
 	const scenario = "testdata/llm/compare.yaml"
+	const check = "fp8-vs-fp16-output_tokens_per_s >= 1.3"
 	cases := []struct {
-		name  string
-		flags []string
-		want  int
-		says  string
+		name    string
+		flags   []string
+		decided string // the comparison's status when the data decides
 	}{
-		{"candidate faster", nil, 0, "PASS"},
-		{"candidate slower", []string{"--model-param", "llm_fp8.decode_slowdown=8"}, 1, "FAIL"},
+		{"candidate faster", nil, "pass"},
+		{"candidate slower", []string{"--model-param", "llm_fp8.decode_slowdown=8"}, "fail"},
+	}
+	outcomes := map[string]struct {
+		code int
+		says string
+	}{
+		"pass":         {0, "PASS: "},
+		"fail":         {1, "failed: " + check + " @ fp8/c=4 vs fp16/c=4"},
+		"inconclusive": {4, "undecided: " + check + " @ fp8/c=4 vs fp16/c=4"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"run", "-q", "--out-dir", out}, tc.flags...)
 			code, stdout, stderr := perfscen(t, append(args, scenario)...)
-			if code != tc.want {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
-			}
-			if !strings.Contains(stdout, tc.says) || !strings.Contains(stdout, "fp8-vs-fp16-output_tokens_per_s") {
-				t.Errorf("stdout lacks %q or the comparison:\n%s", tc.says, stdout)
-			}
 			run, err := result.ReadFile(filepath.Join(out, "llm-compare.json"))
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
 			}
 			if run.Verdict == nil {
 				t.Fatal("result has no verdict")
 			}
-			var found bool
+			status := ""
 			for _, c := range run.Verdict.Checks {
 				if c.Kind == "comparison" {
-					found = true
-					if c.Metric != "output_tokens_per_s" {
+					if c.Name != check || c.Metric != "output_tokens_per_s" {
 						t.Errorf("comparison %s on metric %q", c.Name, c.Metric)
 					}
-					if (c.Status == "pass") != (tc.want == 0) || (c.Status == "fail") != (tc.want == 1) {
-						t.Errorf("comparison %s: status %s", c.Name, c.Status)
-					}
+					status = c.Status
 				}
 			}
-			if !found {
-				t.Fatalf("no comparison check in the verdict: %+v", run.Verdict.Checks)
+			if status != tc.decided && status != "inconclusive" {
+				t.Fatalf("comparison %q, want %s or inconclusive; exit %d\nstdout:\n%s\nstderr:\n%s", status, tc.decided, code, stdout, stderr)
+			}
+			want := outcomes[status]
+			if code != want.code || run.Verdict.ExitCode != code || !strings.Contains(stdout, want.says) {
+				t.Fatalf("comparison %s: exit %d (verdict's %d), want %d with %q\nstdout:\n%s\nstderr:\n%s",
+					status, code, run.Verdict.ExitCode, want.code, want.says, stdout, stderr)
 			}
 			if len(run.Points) != 2 {
 				t.Fatalf("%d points, want 2", len(run.Points))
