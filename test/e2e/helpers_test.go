@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -17,8 +16,8 @@ import (
 )
 
 // The helpers the end-to-end tests share: running the binary, writing
-// scenarios and recording baselines, reading what a run wrote and the
-// tables it printed.
+// scenarios and recording baselines, reading what a run wrote and
+// checking the tables it printed.
 
 func perfscenBin(t *testing.T) string { return testbin.Perfscen(t) }
 
@@ -87,56 +86,6 @@ func readRun(t *testing.T, path string) *result.Run {
 		t.Fatal(err)
 	}
 	return run
-}
-
-// readJSON decodes a file as it was written, for what result.ReadFile
-// recomputes on reading (the figures).
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
-
-// tableCell returns the cell under header in the row of a table (console
-// box drawing or Markdown) whose first cell is row.
-func tableCell(t *testing.T, out, header, row string) string {
-	t.Helper()
-	col := -1
-	for _, line := range strings.Split(out, "\n") {
-		cells := splitRow(line)
-		if col < 0 {
-			for i, c := range cells {
-				if c == header {
-					col = i
-				}
-			}
-			continue
-		}
-		if len(cells) > col && cells[0] == row {
-			return cells[col]
-		}
-	}
-	t.Fatalf("no %q cell for %q in:\n%s", header, row, out)
-	return ""
-}
-
-var rowSep = regexp.MustCompile(`[│|]`)
-
-func splitRow(line string) []string {
-	if !rowSep.MatchString(line) {
-		return nil
-	}
-	parts := rowSep.Split(strings.TrimSpace(line), -1)
-	var cells []string
-	for _, p := range parts[1 : len(parts)-1] {
-		cells = append(cells, strings.TrimSpace(p))
-	}
-	return cells
 }
 
 var percent = regexp.MustCompile(`([-+]?[0-9]+(?:\.[0-9]+)?)%`)
