@@ -94,9 +94,9 @@ func budgetRequest() *InferRequest {
 	return req
 }
 
-// ownConn is the caller's own connection of a client for opts, closed
+// budgetConn is the caller's own connection of a client for opts, closed
 // when the benchmark ends.
-func ownConn(b *testing.B, opts Options) Conn {
+func budgetConn(b *testing.B, opts Options) Conn {
 	conn := newClient(b, opts).(ConnClient).NewConn()
 	b.Cleanup(func() { conn.Close() })
 	return conn
@@ -116,7 +116,7 @@ func holdToBudget(b *testing.B, budget float64, infer func() error) {
 }
 
 func BenchmarkHTTPConnAllocsC1(b *testing.B) {
-	conn := ownConn(b, Options{Protocol: "http", URL: cannedListener(b), Timeout: 10 * time.Second})
+	conn := budgetConn(b, Options{Protocol: "http", URL: cannedListener(b), Timeout: 10 * time.Second})
 	req, ctx := budgetRequest(), context.Background()
 	holdToBudget(b, httpConnAllocBudget, func() error {
 		_, err := conn.Infer(ctx, req, 10*time.Second)
@@ -139,7 +139,7 @@ func BenchmarkGRPCAllocsC1(b *testing.B) {
 func BenchmarkGRPCConnAllocsC1(b *testing.B) {
 	msg := simpleReplyMsg(b)
 	fake := newH2Fake(b, func(r *h2Reply) { r.OK(msg) })
-	conn := ownConn(b, Options{Protocol: "grpc", URL: fake.addr(), Timeout: 10 * time.Second})
+	conn := budgetConn(b, Options{Protocol: "grpc", URL: fake.addr(), Timeout: 10 * time.Second})
 	req, ctx := budgetRequest(), context.Background()
 	holdToBudget(b, grpcConnAllocBudget, func() error {
 		_, err := conn.Infer(ctx, req, 10*time.Second)

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -43,13 +42,11 @@ import (
 type grpcConn struct {
 	c *grpcClient
 
-	nc     net.Conn
-	br     *bufio.Reader
+	ownConn
 	out    frameBuf // frames not yet written: one write per flush
 	fr     *http2.Framer
 	enc    *hpack.Encoder
 	hblock bytes.Buffer // the request's encoded header block
-	reused bool         // nc has carried a complete exchange
 	// cannot carry another stream: GOAWAY seen, a stream left unfinished,
 	// or stream ids running out
 	closing bool
@@ -69,8 +66,6 @@ type grpcConn struct {
 	hdec   *hpack.Decoder
 	hb     headerBlock
 	emitFn func(hpack.HeaderField) // gc.emit, bound once
-
-	cancelWatch
 
 	dialConn func(context.Context, time.Time) (net.Conn, error) // tests: instead of dialOwn
 }
@@ -188,21 +183,6 @@ func isReservedGRPCHeader(k string) bool {
 	return false
 }
 
-func (gc *grpcConn) Close() error {
-	gc.cancelWatch.stop()
-	return gc.drop()
-}
-
-func (gc *grpcConn) drop() error {
-	if gc.nc == nil {
-		return nil
-	}
-	err := gc.nc.Close()
-	gc.nc = nil
-	gc.cancelWatch.set(nil)
-	return err
-}
-
 // dial connects, sends the connection preface with this client's settings
 // and window, and reads the server's SETTINGS, so the first request knows
 // the server's frame size and windows.
@@ -222,13 +202,8 @@ func (gc *grpcConn) dial(ctx context.Context, deadline time.Time) error {
 
 // start runs the connection preface on nc.
 func (gc *grpcConn) start(nc net.Conn, deadline time.Time) error {
-	gc.nc, gc.reused, gc.closing, gc.goAway, gc.urgent, gc.nextID = nc, false, false, false, false, 1
-	gc.cancelWatch.set(nc)
-	if gc.br == nil {
-		gc.br = bufio.NewReaderSize(nc, 32<<10)
-	} else {
-		gc.br.Reset(nc)
-	}
+	gc.attach(nc, 32<<10)
+	gc.closing, gc.goAway, gc.urgent, gc.nextID = false, false, false, 1
 	gc.out.b = gc.out.b[:0]
 	gc.fr = http2.NewFramer(&gc.out, gc.br)
 	if gc.emitFn == nil {

@@ -30,17 +30,13 @@ type httpConn struct {
 	c    *httpClient
 	host string // Host header and TLS server name source
 
-	nc     net.Conn
-	br     *bufio.Reader
-	reused bool // nc has carried a complete exchange
+	ownConn
 
 	x    httpExchange // request body buffers
 	head []byte       // request line and headers
 	zr   *gzip.Reader
 
 	lastHdrLen string // last reply Inference-Header-Content-Length value
-
-	cancelWatch
 }
 
 // NewConn returns a connection of the caller's own, or nil when the options
@@ -75,33 +71,12 @@ func validHeaders(h http.Header) bool {
 	return true
 }
 
-func (hc *httpConn) Close() error {
-	hc.cancelWatch.stop()
-	return hc.drop()
-}
-
-func (hc *httpConn) drop() error {
-	if hc.nc == nil {
-		return nil
-	}
-	err := hc.nc.Close()
-	hc.nc, hc.reused = nil, false
-	hc.cancelWatch.set(nil)
-	return err
-}
-
 func (hc *httpConn) dial(ctx context.Context, deadline time.Time) error {
 	nc, err := dialOwn(ctx, hc.c.opts.Dial, hc.host, deadline, hc.c.tlsCfg, "")
 	if err != nil {
 		return err
 	}
-	hc.nc, hc.reused = nc, false
-	hc.cancelWatch.set(nc)
-	if hc.br == nil {
-		hc.br = bufio.NewReaderSize(nc, 16<<10)
-	} else {
-		hc.br.Reset(nc)
-	}
+	hc.attach(nc, 16<<10)
 	return nil
 }
 

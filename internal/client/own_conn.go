@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -8,6 +9,46 @@ import (
 	"sync"
 	"time"
 )
+
+// ownConn is the state both protocols' connections of a caller's own
+// share: the socket, its buffered reader, whether it has carried a whole
+// exchange, and the watch that lets a cancelled context interrupt it.
+type ownConn struct {
+	nc     net.Conn
+	br     *bufio.Reader
+	reused bool // nc has carried a complete exchange
+
+	cancelWatch
+}
+
+// attach makes nc the connection, reading through a buffer of size bytes
+// (kept across connections).
+func (o *ownConn) attach(nc net.Conn, size int) {
+	o.nc, o.reused = nc, false
+	o.cancelWatch.set(nc)
+	if o.br == nil {
+		o.br = bufio.NewReaderSize(nc, size)
+	} else {
+		o.br.Reset(nc)
+	}
+}
+
+// drop closes the connection, if any; the next request dials anew.
+func (o *ownConn) drop() error {
+	if o.nc == nil {
+		return nil
+	}
+	err := o.nc.Close()
+	o.nc, o.reused = nil, false
+	o.cancelWatch.set(nil)
+	return err
+}
+
+// Close ends the cancellation watch and the connection.
+func (o *ownConn) Close() error {
+	o.cancelWatch.stop()
+	return o.drop()
+}
 
 // cancelWatch lets the cancellation of a caller's context interrupt a
 // blocked read or write on the caller's own connection, by moving the
