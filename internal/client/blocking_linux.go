@@ -284,6 +284,13 @@ func (c *blockingConn) SetDeadline(t time.Time) error {
 	return nil
 }
 
+// isShut reports whether a past deadline shut the socket down.
+func (c *blockingConn) isShut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shut
+}
+
 func (c *blockingConn) SetReadDeadline(t time.Time) error  { return c.SetDeadline(t) }
 func (c *blockingConn) SetWriteDeadline(t time.Time) error { return c.SetDeadline(t) }
 func (c *blockingConn) LocalAddr() net.Addr                { return c.local }

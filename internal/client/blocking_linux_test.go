@@ -45,6 +45,7 @@ func TestOwnConnsBlocking(t *testing.T) {
 		"grpc reply before end":    TestGRPCConnReplyBeforeRequestEnds,
 		"grpc not http2":           TestGRPCConnNotHTTP2,
 		"tls":                      TestTLS,
+		"late interrupt":           TestOwnConnLateInterrupt,
 	} {
 		t.Run(name, test)
 	}

@@ -279,6 +279,7 @@ func (gc *grpcConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 
 	var wrote time.Time
 	for attempt := 0; ; attempt++ {
+		gc.dropDead()
 		if gc.nc == nil {
 			if err := gc.dial(ctx, deadline); err != nil {
 				gc.drop()

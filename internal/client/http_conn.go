@@ -100,6 +100,7 @@ func (hc *httpConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 	var r wireReply
 	var wrote, first time.Time
 	for attempt := 0; ; attempt++ {
+		hc.dropDead()
 		if hc.nc == nil {
 			if err := hc.dial(ctx, deadline); err != nil {
 				return nil, hc.transportError(ctx, url, limit, err)

@@ -33,6 +33,16 @@ func (o *ownConn) attach(nc net.Conn, size int) {
 	}
 }
 
+// dropDead drops a connection that can no longer carry a request though
+// nothing failed on it: a blocking connection that a cancellation, arriving
+// between two calls, shut down. A poller connection is revived by the
+// next call's deadline instead.
+func (o *ownConn) dropDead() {
+	if d, ok := o.nc.(interface{ isShut() bool }); ok && d.isShut() {
+		o.drop()
+	}
+}
+
 // drop closes the connection, if any; the next request dials anew.
 func (o *ownConn) drop() error {
 	if o.nc == nil {
