@@ -110,7 +110,7 @@ func metricsClient(t *testing.T) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 5 * time.Second}
 }
 
-func newClient(t *testing.T, proto, addr string) client.Client {
+func newClient(t *testing.T, proto plan.Protocol, addr string) client.Client {
 	t.Helper()
 	c, err := client.New(context.Background(), client.Options{Protocol: proto, URL: addr, Dial: testNet.Dial})
 	if err != nil {
@@ -160,7 +160,7 @@ func fp32Data(batch int) *inputdata.Data {
 
 // testPlan is a small plan with short windows; points get the model alias
 // "m" unless they set one.
-func testPlan(url, proto string, m plan.Measurement, models []plan.Model, pts ...plan.Point) *plan.Plan {
+func testPlan(url string, proto plan.Protocol, m plan.Measurement, models []plan.Model, pts ...plan.Point) *plan.Plan {
 	for i := range pts {
 		if pts[i].ID == "" {
 			pts[i].ID = "p" + strconv.Itoa(i)
@@ -172,7 +172,7 @@ func testPlan(url, proto string, m plan.Measurement, models []plan.Model, pts ..
 			pts[i].BatchSize = 1
 		}
 	}
-	return &plan.Plan{Scenario: "test", Server: plan.Server{URL: url, Protocol: plan.Protocol(proto), Timeout: 10 * time.Second},
+	return &plan.Plan{Scenario: "test", Server: plan.Server{URL: url, Protocol: proto, Timeout: 10 * time.Second},
 		Models: models, Measurement: m, Points: pts}
 }
 

@@ -16,12 +16,12 @@ import (
 )
 
 func TestRunConcurrencySimple(t *testing.T) {
-	for _, proto := range []string{"http", "grpc"} {
-		t.Run(proto, func(t *testing.T) {
+	for _, proto := range []plan.Protocol{plan.ProtocolHTTP, plan.ProtocolGRPC} {
+		t.Run(string(proto), func(t *testing.T) {
 			checkLeaks(t)
 			srv := startServer(t, refserver.Options{Models: []string{"simple"}})
 			addr := srv.HTTPAddr()
-			if proto == "grpc" {
+			if proto == plan.ProtocolGRPC {
 				addr = srv.GRPCAddr()
 			}
 			c := newClient(t, proto, addr)

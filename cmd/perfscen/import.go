@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/importer"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/result"
 )
 
@@ -54,8 +55,30 @@ goodput. It states neither model nor load: pass --model and --concurrency
 	f.StringVarP(&out, "output", "o", "results.json", "result file to write")
 	f.StringVar(&opts.Model, "model", "", "model name when the input does not name it (always needed for CSV)")
 	f.IntVar(&opts.BatchSize, "batch-size", 0, "batch size when the input does not state it (default 1, as perf_analyzer)")
-	f.StringVar(&opts.Protocol, "protocol", "", "protocol when the input does not reveal it: http or grpc (default http)")
+	f.Var(protocolFlag{&opts.Protocol}, "protocol", "protocol when the input does not reveal it: http or grpc (default http)")
 	f.IntVar(&opts.Concurrency, "concurrency", 0, "load level of a genai-perf CSV, which does not state it (or --request-rate)")
 	f.Float64Var(&opts.RequestRate, "request-rate", 0, "request rate of a genai-perf CSV, which does not state it (or --concurrency)")
 	return cmd
 }
+
+// protocolFlag parses --protocol as it is read, so a misspelt protocol stops
+// at the command line (exit 2) instead of landing in the result file.
+type protocolFlag struct{ p *plan.Protocol }
+
+func (f protocolFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return string(*f.p)
+}
+
+func (f protocolFlag) Set(s string) error {
+	p, err := plan.ParseProtocol(s)
+	if err != nil {
+		return err
+	}
+	*f.p = p
+	return nil
+}
+
+func (protocolFlag) Type() string { return "protocol" }

@@ -27,6 +27,8 @@ func TestImportCommand(t *testing.T) {
 		{"csv", []string{"import", "--model", "inception", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.OK, "imported 4 point(s)", "", 4, "perf_analyzer-csv"},
 		{"genai-perf", []string{"import", "--model", "llama", "--concurrency", "8", "../../internal/importer/testdata/genai_perf.csv", "-o", out}, exitcode.OK, "imported 1 point(s) from 1 file(s) (genai-perf-csv)", "", 1, "genai-perf-csv"},
 		{"genai-perf without load", []string{"import", "--model", "llama", "../../internal/importer/testdata/genai_perf.csv", "-o", out}, exitcode.Invalid, "", "pass --concurrency N or --request-rate R", 0, ""},
+		{"csv over grpc", []string{"import", "--model", "inception", "--protocol", "grpc", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.OK, "imported 4 point(s)", "", 4, "perf_analyzer-csv"},
+		{"unknown protocol", []string{"import", "--model", "inception", "--protocol", "ftp", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.Invalid, "", `invalid argument "ftp" for "--protocol" flag: protocol "ftp" is neither http nor grpc`, 0, ""},
 		{"csv without model", []string{"import", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.Invalid, "", "pass --model", 0, ""},
 		{"missing file", []string{"import", filepath.Join(dir, "nope.csv"), "-o", out}, exitcode.Invalid, "", "reading perf_analyzer output", 0, ""},
 		{"no args", []string{"import"}, exitcode.Invalid, "", "requires at least 1 arg", 0, ""},

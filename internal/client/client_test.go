@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/shm"
 )
 
@@ -231,8 +232,8 @@ func TestUnreachableServer(t *testing.T) {
 	}
 	addr := lis.Addr().String()
 	lis.Close() // nothing listens here now
-	for _, proto := range []string{"http", "grpc"} {
-		t.Run(proto, func(t *testing.T) {
+	for _, proto := range []plan.Protocol{plan.ProtocolHTTP, plan.ProtocolGRPC} {
+		t.Run(string(proto), func(t *testing.T) {
 			c := newClient(t, Options{Protocol: proto, URL: addr, Timeout: 5 * time.Second, Headers: map[string]string{"Authorization": secret}})
 			_, err := c.Infer(context.Background(), simpleRequest(""))
 			if !errors.Is(err, ErrUnavailable) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // ErrUnavailable matches (errors.Is) every transport failure: connection
@@ -18,7 +20,7 @@ var ErrCUDAUnsupported = errors.New("CUDA shared memory is not supported in this
 // ServerError is an error answer from the server: a non-200 HTTP status or a
 // gRPC status the server sent.
 type ServerError struct {
-	Protocol   string // "http" or "grpc"
+	Protocol   plan.Protocol
 	Op         string // e.g. "infer", "model metadata"
 	HTTPStatus int    // HTTP only
 	GRPCCode   codes.Code
@@ -26,7 +28,7 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
-	if e.Protocol == "http" {
+	if e.Protocol == plan.ProtocolHTTP {
 		return fmt.Sprintf("%s %s: server returned %d: %s", e.Protocol, e.Op, e.HTTPStatus, e.Message)
 	}
 	return fmt.Sprintf("%s %s: server returned %s: %s", e.Protocol, e.Op, e.GRPCCode, e.Message)
@@ -36,7 +38,7 @@ func (e *ServerError) Error() string {
 // exchange. errors.Is(err, ErrUnavailable) holds for it, and the cause
 // (including context.DeadlineExceeded / context.Canceled) stays reachable.
 type TransportError struct {
-	Protocol string
+	Protocol plan.Protocol
 	Op       string
 	Err      error
 }
@@ -53,7 +55,7 @@ func (e *TransportError) Is(target error) bool { return target == ErrUnavailable
 // ProtocolError reports a reply the client could not make sense of (bad JSON,
 // truncated binary data, inconsistent tensors).
 type ProtocolError struct {
-	Protocol string
+	Protocol plan.Protocol
 	Op       string
 	Err      error
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/kserve"
 	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // grpcWindow is the stream and connection flow-control window.
@@ -59,7 +60,7 @@ func (h headerCreds) GetRequestMetadata(context.Context, ...string) (map[string]
 func (h headerCreds) RequireTransportSecurity() bool { return false }
 
 func newGRPCClient(_ context.Context, opts Options) (Client, error) {
-	target, tlsScheme, err := splitURL("grpc", opts.URL)
+	target, tlsScheme, err := splitURL(plan.ProtocolGRPC, opts.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -174,22 +175,22 @@ func (c *grpcClient) Close() error {
 func grpcError(ctx context.Context, op string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
-		return &TransportError{Protocol: "grpc", Op: op, Err: err}
+		return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	switch st.Code() {
 	case codes.Unavailable:
-		return &TransportError{Protocol: "grpc", Op: op, Err: err}
+		return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	case codes.DeadlineExceeded:
 		// gRPC sends the deadline along, and the server may give up a
 		// hair before the client's own timer fires: either way the call
 		// timed out, as an HTTP call would, and is not a server verdict.
-		return &TransportError{Protocol: "grpc", Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
+		return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
 	case codes.Canceled:
 		if cerr := ctx.Err(); cerr != nil {
-			return &TransportError{Protocol: "grpc", Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
+			return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
 		}
 	}
-	return &ServerError{Protocol: "grpc", Op: op, GRPCCode: st.Code(), Message: st.Message()}
+	return &ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: st.Message()}
 }
 
 func (c *grpcClient) ServerLive(ctx context.Context) (bool, error) {
@@ -265,7 +266,7 @@ func (c *grpcClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	}
 	sum, err := kserve.SummarizeModelConfig(r.GetConfig())
 	if err != nil {
-		return nil, &ProtocolError{Protocol: "grpc", Op: op, Err: err}
+		return nil, &ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	return sum, nil
 }

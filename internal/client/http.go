@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 type httpClient struct {
@@ -32,7 +33,7 @@ type httpClient struct {
 }
 
 func newHTTPClient(_ context.Context, opts Options) (Client, error) {
-	hostport, tlsScheme, err := splitURL("http", opts.URL)
+	hostport, tlsScheme, err := splitURL(plan.ProtocolHTTP, opts.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +125,12 @@ func (c *httpClient) roundTrip(ctx context.Context, op, method, path string, bod
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &TransportError{Protocol: "http", Op: op, Err: stripURL(err)}
+		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: stripURL(err)}
 	}
 	defer resp.Body.Close()
 	data, err := c.readBody(resp)
 	if err != nil {
-		return nil, &TransportError{Protocol: "http", Op: op, Err: err}
+		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	return &httpReply{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }
@@ -192,7 +193,7 @@ func httpServerError(op string, r *httpReply) *ServerError {
 			msg = http.StatusText(r.status)
 		}
 	}
-	return &ServerError{Protocol: "http", Op: op, HTTPStatus: r.status, Message: msg}
+	return &ServerError{Protocol: plan.ProtocolHTTP, Op: op, HTTPStatus: r.status, Message: msg}
 }
 
 func truncate(s string, n int) string {
@@ -224,7 +225,7 @@ func (c *httpClient) call(ctx context.Context, op, method, path string, in, out 
 		return nil
 	}
 	if err := json.Unmarshal(r.body, out); err != nil {
-		return &ProtocolError{Protocol: "http", Op: op, Err: err}
+		return &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	return nil
 }
@@ -280,11 +281,11 @@ func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	}
 	cfg, err := kserve.UnmarshalModelConfigJSON(raw)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
+		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	sum, err := kserve.SummarizeModelConfig(cfg)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
+		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	sum.JSON = raw // keep the server's own rendering, unknown fields included
 	return sum, nil

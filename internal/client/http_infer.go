@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // httpExchange is the per-request state of one Infer call: transport event
@@ -162,19 +163,19 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	// redirects is a misconfigured server, reported below by its status.
 	resp, err := c.tr.RoundTrip(hreq)
 	if err != nil {
-		return nil, &TransportError{Protocol: "http", Op: op, Err: fmt.Errorf("post %s: %w", hreq.URL, err)}
+		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: fmt.Errorf("post %s: %w", hreq.URL, err)}
 	}
 	data, err := c.readBody(resp)
 	resp.Body.Close()
 	if err != nil {
-		return nil, &TransportError{Protocol: "http", Op: op, Err: err}
+		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, httpServerError(op, &httpReply{status: resp.StatusCode, header: resp.Header, body: data})
 	}
 	out, err := decodeInferReply(resp.Header.Get(kserve.HeaderContentLength), data, req, &c.names)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: "http", Op: op, Err: err}
+		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	start := x.start.Load()
 	total := time.Duration(monoNow() - start)

@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/plan"
 )
 
 // Options configure a client. Only Protocol and URL are required.
 type Options struct {
-	Protocol string // "http" or "grpc"
+	// Protocol picks the client; a name from outside the program goes
+	// through plan.ParseProtocol first.
+	Protocol plan.Protocol
 	// URL is host:port or a URL with scheme http, https, grpc or grpcs.
 	URL string
 	// Timeout bounds each call whose context has no earlier deadline; 0 = none.
@@ -47,19 +50,9 @@ type Options struct {
 
 type constructor func(ctx context.Context, opts Options) (Client, error)
 
-var constructors = map[string]constructor{
-	"http": newHTTPClient,
-	"grpc": newGRPCClient,
-}
-
-// Protocols lists the accepted Options.Protocol values.
-func Protocols() []string {
-	names := make([]string, 0, len(constructors))
-	for n := range constructors {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+var constructors = map[plan.Protocol]constructor{
+	plan.ProtocolHTTP: newHTTPClient,
+	plan.ProtocolGRPC: newGRPCClient,
 }
 
 // New builds the client named by opts.Protocol. It does not contact the
@@ -67,7 +60,7 @@ func Protocols() []string {
 func New(ctx context.Context, opts Options) (Client, error) {
 	c, ok := constructors[opts.Protocol]
 	if !ok {
-		return nil, fmt.Errorf("protocol %q isn't one of [%s]", opts.Protocol, strings.Join(Protocols(), ", "))
+		return nil, fmt.Errorf("protocol %q isn't one of [%s, %s]", opts.Protocol, plan.ProtocolGRPC, plan.ProtocolHTTP)
 	}
 	if opts.URL == "" {
 		return nil, fmt.Errorf("%s client: empty server URL", opts.Protocol)
@@ -109,7 +102,7 @@ func TLSConfig(ca, cert, key, serverName string, insecure bool) (*tls.Config, er
 
 // splitURL returns host:port, whether the scheme asked for TLS, and errors
 // for schemes the protocol does not speak.
-func splitURL(proto, raw string) (hostport string, tlsScheme bool, err error) {
+func splitURL(proto plan.Protocol, raw string) (hostport string, tlsScheme bool, err error) {
 	scheme, rest, found := strings.Cut(raw, "://")
 	if !found {
 		rest, scheme = raw, ""

@@ -46,11 +46,11 @@ var flagSpecs = []flagSpec{
 		return nil
 	}},
 	{"i", "protocol", func(lp *logParser, v string) error {
-		v = strings.ToLower(v)
-		if p := plan.Protocol(v); p != plan.ProtocolHTTP && p != plan.ProtocolGRPC {
-			return fmt.Errorf("protocol %q is neither http nor grpc", v)
+		p, err := plan.ParseProtocol(strings.ToLower(v))
+		if err != nil {
+			return err
 		}
-		lp.protocol = v
+		lp.protocol = p
 		return nil
 	}},
 	{"", "shared-memory", func(lp *logParser, v string) error { lp.shm = v; return nil }},

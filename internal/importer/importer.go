@@ -23,7 +23,7 @@ type Options struct {
 	BatchSize int
 	// Protocol is used when the input does not reveal it; "" means http,
 	// perf_analyzer's default.
-	Protocol string
+	Protocol plan.Protocol
 	// Concurrency or RequestRate is the load level of an input that does
 	// not state it (a genai-perf CSV).
 	Concurrency int
@@ -174,12 +174,12 @@ type level struct {
 
 // newPoint builds an imported point with perfscen's ID scheme
 // (model/c=N or model/r=R) and the sweep coordinates checks select on.
-func newPoint(model string, lv level, batch int, protocol, shm string) result.Point {
+func newPoint(model string, lv level, batch int, protocol plan.Protocol, shm string) result.Point {
 	if batch <= 0 {
 		batch = 1
 	}
 	if protocol == "" {
-		protocol = string(plan.ProtocolHTTP)
+		protocol = plan.ProtocolHTTP
 	}
 	if shm == "" {
 		shm = string(plan.ShmNone)
@@ -187,13 +187,13 @@ func newPoint(model string, lv level, batch int, protocol, shm string) result.Po
 	p := result.Point{
 		Model:        model,
 		ModelName:    model,
-		Protocol:     plan.Protocol(protocol),
+		Protocol:     protocol,
 		SharedMemory: plan.SharedMemory(shm),
 		BatchSize:    batch,
 		Status:       result.PointImported,
 		Coords: map[string]string{
 			"batch_size":    strconv.Itoa(batch),
-			"protocol":      protocol,
+			"protocol":      string(protocol),
 			"shared_memory": shm,
 		},
 	}

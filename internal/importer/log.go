@@ -25,8 +25,9 @@ type logParser struct {
 	name string
 	opts Options
 
-	model, protocol, shm string
-	batch                int
+	model, shm string
+	protocol   plan.Protocol
+	batch      int
 
 	points  []result.Point
 	cur     *result.Point

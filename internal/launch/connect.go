@@ -72,7 +72,7 @@ type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error
 // clientOptions are the plan's settings for one protocol's client.
 func clientOptions(p *plan.Plan, proto plan.Protocol, url string, dial dialFunc) (client.Options, error) {
 	opts := client.Options{
-		Protocol: string(proto),
+		Protocol: proto,
 		URL:      url,
 		Dial:     dial,
 		Timeout:  p.Server.Timeout,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/sse"
 )
 
@@ -156,7 +157,7 @@ func (c *Client) statusError(resp *http.Response) error {
 			msg = msg[:200] + "…"
 		}
 	}
-	return &client.ServerError{Protocol: "http", Op: c.opts.Endpoint, HTTPStatus: resp.StatusCode, Message: msg}
+	return &client.ServerError{Protocol: plan.ProtocolHTTP, Op: c.opts.Endpoint, HTTPStatus: resp.StatusCode, Message: msg}
 }
 
 // errorMessage extracts an OpenAI error object's message ("" if none):
@@ -244,7 +245,7 @@ func (c *Client) midStream(t *client.TokenTrace, data []byte) error {
 	if msg == "" {
 		msg = clip(data)
 	}
-	return &client.ServerError{Protocol: "http", Op: c.opts.Endpoint, HTTPStatus: http.StatusOK,
+	return &client.ServerError{Protocol: plan.ProtocolHTTP, Op: c.opts.Endpoint, HTTPStatus: http.StatusOK,
 		Message: fmt.Sprintf("error event after %d content chunks: %s", t.Chunks, msg)}
 }
 

@@ -1,6 +1,9 @@
 package plan
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Plan is everything a run needs, already defaulted and validated.
 type Plan struct {
@@ -62,6 +65,17 @@ const (
 	ProtocolHTTP Protocol = "http" // REST, with Triton's binary tensor extension where the server has it
 	ProtocolGRPC Protocol = "grpc" // gRPC, with ModelStreamInfer for streaming
 )
+
+// ParseProtocol turns a protocol name from outside the program (a command
+// line flag, an imported file) into a Protocol, so nothing past that edge
+// holds an unchecked string. The scenario's schema checks its own.
+func ParseProtocol(s string) (Protocol, error) {
+	switch p := Protocol(s); p {
+	case ProtocolHTTP, ProtocolGRPC:
+		return p, nil
+	}
+	return "", fmt.Errorf("protocol %q is neither %s nor %s", s, ProtocolHTTP, ProtocolGRPC)
+}
 
 // TensorFormat is how HTTP tensors travel.
 type TensorFormat string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
 )
 
@@ -31,14 +32,19 @@ func start(t *testing.T, opts refserver.Options) *refserver.Server {
 	return s
 }
 
-// client connects perfscen's client for proto to s.
+// client connects perfscen's client for proto to s. Tests name protocols
+// as strings (they are subtest names); this is where they become one.
 func newClient(t *testing.T, s *refserver.Server, proto string, mod ...func(*client.Options)) client.Client {
 	t.Helper()
+	p, err := plan.ParseProtocol(proto)
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := s.HTTPAddr()
-	if proto == "grpc" {
+	if p == plan.ProtocolGRPC {
 		addr = s.GRPCAddr()
 	}
-	opts := client.Options{Protocol: proto, URL: addr, Timeout: 10 * time.Second}
+	opts := client.Options{Protocol: p, URL: addr, Timeout: 10 * time.Second}
 	for _, m := range mod {
 		m(&opts)
 	}
