@@ -19,9 +19,22 @@ const (
 func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) string) {
 	sp := path{"server"}
 	// Kind stays "" for KServe, the default, so existing plans read as before.
-	// With servers, every server is kind kserve (resolveServers checks
-	// their keys), so the LLM settings apply to none.
-	if len(s.Servers) > 0 || s.Server.Kind != plan.KindOpenAI {
+	// With servers, every server has one kind (resolveServers says so
+	// when they differ, and nothing more is said here of a mixed set).
+	openaiKind := s.Server.Kind == plan.KindOpenAI
+	if len(s.Servers) > 0 {
+		n := 0
+		for _, srv := range r.servers {
+			if srv.Kind == plan.KindOpenAI {
+				n++
+			}
+		}
+		if n > 0 && n < len(r.servers) {
+			return
+		}
+		openaiKind = n > 0
+	}
+	if !openaiKind {
 		if s.Server.Endpoint != "" && len(s.Servers) == 0 {
 			c.atKey(sp.child("endpoint"), "applies only with kind: openai")
 		}
@@ -47,21 +60,34 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 		return
 	}
 	r.server.Kind = plan.KindOpenAI
-	l := &plan.LLM{Endpoint: s.Server.Endpoint, Stream: true, IncludeUsage: true, TokenCount: "auto", APIKeyEnv: s.Server.APIKeyEnv}
-	if l.Endpoint == "" {
-		l.Endpoint = DefaultEndpoint
-	}
-	if name := s.Server.APIKeyEnv; name != "" {
-		l.APIKey = getenv(name)
-		if l.APIKey == "" {
-			c.at(sp.child("api_key_env"), "environment variable %s is not set", name)
+	l := &plan.LLM{Stream: true, IncludeUsage: true, TokenCount: "auto"}
+	if len(s.Servers) == 0 {
+		l.Endpoint = s.Server.Endpoint
+		if l.Endpoint == "" {
+			l.Endpoint = DefaultEndpoint
 		}
+		l.APIKeyEnv, l.APIKey = llmServer(s.Server, sp, c, getenv)
 	}
-	if plan.Protocol(s.Server.Protocol) == plan.ProtocolGRPC {
-		c.at(sp.child("protocol"), "kind openai speaks HTTP only")
-	}
-	if s.Server.TensorFormat != "" {
-		c.atKey(sp.child("tensor_format"), "applies only to kind kserve")
+	for i := range r.servers {
+		srv := &r.servers[i]
+		in, p := s.Servers[srv.Name], path{"servers", srv.Name}
+		ep := in.Endpoint
+		if ep == "" {
+			ep = DefaultEndpoint
+		}
+		// Every request body is built for one API; arms calling two
+		// APIs would compare the APIs, not the builds.
+		if i == 0 {
+			l.Endpoint = ep
+		} else if ep != l.Endpoint {
+			what := ep
+			if in.Endpoint == "" {
+				what += " (the default)"
+			}
+			c.at(p.child("endpoint"), "is %s but servers.%s.endpoint is %s; compared arms must call the same API, so give every server the same endpoint", what, r.servers[0].Name, l.Endpoint)
+		}
+		// Each build may sit behind its own key.
+		srv.APIKeyEnv, srv.APIKey = llmServer(in, p, c, getenv)
 	}
 	kserveOnly := []struct {
 		set  bool
@@ -221,4 +247,23 @@ func checkPayloads(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM) {
 			c.at(at, "%v", err)
 		}
 	}
+}
+
+// llmServer checks the keys of one openai-kind server that KServe reads
+// differently, and returns its API key and the variable it came from.
+func llmServer(in Server, p path, c *collector, getenv func(string) string) (env, key string) {
+	if name := in.APIKeyEnv; name != "" {
+		key = getenv(name)
+		if key == "" {
+			c.at(p.child("api_key_env"), "environment variable %s is not set", name)
+		}
+		env = name
+	}
+	if plan.Protocol(in.Protocol) == plan.ProtocolGRPC {
+		c.at(p.child("protocol"), "kind openai speaks HTTP only")
+	}
+	if in.TensorFormat != "" {
+		c.atKey(p.child("tensor_format"), "applies only to kind kserve")
+	}
+	return env, key
 }

@@ -33,6 +33,7 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 	var out []plan.Server
 	var proto plan.Protocol
 	var protoFrom string
+	var firstKind, kindFrom string
 	for _, name := range names {
 		p := path{"servers", name}
 		if !serverNameRE.MatchString(name) {
@@ -41,8 +42,20 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 		in := s.Servers[name]
 		srv := resolveServer(in, p, c, getenv, dir)
 		srv.Name = name
+		// Compared arms must measure the same service: an LLM endpoint's
+		// figures (TTFT, tokens/s) have no KServe counterpart, and the
+		// run's LLM settings (llm:) apply to every server alike.
+		kind := in.Kind
+		if kind == "" {
+			kind = plan.KindKServe
+		}
+		if kindFrom == "" {
+			firstKind, kindFrom = kind, name
+		} else if kind != firstKind {
+			c.at(p.child("kind"), "is %s but servers.%s is kind %s; compared arms measure the same kind of service, so give every server one kind", kind, kindFrom, firstKind)
+		}
 		if in.Kind == plan.KindOpenAI {
-			c.at(p.child("kind"), "kind openai is not supported with several servers yet; measure one LLM server with server:")
+			srv.Kind = plan.KindOpenAI
 		}
 		for _, k := range []struct {
 			key string

@@ -53,7 +53,7 @@ func (n *Net) dial() func(ctx context.Context, network, addr string) (net.Conn, 
 // before any load is sent to any of them: a candidate build that lacks a
 // model stops the run before the released one is measured for nothing.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
-	if p.Server.Kind == plan.KindOpenAI {
+	if p.OpenAI() {
 		return runOpenAI(ctx, p, opts)
 	}
 	var servers []*prepared

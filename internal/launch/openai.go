@@ -11,51 +11,35 @@ import (
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/openai"
 	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/runner"
 )
 
 // runOpenAI measures an openai-kind plan: the same runner, with a client
 // that speaks the OpenAI-compatible API and request bodies prepared here.
+//
+// With several servers each is started or reached and its model list
+// checked before any load is sent to any of them, as for KServe servers.
 func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 	if p.LLM == nil {
 		return nil, failure.Invalid(fmt.Errorf("plan: kind openai without LLM settings"))
 	}
-	url := p.Server.URL
-	if p.Server.Embedded {
-		srv, err := embedded(ctx, p, opts.Net)
+	var servers []*llmServer
+	defer func() {
+		for _, s := range servers {
+			s.close()
+		}
+	}()
+	for _, srv := range p.AllServers() {
+		s, err := prepareOpenAI(ctx, p, srv, opts)
 		if err != nil {
+			if srv.Name != "" {
+				return nil, wrapServer(srv.Name, err)
+			}
 			return nil, err
 		}
-		defer srv.Close()
-		url = srv.HTTPAddr()
-	}
-	co := openai.Options{URL: url, Endpoint: p.LLM.Endpoint, APIKey: p.LLM.APIKey, Headers: p.Server.Headers,
-		Timeout: p.Server.Timeout, RequireUsage: p.LLM.TokenCount == "usage", Dial: opts.Net.dial()}
-	if t := p.Server.TLS; t.Enabled {
-		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
-		if err != nil {
-			return nil, failure.Invalid(fmt.Errorf("server.tls: %w", err))
-		}
-		co.TLS = cfg
-	}
-	c, err := openai.New(co)
-	if err != nil {
-		return nil, failure.Invalid(fmt.Errorf("server: %w", err))
-	}
-	defer c.Close()
-	if err := waitReady(ctx, c, "openai", url, opts.ConnectTimeout); err != nil {
-		return nil, err
-	}
-	served, err := c.Models(ctx)
-	if err != nil {
-		return nil, failure.Env(fmt.Errorf("listing the server's models: %w", err))
-	}
-	for _, m := range p.Models {
-		if !contains(served, m.Name) {
-			return nil, failure.Env(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
-				m.Name, m.Alias, url, strings.Join(served, ", ")))
-		}
+		servers = append(servers, s)
 	}
 	// Every point's requests are made before any load, so a bad input
 	// stops the run before the first request.
@@ -77,7 +61,6 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 		inputs[k] = d
 	}
 	deps := runner.Deps{
-		Client: c,
 		Inputs: func(pt *plan.Point) (*inputdata.Data, error) {
 			d, ok := inputs[llmKeyOf(pt)]
 			if !ok {
@@ -86,17 +69,105 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 			return d, nil
 		},
 	}
+	for _, s := range servers {
+		if s.srv.Name == "" {
+			deps.Client = s.client
+			continue
+		}
+		if deps.Servers == nil {
+			deps.Servers = map[string]runner.ServerDeps{}
+		}
+		deps.Servers[s.srv.Name] = runner.ServerDeps{Client: s.client}
+	}
 	ro := opts.Runner
 	ro.Version = opts.Version
 	ro.Progress = opts.Progress
 	run, err := runner.Run(ctx, p, deps, ro)
 	if run != nil {
-		run.Environment.Server.Embedded = p.Server.Embedded
-		if !p.Server.Embedded {
-			run.Environment.Server.URL = p.Server.URL
+		for _, s := range servers {
+			info := &run.Environment.Server
+			for i := range run.Environment.Servers {
+				if run.Environment.Servers[i].Key == s.srv.Name {
+					info = &run.Environment.Servers[i]
+				}
+			}
+			info.Embedded = s.ref != nil
+			info.URL = ""
+			if s.ref == nil {
+				info.URL = s.url
+			}
 		}
 	}
 	return run, err
+}
+
+// llmServer is one openai-kind server made ready for load.
+type llmServer struct {
+	srv    plan.Server
+	url    string
+	ref    *refserver.Server
+	client *openai.Client
+}
+
+func (s *llmServer) close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+	if s.ref != nil {
+		s.ref.Close()
+	}
+}
+
+// prepareOpenAI starts or reaches srv and checks that it serves every
+// model of the plan that names it.
+func prepareOpenAI(ctx context.Context, p *plan.Plan, srv plan.Server, opts Options) (_ *llmServer, err error) {
+	s := &llmServer{srv: srv, url: srv.URLFor(plan.ProtocolHTTP)}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	sub := forServer(p, srv)
+	if srv.Embedded {
+		if s.ref, err = embedded(ctx, sub, opts.Net); err != nil {
+			return nil, err
+		}
+		s.url = s.ref.HTTPAddr()
+	}
+	key := p.LLM.APIKey
+	if srv.APIKey != "" {
+		key = srv.APIKey
+	}
+	co := openai.Options{URL: s.url, Endpoint: p.LLM.Endpoint, APIKey: key, Headers: srv.Headers,
+		Timeout: srv.Timeout, RequireUsage: p.LLM.TokenCount == "usage", Dial: opts.Net.dial()}
+	field := "server"
+	if srv.Name != "" {
+		field = "servers." + srv.Name
+	}
+	if t := srv.TLS; t.Enabled {
+		cfg, err := client.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
+		if err != nil {
+			return nil, failure.Invalid(fmt.Errorf("%s.tls: %w", field, err))
+		}
+		co.TLS = cfg
+	}
+	if s.client, err = openai.New(co); err != nil {
+		return nil, failure.Invalid(fmt.Errorf("%s: %w", field, err))
+	}
+	if err := waitReady(ctx, s.client, "openai", s.url, opts.ConnectTimeout); err != nil {
+		return nil, err
+	}
+	served, err := s.client.Models(ctx)
+	if err != nil {
+		return nil, failure.Env(fmt.Errorf("listing the server's models: %w", err))
+	}
+	for _, m := range sub.Models {
+		if !contains(served, m.Name) {
+			return nil, failure.Env(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
+				m.Name, m.Alias, s.url, strings.Join(served, ", ")))
+		}
+	}
+	return s, nil
 }
 
 func contains(list []string, s string) bool {

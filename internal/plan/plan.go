@@ -32,7 +32,13 @@ type Server struct {
 	Name string `json:"name,omitempty"`
 	URL  string `json:"url,omitempty"`
 	// Kind is the service kind: "" or kserve (the default), or openai.
+	// Every server of a plan has the same kind.
 	Kind string `json:"kind,omitempty"`
+	// APIKeyEnv and APIKey are an openai-kind server's key under
+	// servers:, where each build may have its own; the one server of
+	// server: keeps its key in Plan.LLM. The key is never stored.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	APIKey    string `json:"-"`
 	// HTTPURL and GRPCURL, when set, are where that protocol's requests go
 	// instead of URL: a real server listens on one port per protocol.
 	HTTPURL  string   `json:"http_url,omitempty"`
@@ -99,6 +105,16 @@ func (p *Plan) ServerOf(name string) (Server, bool) {
 		}
 	}
 	return Server{}, false
+}
+
+// OpenAI is true for a plan of openai-kind servers.
+func (p *Plan) OpenAI() bool {
+	for _, s := range p.AllServers() {
+		if s.Kind == KindOpenAI {
+			return true
+		}
+	}
+	return false
 }
 
 // AllServers lists the servers the plan loads: Servers, or the one Server.
