@@ -1,0 +1,94 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/perfscen/perfscen/internal/result"
+)
+
+// The LLM server A/B of test/e2e on the fake clock: two embedded
+// OpenAI-compatible servers running the same simulated engine, arms
+// named released/llm and candidate/llm, trials interleaved. Equal builds
+// pass both comparisons; a candidate whose decode is twice as slow (higher
+// inter-token latency, lower output tokens/s) fails both, at the first
+// look with the 10 trials asked for. An unreachable candidate is exit 3
+// with nothing measured on the released server.
+func TestLLMServerABOnTheFakeClock(t *testing.T) {
+	const (
+		tpot = "failed: candidate/llm-vs-released/llm-tpot_p50 <= 1.25 @ candidate/llm/c=4 vs released/llm/c=4"
+		toks = "candidate/llm-vs-released/llm-output_tokens_per_s >= 0.8 @ candidate/llm/c=4 vs released/llm/c=4"
+	)
+	cases := []struct {
+		name   string
+		flags  []string
+		want   int
+		status string
+		out    []string
+	}{
+		{name: "candidate equal", want: 0, status: "pass", out: []string{"PASS: "}},
+		{name: "candidate decode slower", flags: []string{"--model-param", "candidate/llm.decode_slowdown=2"}, want: 1, status: "fail",
+			out: []string{tpot, toks}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				args := append([]string{"run", "-q", "@test/e2e/testdata/llm-server-ab/ab.yaml", "--out-dir", dir}, tc.flags...)
+				code, stdout, stderr := runMem(t, args...)
+				if code != tc.want {
+					t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+				}
+				for _, s := range tc.out {
+					if !strings.Contains(stdout, s) {
+						t.Errorf("stdout lacks %q:\n%s", s, stdout)
+					}
+				}
+				run, err := result.ReadFile(filepath.Join(dir, "llm-server-ab-e2e.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, c := range run.Verdict.Checks {
+					if c.Kind == "comparison" {
+						n++
+						if c.Status != tc.status {
+							t.Errorf("comparison %s: %s, want %s", c.Name, c.Status, tc.status)
+						}
+					}
+				}
+				if n != 2 {
+					t.Errorf("%d comparisons, want 2", n)
+				}
+				servers := map[string]string{}
+				for _, p := range run.Points {
+					servers[p.Model] = p.Server
+					if len(p.Trials) != 10 {
+						t.Errorf("%s: %d trials, want the 10 asked for (decided at the first look)", p.ID, len(p.Trials))
+					}
+				}
+				if servers["released/llm"] != "released" || servers["candidate/llm"] != "candidate" {
+					t.Errorf("arms' servers: %v", servers)
+				}
+			})
+		})
+	}
+	t.Run("candidate unreachable", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dir := t.TempDir()
+			code, stdout, stderr := runMem(t, "run", "-q", "@test/e2e/testdata/llm-server-ab/unreachable.yaml", "--out-dir", dir, "--connect-timeout", "300ms")
+			if code != 3 || !strings.Contains(stderr, "server candidate") {
+				t.Fatalf("exit %d, want 3 naming the server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			run, err := result.ReadFile(filepath.Join(dir, "llm-server-ab-unreachable.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Points) != 0 {
+				t.Errorf("%d point(s) measured before every server was reached", len(run.Points))
+			}
+		})
+	})
+}
