@@ -92,3 +92,28 @@ func TestLLMServerABOnTheFakeClock(t *testing.T) {
 		})
 	})
 }
+
+// A scenario error of an LLM A/B is exit 2 from validate and from run
+// alike, before any server is started, at the file:line of the odd entry.
+func TestLLMServerABScenarioErrors(t *testing.T) {
+	cases := []struct{ file, want string }{
+		{"scenario/testdata/invalid/servers-llm-mixed.yaml",
+			"scenario/testdata/invalid/servers-llm-mixed.yaml:5:11: servers.triton.kind: is kserve but servers.released is kind openai"},
+		{"scenario/testdata/invalid/servers-llm.yaml",
+			"scenario/testdata/invalid/servers-llm.yaml:6:5: servers.released.endpoint: is v1/chat/completions (the default) but servers.candidate.endpoint is v1/completions"},
+	}
+	for _, tc := range cases {
+		for _, cmd := range []string{"validate", "run"} {
+			t.Run(cmd+" "+filepath.Base(tc.file), func(t *testing.T) {
+				args := []string{cmd, "@" + tc.file}
+				if cmd == "run" {
+					args = append(args, "--out-dir", t.TempDir())
+				}
+				code, stdout, stderr := runMem(t, args...)
+				if code != 2 || !strings.Contains(stderr, tc.want) {
+					t.Fatalf("exit %d, want 2 with\n%s\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+				}
+			})
+		}
+	}
+}
