@@ -47,7 +47,7 @@ func runCompleted(run *result.Run) (Check, bool) {
 	if (run.Status == "" || run.Status == result.StatusComplete) && len(run.Errors) == 0 {
 		return Check{}, false
 	}
-	c := Check{Kind: KindErrors, Name: "run completed", Status: StatusFail, Environment: true, NoValue: true,
+	c := Check{Kind: KindErrors, Key: KeyRunCompleted, Name: "run completed", Status: StatusFail, Environment: true, NoValue: true,
 		Message: fmt.Sprintf("run is %s", run.Status)}
 	switch run.Status {
 	case result.StatusComplete, "":
@@ -100,7 +100,7 @@ func errorBudget(p *result.Point, budget float64) (Check, bool) {
 	if p.Errors.Count == 0 && s.Errors == 0 {
 		return Check{}, false
 	}
-	c := Check{Kind: KindErrors, Name: fmt.Sprintf("error rate <= %s", pctText(budget)), Model: p.Model, Point: p.ID,
+	c := Check{Kind: KindErrors, Key: KeyErrorBudget, Name: fmt.Sprintf("error rate <= %s", pctText(budget)), Model: p.Model, Point: p.ID,
 		Metric: result.MetricErrorRate, Value: s.ErrorRate, Bound: budget, Op: "<=", Unit: "fraction"}
 	first := ""
 	if len(p.Errors.First) > 0 {
@@ -134,7 +134,7 @@ func pctText(f float64) string {
 }
 
 func stability(p *result.Point, allowUnstable bool) (Check, bool) {
-	c := Check{Kind: KindStability, Name: "measurement stable", Model: p.Model, Point: p.ID,
+	c := Check{Kind: KindStability, Key: KeyStable, Name: "measurement stable", Model: p.Model, Point: p.ID,
 		Status: StatusFail, Environment: true, NoValue: true}
 	switch p.Status {
 	case result.PointUnstable:
@@ -164,7 +164,7 @@ func completed(p *result.Point) (Check, bool) {
 	if !measured(p) || p.Status == result.PointImported || p.Summary.Requests > 0 || p.Summary.Errors > 0 {
 		return Check{}, false
 	}
-	return Check{Kind: KindErrors, Name: "requests completed", Model: p.Model, Point: p.ID,
+	return Check{Kind: KindErrors, Key: KeyCompleted, Name: "requests completed", Model: p.Model, Point: p.ID,
 		Metric: result.MetricErrors, Status: StatusFail, Environment: true, NoValue: true,
 		Message: "no request completed at this point (the server never answered within the measurement)"}, true
 }
@@ -174,7 +174,7 @@ func validation(p *result.Point) (Check, bool) {
 	if !v.Enabled {
 		return Check{}, false
 	}
-	c := Check{Kind: KindValidation, Name: "outputs match validation data", Model: p.Model, Point: p.ID,
+	c := Check{Kind: KindValidation, Key: KeyValidation, Name: "outputs match validation data", Model: p.Model, Point: p.ID,
 		Value: float64(v.Mismatches), Bound: 0, Op: "==", Unit: "count", N: int(v.Checked)}
 	switch {
 	case v.Mismatches > 0:

@@ -1,5 +1,7 @@
 package verdict
 
+import "fmt"
+
 // Kind says which rule produced a check.
 type Kind string
 
@@ -12,12 +14,50 @@ const (
 	KindErrors     Kind = "errors"
 )
 
-// CheckKey is the stable identity of a check that code looks up.
+// CheckKey is the stable identity of the rule behind a check: with the
+// check's point it names the check whatever its display Name says, so code
+// and later looks (Settle) find it even when two rules share a name.
 type CheckKey string
 
-// KeyTestbed is the check saying which testbed's history the baseline gate
-// used, or that it had none.
-const KeyTestbed CheckKey = "baseline.testbed"
+// Keys of the rules every run has.
+const (
+	// KeyTestbed is the check saying which testbed's history the baseline
+	// gate used, or that it had none.
+	KeyTestbed CheckKey = "baseline.testbed"
+	// KeyRunCompleted fails a run that stopped early.
+	KeyRunCompleted CheckKey = "run.completed"
+	// KeyStable is a point's stability check; it is also the check that
+	// says a point could not be measured at all.
+	KeyStable CheckKey = "point.stable"
+	// KeyCompleted fails a point at which no request finished.
+	KeyCompleted CheckKey = "point.completed"
+	// KeyValidation compares a point's outputs with validation data.
+	KeyValidation CheckKey = "point.validation"
+	// KeyErrorBudget holds a point's failed requests to its budget.
+	KeyErrorBudget CheckKey = "point.error_budget"
+)
+
+// Keys of the scenario's own rules name them by their place in the plan's
+// lists: the plan is the same at every look, and a position stays unique
+// where a display name need not (a threshold's text, a comparison's name).
+
+// thresholdKey is the key of plan.Checks.Thresholds[i].
+func thresholdKey(i int) CheckKey { return CheckKey(fmt.Sprintf("threshold.%d", i)) }
+
+// comparisonKey is the key of plan.Checks.Comparisons[i] held to bound b;
+// a comparison with both ratios gives two checks at each point.
+func comparisonKey(i int, b bound) CheckKey {
+	switch b.op {
+	case ">=":
+		return CheckKey(fmt.Sprintf("comparison.%d.min_ratio", i))
+	case "<=":
+		return CheckKey(fmt.Sprintf("comparison.%d.max_ratio", i))
+	}
+	return CheckKey(fmt.Sprintf("comparison.%d", i))
+}
+
+// baselineKey is the key of the baseline gate's check of metric.
+func baselineKey(metric string) CheckKey { return CheckKey("baseline.metric." + metric) }
 
 // Status is a check's outcome.
 type Status string
@@ -51,9 +91,9 @@ const (
 // kind stay zero (e.g. P for thresholds).
 type Check struct {
 	Kind Kind `json:"kind"`
-	// Key identifies the rule behind a check that code looks up, whatever
-	// its display Name says; it is empty for the others and stays out of
-	// the JSON, where Kind and Name are the record.
+	// Key identifies the rule behind the check, whatever its display Name
+	// says; every check has one. It stays out of the JSON, where Kind and
+	// Name are the record.
 	Key   CheckKey `json:"-"`
 	Name  string   `json:"name"` // human title, e.g. "p95 < 30ms"
 	Model string   `json:"model,omitempty"`

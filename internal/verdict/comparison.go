@@ -36,7 +36,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 	var tested []int // indexes into out of checks with U tests
 	var pPass, pFail, alphas []float64
 	var ciPass, ciFail []bool
-	for _, cmp := range cs {
+	for ci, cmp := range cs {
 		alpha := cmp.Alpha
 		if alpha <= 0 {
 			alpha = plan.DefaultAlpha
@@ -52,7 +52,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			ref := reference(run, cmp.Reference, cand.Coords)
 			if !measured(cand) || ref != nil && !measured(ref) {
 				for _, b := range bounds(cmp) {
-					c := Check{Kind: KindComparison, Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID, Metric: cmp.Metric}
+					c := Check{Kind: KindComparison, Key: comparisonKey(ci, b), Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID, Metric: cmp.Metric}
 					if measured(cand) {
 						out = append(out, notMeasured(c, ref))
 					} else {
@@ -63,6 +63,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			}
 			for _, b := range bounds(cmp) {
 				c, t := o.compareAt(cmp, b, cand, ref, alpha)
+				c.Key = comparisonKey(ci, b)
 				out = append(out, c)
 				if t.ok {
 					tested = append(tested, len(out)-1)
@@ -73,7 +74,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			}
 		}
 		if matched == 0 {
-			c := Check{Kind: KindComparison, Name: comparisonName(cmp, bound{}), Model: cmp.Candidate,
+			c := Check{Kind: KindComparison, Key: comparisonKey(ci, bound{}), Name: comparisonName(cmp, bound{}), Model: cmp.Candidate,
 				Metric: cmp.Metric, Status: StatusFail, Message: "selector matches no measured point of the candidate"}
 			if run.Status != "" && run.Status != result.StatusComplete {
 				c.Status, c.Message = StatusSkip, fmt.Sprintf("not measured: the run is %s", run.Status)

@@ -160,20 +160,6 @@ func TestSpendingAddsUpToAlpha(t *testing.T) {
 	}
 }
 
-func TestSettleKeepsEarlierDecisions(t *testing.T) {
-	prev := &Verdict{Checks: []Check{{Kind: KindComparison, Name: "a", Point: "p", Status: StatusPass},
-		{Kind: KindComparison, Name: "b", Point: "p", Status: StatusInconclusive, RefPoint: "r"}}}
-	if got := prev.Undecided(); len(got) != 2 || got[0] != "p" || got[1] != "r" {
-		t.Errorf("Undecided = %v, want both arms", got)
-	}
-	next := &Verdict{Interrupted: true, Notices: []string{"n"}, Checks: []Check{{Kind: KindComparison, Name: "a", Point: "p", Status: StatusInconclusive},
-		{Kind: KindComparison, Name: "b", Point: "p", Status: StatusFail}}}
-	got := Settle(prev, next)
-	if got.Checks[0].Status != StatusPass || got.Checks[1].Status != StatusFail || !got.Interrupted || len(got.Notices) != 1 {
-		t.Errorf("Settle = %+v", got.Checks)
-	}
-}
-
 // A trial in which no request finished (a window shorter than one request
 // on a starved machine) is no evidence about either build: a comparison
 // that loses trials to that is never failed for it. It is inconclusive,

@@ -79,7 +79,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 			continue
 		}
 		for _, m := range g.spec.Metrics {
-			out = append(out, Check{Kind: KindBaseline, Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
+			out = append(out, Check{Kind: KindBaseline, Key: baselineKey(m), Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
 				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(), NoValue: true,
 				Message: "in the baseline but not measured in this run"})
 		}
@@ -128,7 +128,7 @@ func gateName(metric string) string { return metric + " vs baseline" }
 
 func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowUnstable bool) Check {
 	mi, _ := result.Lookup(metric)
-	c := Check{Kind: KindBaseline, Name: gateName(metric), Model: p.Model, Point: p.ID, Metric: metric,
+	c := Check{Kind: KindBaseline, Key: baselineKey(metric), Name: gateName(metric), Model: p.Model, Point: p.ID, Metric: metric,
 		Unit: mi.Unit, Confidence: g.spec.Confidence, Op: "<="}
 	if mi.HigherBetter {
 		c.Op = ">="

@@ -35,36 +35,37 @@ func (o Options) lookNote() string {
 	return fmt.Sprintf(", look %d of %d", max(o.Look, 1), o.MaxLooks)
 }
 
-// checkKey identifies a check across looks: by its Key where it has one,
-// else by its name, which thresholds and comparisons build from the
-// scenario alone, so it is the same at every look.
-func checkKey(c Check) string {
-	id := string(c.Key)
-	if id == "" {
-		id = c.Name
-	}
-	return string(c.Kind) + "\x00" + id + "\x00" + c.Point
+// lookID identifies a check across looks: its rule's Key at its point.
+// Display names are no identity: two rules may share one (a threshold
+// written twice with different selectors, comparisons built outside a
+// scenario), and the stability check renames itself when its point fails.
+type lookID struct {
+	key   CheckKey
+	point string
 }
+
+func lookIDOf(c Check) lookID { return lookID{c.Key, c.Point} }
 
 // Settle carries decisions across looks: a check that passed, failed or
 // was skipped at an earlier look keeps that outcome, and only the checks
 // that were inconclusive take their status from the new look. Without
 // this, a later look's smaller share of α could undo a decision made on
-// data that did not change.
+// data that did not change. A check without a Key is never carried: it
+// could not be told from another rule's check.
 func Settle(prev, next *Verdict) *Verdict {
 	if prev == nil {
 		return next
 	}
-	decided := map[string]Check{}
+	decided := map[lookID]Check{}
 	for _, c := range prev.Checks {
-		if c.Status != StatusInconclusive {
-			decided[checkKey(c)] = c
+		if c.Status != StatusInconclusive && c.Key != "" {
+			decided[lookIDOf(c)] = c
 		}
 	}
 	out := *next // the new look's notices and run-level state
 	out.Checks = nil
 	for _, c := range next.Checks {
-		if d, ok := decided[checkKey(c)]; ok {
+		if d, ok := decided[lookIDOf(c)]; ok && c.Key != "" {
 			c = d
 		}
 		out.Checks = append(out.Checks, c)

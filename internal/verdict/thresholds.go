@@ -14,7 +14,7 @@ import (
 // not a pass.
 func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 	var out []Check
-	for _, th := range ths {
+	for ti, th := range ths {
 		mi, _ := result.Lookup(th.Metric)
 		name := th.Text
 		if name == "" {
@@ -28,7 +28,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 			}
 			matched++
 			c := Check{
-				Kind: KindThreshold, Name: name, Model: p.Model, Point: p.ID,
+				Kind: KindThreshold, Key: thresholdKey(ti), Name: name, Model: p.Model, Point: p.ID,
 				Metric: th.Metric, Unit: mi.Unit, Bound: th.Value, Op: th.Op,
 			}
 			if !measured(p) {
@@ -61,7 +61,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 		}
 		if matched == 0 {
 			c := Check{
-				Kind: KindThreshold, Name: name, Metric: th.Metric, Unit: mi.Unit,
+				Kind: KindThreshold, Key: thresholdKey(ti), Name: name, Metric: th.Metric, Unit: mi.Unit,
 				Bound: th.Value, Op: th.Op, Status: StatusFail, NoValue: true,
 				Message: "selector matches no measured point",
 			}
