@@ -22,10 +22,17 @@ func TestAutomaticFailsPointsWhereNothingFinished(t *testing.T) {
 	if len(hits) != 1 || hits[0].Point != "hung/c=1" || hits[0].Status != StatusFail || !hits[0].Environment {
 		t.Fatalf("want one environment failure for hung/c=1, got %+v", hits)
 	}
-	// An error-rate threshold over the hung point has no data and fails.
-	ths := Thresholds(thresholdsFor("error_rate", "<=", 0.01), &result.Run{Points: run.Points[:1]})
-	if len(ths) != 1 || ths[0].Status != StatusFail {
-		t.Fatalf("error_rate threshold on a point with nothing finished: %+v", ths)
+	// A threshold over the hung point has no data: it fails as could not
+	// measure, never as a failure shown by data, so the run exits 3.
+	for _, metric := range []string{"error_rate", "p99"} {
+		ths := Thresholds(thresholdsFor(metric, "<=", 0.01), &result.Run{Points: run.Points[:1]})
+		if len(ths) != 1 || ths[0].Status != StatusFail || !ths[0].Environment {
+			t.Fatalf("%s threshold on a point with nothing finished: %+v", metric, ths)
+		}
+		v := &Verdict{Checks: append(ths, hits...)}
+		if o := v.Outcome(); o != OutcomeNotMeasured {
+			t.Errorf("%s threshold on a point with nothing finished: outcome %s, want %s", metric, o, OutcomeNotMeasured)
+		}
 	}
 }
 

@@ -38,6 +38,11 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 			fig, ok := p.Figure(th.Metric)
 			v := fig.Value
 			switch {
+			case !ok && finishedNothing(p):
+				// Nothing to judge is no verdict on the server: the
+				// point's "requests completed" check says why.
+				c.Status, c.NoValue, c.Environment = StatusFail, true, true
+				c.Message = fmt.Sprintf("could not measure: no request finished at %s, so no %s data", p.ID, th.Metric)
 			case !ok:
 				c.Status, c.NoValue = StatusFail, true
 				c.Message = fmt.Sprintf("no data for %s at %s", th.Metric, p.ID)
@@ -73,6 +78,12 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 		}
 	}
 	return out
+}
+
+// finishedNothing reports whether no request at p finished, answered or
+// failed (imported points carry no counts and are taken at their word).
+func finishedNothing(p *result.Point) bool {
+	return p.Status != result.PointImported && p.Summary.Requests == 0 && p.Summary.Errors == 0
 }
 
 // compare evaluates v op bound; "==" allows a relative 1e-9 for float
