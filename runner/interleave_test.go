@@ -15,51 +15,55 @@ import (
 	"github.com/perfscen/perfscen/internal/result"
 )
 
+// On the fake clock every window of a and b holds the same requests, so
+// both stabilize in their first three windows and the order of windows is
+// exact, not a lower bound.
 func TestRunInterleavesGroups(t *testing.T) {
-	checkLeaks(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	c := newClient(t, "http", srv.HTTPAddr())
-	models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}}
-	p := testPlan(srv.HTTPAddr(), "http", loose(), models,
-		plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}},
-		plan.Point{Model: "solo", Load: plan.Load{Mode: plan.LoadIterations, Iterations: 5}},
-		plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-	p.Models = append(p.Models, plan.Model{Alias: "solo", Name: "simple"})
-	var seq []int
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
-		Progress: func(e Event) {
-			if e.Kind == WindowDone {
-				seq = append(seq, e.Index)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Results stay in plan order.
-	var ids []string
-	for _, pt := range run.Points {
-		ids = append(ids, pt.ID)
-	}
-	if !slices.Equal(ids, []string{"p0", "p1", "p2"}) {
-		t.Fatalf("points %v", ids)
-	}
-	// Group first (a stabilizes, b stabilizes, then a b a b a b), then the
-	// ungrouped point.
-	if n := len(seq); n < 3+3+6+1 || !slices.Equal(seq[n-7:], []int{0, 2, 0, 2, 0, 2, 1}) {
-		t.Fatalf("window order %v", seq)
-	}
-	for _, i := range []int{0, 2} {
-		pt := run.Points[i]
-		if (pt.Status != result.PointStable && pt.Status != result.PointUnstable) || len(pt.Trials) != 3 {
-			t.Errorf("%s: status %s, %d trials", pt.ID, pt.Status, len(pt.Trials))
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "http", srv.HTTPAddr())
+		models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}}
+		p := testPlan(srv.HTTPAddr(), "http", loose(), models,
+			plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}},
+			plan.Point{Model: "solo", Load: plan.Load{Mode: plan.LoadIterations, Iterations: 5}},
+			plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
+		p.Models = append(p.Models, plan.Model{Alias: "solo", Name: "simple"})
+		var seq []int
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+			Progress: func(e Event) {
+				if e.Kind == WindowDone {
+					seq = append(seq, e.Index)
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for j, w := range pt.Windows {
-			if w.Kept != (j >= len(pt.Windows)-3) {
-				t.Errorf("%s: window %d kept=%v", pt.ID, j, w.Kept)
-			}
+		// Results stay in plan order.
+		var ids []string
+		for _, pt := range run.Points {
+			ids = append(ids, pt.ID)
 		}
-		checkPointConsistency(t, &pt, 1)
-	}
+		if !slices.Equal(ids, []string{"p0", "p1", "p2"}) {
+			t.Fatalf("points %v", ids)
+		}
+		// Group first (a stabilizes in three windows, b too, then a b a b a
+		// b), then the ungrouped point.
+		if want := []int{0, 0, 0, 2, 2, 2, 0, 2, 0, 2, 0, 2, 1}; !slices.Equal(seq, want) {
+			t.Fatalf("window order %v, want %v", seq, want)
+		}
+		for _, i := range []int{0, 2} {
+			pt := run.Points[i]
+			if pt.Status != result.PointStable || len(pt.Trials) != 3 {
+				t.Errorf("%s: status %s, %d trials", pt.ID, pt.Status, len(pt.Trials))
+			}
+			for j, w := range pt.Windows {
+				if w.Kept != (j >= len(pt.Windows)-3) {
+					t.Errorf("%s: window %d kept=%v", pt.ID, j, w.Kept)
+				}
+			}
+			checkPointConsistency(t, &pt, 1)
+		}
+	})
 }
 
 // fakeLatency gives the simple model a service time: on synctest's fake
@@ -153,52 +157,55 @@ func TestRunScrapesGPUMetrics(t *testing.T) {
 
 // Extend adds kept trials to the points it names, interleaved, while the
 // server is still up; it is asked again after each extension, and a point
-// it does not name keeps its trials.
+// it does not name keeps its trials. On the fake clock no window of the
+// extension ends before a request did, so none is passed over and the
+// window order is exact.
 func TestRunExtendAddsInterleavedTrials(t *testing.T) {
-	checkLeaks(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	c := newClient(t, "http", srv.HTTPAddr())
-	models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}, {Alias: "c", Name: "simple"}}
-	p := testPlan(srv.HTTPAddr(), "http", loose(), models,
-		plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
-		plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
-		plan.Point{Model: "c", Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
-	var seq []int
-	asked := 0
-	extending := false
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
-		Progress: func(e Event) {
-			if e.Kind == WindowDone && extending {
-				seq = append(seq, e.Index)
-			}
-		},
-		Extend: func(r *result.Run) ([]string, int) {
-			asked++
-			if asked > 2 {
-				return nil, 0
-			}
-			extending = true
-			if n := len(r.Points[0].Trials); n != 3*asked {
-				t.Errorf("ask %d: p0 has %d trials, want %d", asked, n, 3*asked)
-			}
-			return []string{"p1", "p0"}, 3
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if asked != 3 {
-		t.Fatalf("Extend asked %d times, want 3", asked)
-	}
-	if want := []int{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1}; !slices.Equal(seq, want) {
-		t.Fatalf("extension window order %v, want %v", seq, want)
-	}
-	for i, want := range []int{9, 9, 3} {
-		pt := run.Points[i]
-		if len(pt.Trials) != want {
-			t.Errorf("%s: %d trials, want %d", pt.ID, len(pt.Trials), want)
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "http", srv.HTTPAddr())
+		models := []plan.Model{{Alias: "a", Name: "simple"}, {Alias: "b", Name: "simple"}, {Alias: "c", Name: "simple"}}
+		p := testPlan(srv.HTTPAddr(), "http", loose(), models,
+			plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
+			plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: "concurrency", Concurrency: 1}},
+			plan.Point{Model: "c", Load: plan.Load{Mode: "concurrency", Concurrency: 1}})
+		var seq []int
+		asked := 0
+		extending := false
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+			Progress: func(e Event) {
+				if e.Kind == WindowDone && extending {
+					seq = append(seq, e.Index)
+				}
+			},
+			Extend: func(r *result.Run) ([]string, int) {
+				asked++
+				if asked > 2 {
+					return nil, 0
+				}
+				extending = true
+				if n := len(r.Points[0].Trials); n != 3*asked {
+					t.Errorf("ask %d: p0 has %d trials, want %d", asked, n, 3*asked)
+				}
+				return []string{"p1", "p0"}, 3
+			}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		checkPointConsistency(t, &pt, 1)
-	}
+		if asked != 3 {
+			t.Fatalf("Extend asked %d times, want 3", asked)
+		}
+		if want := []int{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1}; !slices.Equal(seq, want) {
+			t.Fatalf("extension window order %v, want %v", seq, want)
+		}
+		for i, want := range []int{9, 9, 3} {
+			pt := run.Points[i]
+			if len(pt.Trials) != want {
+				t.Errorf("%s: %d trials, want %d", pt.ID, len(pt.Trials), want)
+			}
+			checkPointConsistency(t, &pt, 1)
+		}
+	})
 }
 
 // Each interleaved round is a session of its own, and its first window can

@@ -15,54 +15,52 @@ import (
 	"github.com/perfscen/perfscen/internal/result"
 )
 
+// On the fake clock every window holds the same requests, so the point is
+// stable after its first three windows however busy the machine is.
 func TestRunConcurrencySimple(t *testing.T) {
 	for _, proto := range []plan.Protocol{plan.ProtocolHTTP, plan.ProtocolGRPC} {
 		t.Run(string(proto), func(t *testing.T) {
-			checkLeaks(t)
-			srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-			addr := srv.HTTPAddr()
-			if proto == plan.ProtocolGRPC {
-				addr = srv.GRPCAddr()
-			}
-			c := newClient(t, proto, addr)
-			m := loose()
-			p := testPlan(addr, proto, m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
-				plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}, BatchSize: 2})
-			var events []EventKind
-			run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))},
-				Options{Version: "test", ValidateEvery: 1, Progress: func(e Event) { events = append(events, e.Kind) }})
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if run.Status != result.StatusComplete || len(run.Points) != 1 {
-				t.Fatalf("status %s, %d points", run.Status, len(run.Points))
-			}
-			pt := run.Points[0]
-			// A busy test machine may keep the point from stabilizing; the
-			// figures must be whole either way.
-			if pt.Status != result.PointStable && pt.Status != result.PointUnstable {
-				t.Fatalf("point status %s; windows %+v", pt.Status, pt.Windows)
-			}
-			if len(pt.Trials) != 3 {
-				t.Fatalf("%d trials, want 3", len(pt.Trials))
-			}
-			checkPointConsistency(t, &pt, 2)
-			if pt.Errors.Count != 0 {
-				t.Errorf("errors: %+v", pt.Errors)
-			}
-			if !pt.Validation.Enabled || pt.Validation.Checked == 0 || pt.Validation.Mismatches != 0 {
-				t.Errorf("validation = %+v", pt.Validation)
-			}
-			s := pt.Summary.Server
-			if s == nil || s.Reset || s.RequestCount == 0 || s.InferenceCount < s.RequestCount {
-				t.Errorf("server stats = %+v", s)
-			}
-			if run.Environment.Server.Name != refserver.ServerName || run.Environment.Testbed == "" || run.Environment.PerfscenVersion != "test" {
-				t.Errorf("environment = %+v", run.Environment)
-			}
-			if events[0] != PointStarted || events[len(events)-1] != PointDone {
-				t.Errorf("events = %v", events)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				srv := startServer(t, refserver.Options{Models: []string{"simple"}, ModelParams: fakeLatency})
+				addr := srv.HTTPAddr()
+				if proto == plan.ProtocolGRPC {
+					addr = srv.GRPCAddr()
+				}
+				c := newClient(t, proto, addr)
+				m := loose()
+				p := testPlan(addr, proto, m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
+					plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}, BatchSize: 2})
+				var events []EventKind
+				run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))},
+					Options{Version: "test", ValidateEvery: 1, Progress: func(e Event) { events = append(events, e.Kind) }})
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if run.Status != result.StatusComplete || len(run.Points) != 1 {
+					t.Fatalf("status %s, %d points", run.Status, len(run.Points))
+				}
+				pt := run.Points[0]
+				if pt.Status != result.PointStable || len(pt.Windows) != 3 || len(pt.Trials) != 3 {
+					t.Fatalf("point status %s, %d trials; windows %+v", pt.Status, len(pt.Trials), pt.Windows)
+				}
+				checkPointConsistency(t, &pt, 2)
+				if pt.Errors.Count != 0 {
+					t.Errorf("errors: %+v", pt.Errors)
+				}
+				if !pt.Validation.Enabled || pt.Validation.Checked == 0 || pt.Validation.Mismatches != 0 {
+					t.Errorf("validation = %+v", pt.Validation)
+				}
+				s := pt.Summary.Server
+				if s == nil || s.Reset || s.RequestCount == 0 || s.InferenceCount < s.RequestCount {
+					t.Errorf("server stats = %+v", s)
+				}
+				if run.Environment.Server.Name != refserver.ServerName || run.Environment.Testbed == "" || run.Environment.PerfscenVersion != "test" {
+					t.Errorf("environment = %+v", run.Environment)
+				}
+				if events[0] != PointStarted || events[len(events)-1] != PointDone {
+					t.Errorf("events = %v", events)
+				}
+			})
 		})
 	}
 }
@@ -169,32 +167,36 @@ func TestRunRequestRateStallShowsInP99(t *testing.T) {
 	})
 }
 
+// On the fake clock the simple model answers in exactly 1 ms, so a 50 ms
+// step holds 50 requests whatever the machine's load: a window asked for 70
+// grows to two steps and holds 100.
 func TestRunCountWindows(t *testing.T) {
-	checkLeaks(t)
-	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
-	c := newClient(t, "grpc", srv.GRPCAddr())
-	m := loose()
-	m.Mode, m.RequestCount = "count_windows", 20
-	p := testPlan(srv.GRPCAddr(), "grpc", m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
-		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 2))},
-		Options{MinCountWindow: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt := run.Points[0]
-	for _, w := range pt.Windows {
-		if w.Requests < 20 {
-			t.Errorf("window %d has %d requests, want ≥ 20", w.Index, w.Requests)
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{HTTPAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "grpc", srv.GRPCAddr())
+		m := loose()
+		m.Mode, m.RequestCount = "count_windows", 70
+		p := testPlan(srv.GRPCAddr(), "grpc", m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
+			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
+		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 2))},
+			Options{MinCountWindow: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if w.Duration < 50*time.Millisecond || w.Duration%(50*time.Millisecond) != 0 {
-			t.Errorf("window %d lasted %v, want a multiple of 50ms", w.Index, w.Duration)
+		pt := run.Points[0]
+		if pt.Status != result.PointStable || len(pt.Windows) != 3 {
+			t.Fatalf("status %s, windows %+v", pt.Status, pt.Windows)
 		}
-	}
-	if pt.Validation.Sampled || pt.Validation.Checked == 0 {
-		t.Errorf("count windows should validate every response: %+v", pt.Validation)
-	}
-	checkPointConsistency(t, &pt, 1)
+		for _, w := range pt.Windows {
+			if w.Duration != 100*time.Millisecond || w.Requests != 100 {
+				t.Errorf("window %d: %d requests in %v, want 100 in two 50ms steps", w.Index, w.Requests, w.Duration)
+			}
+		}
+		if pt.Validation.Sampled || pt.Validation.Checked < 300 {
+			t.Errorf("count windows should validate every response: %+v", pt.Validation)
+		}
+		checkPointConsistency(t, &pt, 1)
+	})
 }
 
 func TestRunStreamingAndSequences(t *testing.T) {
@@ -241,6 +243,10 @@ func TestRunUnreachableServer(t *testing.T) {
 	}
 }
 
+// This one stays on the real clock: once the server is gone every request
+// fails at once, and a closed loop of instant failures never lets
+// synctest's clock reach the end of a window. Its assertions hold at any
+// speed: the window after the loss has no success whenever it ends.
 func TestRunServerDiesMidRun(t *testing.T) {
 	checkLeaks(t)
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})
