@@ -31,19 +31,45 @@ func newBaselineCmd(e *env) *cobra.Command {
 }
 
 func newBaselineShowCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "show FILE",
-		Example: `  perfscen baseline show baselines/quickstart.json`,
-		Short:   "Print a baseline's history, noise and detectable change per metric",
-		Args:    cobra.ExactArgs(1),
+	var metrics []string
+	var all bool
+	cmd := &cobra.Command{
+		Use: "show FILE",
+		Example: `  perfscen baseline show baselines/quickstart.json
+  perfscen baseline show baselines/llm-quickstart.json --metric tpot_p50 --metric ttft_p99
+  perfscen baseline show baselines/llm-quickstart.json --all`,
+		Short: "Print a baseline's history, noise and detectable change per metric",
+		Long: `Print a baseline's history, noise and detectable change per metric. The
+table lists throughput, p50, p95 and p99 and, for LLM points, ttft_p50,
+tpot_p50, output_tokens_per_s and goodput; --metric names the metrics to
+list instead (as a scenario's baseline.metrics does) and --all lists every
+metric the history holds.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			want := baseline.ShowMetrics
+			switch {
+			case all && len(metrics) > 0:
+				return exitcode.AsInvalid(fmt.Errorf("--all and --metric: choose one"))
+			case all:
+				want = nil
+			case len(metrics) > 0:
+				for _, m := range metrics {
+					if _, ok := result.Lookup(m); !ok {
+						return exitcode.AsInvalid(fmt.Errorf("--metric %q: not a metric (known: %s)", m, strings.Join(result.MetricNames(), ", ")))
+					}
+				}
+				want = metrics
+			}
 			f, err := baseline.Load(args[0])
 			if err != nil {
 				return exitcode.AsInvalid(err)
 			}
-			return showBaseline(e.stdout, f)
+			return showBaseline(e.stdout, f, want)
 		},
 	}
+	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "list this metric (repeatable; default: throughput, p50, p95, p99 and the LLM headline figures)")
+	cmd.Flags().BoolVar(&all, "all", false, "list every metric the history holds")
+	return cmd
 }
 
 // baselineUpdateFlags are shared with the scenario-running form of
@@ -164,8 +190,9 @@ func baselineUpdateFrom(e *env, run *result.Run, f baselineUpdateFlags) error {
 	return nil
 }
 
-// showBaseline prints, per testbed, the history and a noise table.
-func showBaseline(w io.Writer, f *baseline.File) error {
+// showBaseline prints, per testbed, the history and a noise table of the
+// metrics in want (every one the history holds when want is empty).
+func showBaseline(w io.Writer, f *baseline.File, want []string) error {
 	fmt.Fprintf(w, "scenario %s (format %d)\n", f.Scenario, f.FormatVersion)
 	fmt.Fprintf(w, "testbeds: %d\n", len(f.Testbeds))
 	for _, id := range f.TestbedIDs() {
@@ -188,11 +215,8 @@ func showBaseline(w io.Writer, f *baseline.File) error {
 		t := tablewriter.NewWriter(w)
 		t.Header("point", "metric", "center", "runs", "trials", "trial cv", "job sd", "mde")
 		for _, pid := range tb.PointIDs() {
-			for _, m := range baseline.DiffMetrics {
-				est, ok := tb.Noise[pid][m]
-				if !ok {
-					continue
-				}
+			for _, m := range tb.Noise.Metrics(pid, want) {
+				est := tb.Noise[pid][m]
 				mde := mdeText(est.MDE)
 				if err := t.Append(pid, m, baseline.FormatValue(m, est.Center), est.Runs, est.Trials,
 					fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde); err != nil {

@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/perfscen/perfscen/internal/stats"
@@ -154,6 +155,33 @@ func (s Series) Estimate() Estimate {
 		e.MDE = stats.MDE(sd*math.Sqrt(1+1/float64(k)), k, plan.DefaultConfidence, stats.DefaultPower)
 	}
 	return e
+}
+
+// ShowMetrics are the metrics a baseline listing shows unless asked for
+// others: the ones a Diff reports, then an LLM point's headline figures
+// (time to first token, time per output token, token rate, goodput).
+var ShowMetrics = append(slices.Clone(DiffMetrics),
+	result.MetricTTFTP50, result.MetricTPOTP50, result.MetricOutputTokensPS, result.MetricGoodput)
+
+// Metrics lists, in the order of want, the metrics of want with an
+// estimate at point id; with want empty, every metric with one, by name.
+func (n Noise) Metrics(id string, want []string) []string {
+	est := n[id]
+	if len(want) == 0 {
+		out := make([]string, 0, len(est))
+		for m := range est {
+			out = append(out, m)
+		}
+		slices.Sort(out)
+		return out
+	}
+	var out []string
+	for _, m := range want {
+		if _, ok := est[m]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Recompute refreshes the testbed's noise estimates from its history.
