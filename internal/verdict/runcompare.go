@@ -51,10 +51,14 @@ func Regressed(ds []Delta) bool {
 	return false
 }
 
-// compareMetrics are the metrics CompareRuns reports when both sides have them.
+// compareMetrics are the metrics CompareRuns reports when both sides have
+// them: an LLM point's time to first token, time per output token,
+// inter-token gaps, token rate and goodput too.
 var compareMetrics = []string{
 	result.MetricThroughput, result.MetricLatencyAvg, result.MetricP50, result.MetricP90,
 	result.MetricP95, result.MetricP99, result.MetricServerQueue, result.MetricServerInfer,
+	result.MetricTTFTP50, result.MetricTTFTP99, result.MetricTPOTP50, result.MetricTPOTP99,
+	result.MetricITLP50, result.MetricOutputTokensPS, result.MetricGoodput,
 }
 
 // CompareRuns compares two result documents point by point, in the manner

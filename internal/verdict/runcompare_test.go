@@ -75,3 +75,62 @@ func TestCompareRunsShowsFigures(t *testing.T) {
 		})
 	}
 }
+
+// An LLM point is compared on its token figures too: a slower decode
+// shows as a regression of time per output token and token rate, with
+// the figures every report prints; an unchanged run shows no change.
+func TestCompareRunsLLMMetrics(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	llm := func(tpot, ttft float64) result.Point {
+		p := mkPoint("llm/c=8", "llm", c(8), noisy(rng, 8, 25, 300000, 0.02))
+		for i := range p.Trials {
+			j := 1 + 0.02*rng.NormFloat64()
+			good := 24 * j
+			p.Trials[i].Metrics.LLM = &result.LLMMetrics{Streamed: 100,
+				TTFT:               result.Distribution{Count: 100, P50Us: ttft * j, P99Us: 2 * ttft * j},
+				TPOT:               result.Distribution{Count: 100, P50Us: tpot * j, P99Us: 1.5 * tpot * j},
+				ITL:                result.Distribution{Count: 3000, P50Us: tpot * j},
+				OutputTokensPerSec: 25 * 32 * 1e4 / tpot * j, Goodput: &good}
+		}
+		// perf_analyzer-style pooled summary, which the figures replace
+		// with the trials' medians.
+		pooledGood := 99.0
+		p.Summary.LLM = &result.LLMMetrics{Streamed: 800, TTFT: result.Distribution{Count: 800, P50Us: 1, P99Us: 1},
+			TPOT: result.Distribution{Count: 800, P50Us: 1, P99Us: 1}, ITL: result.Distribution{Count: 24000, P50Us: 1},
+			OutputTokensPerSec: 1, Goodput: &pooledGood}
+		return p
+	}
+	deltas := func(old, cur result.Point) map[string]Delta {
+		got := map[string]Delta{}
+		for _, d := range CompareRuns(mkRun(old), mkRun(cur), CompareOptions{}) {
+			got[d.Metric] = d
+		}
+		return got
+	}
+	base := llm(10000, 30000)
+	slow := deltas(base, llm(13000, 30000))
+	for m, want := range map[string]string{
+		result.MetricTPOTP50: "regressed", result.MetricTPOTP99: "regressed",
+		result.MetricITLP50: "regressed", result.MetricOutputTokensPS: "regressed", result.MetricTTFTP50: "~",
+	} {
+		d, ok := slow[m]
+		if !ok {
+			t.Errorf("%s: no delta for an LLM point", m)
+			continue
+		}
+		if d.Verdict != want {
+			t.Errorf("%s: %s (%+.1f%%, p %.3g), want %s", m, d.Verdict, 100*d.Change, d.P, want)
+		}
+		if f, _ := base.Figure(m); d.Old != f.Value {
+			t.Errorf("%s: old %g, the reports show %g", m, d.Old, f.Value)
+		}
+	}
+	if _, ok := slow[result.MetricGoodput]; !ok {
+		t.Error("goodput: no delta")
+	}
+	for m, d := range deltas(base, llm(10000, 30000)) {
+		if d.Verdict == "regressed" {
+			t.Errorf("%s: an unchanged run regressed (%+.1f%%, p %.3g)", m, 100*d.Change, d.P)
+		}
+	}
+}
