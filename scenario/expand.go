@@ -83,7 +83,7 @@ func (r *resolved) loadLevels() []loadLevel {
 type tokens struct{ in, out int }
 
 // point builds one cell; batch 0 means "the model's own batch size".
-func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeSet, batch int, tok tokens, lv loadLevel) plan.Point {
+func (r *resolved) point(mi int, m plan.Model, proto plan.Protocol, shmName string, ss *ShapeSet, batch int, tok tokens, lv loadLevel) plan.Point {
 	if batch == 0 {
 		batch = r.batch[mi]
 	}
@@ -93,13 +93,13 @@ func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeS
 	pt := plan.Point{
 		Model:        m.Alias,
 		Server:       m.Server,
-		Protocol:     plan.Protocol(proto),
+		Protocol:     proto,
 		SharedMemory: shm,
 		BatchSize:    batch,
 		Load:         load,
 		Coords: map[string]string{
 			CoordBatchSize:    strconv.Itoa(batch),
-			CoordProtocol:     proto,
+			CoordProtocol:     string(proto),
 			CoordSharedMemory: shmName,
 		},
 	}
@@ -140,7 +140,7 @@ func (r *resolved) point(mi int, m plan.Model, proto, shmName string, ss *ShapeS
 		id = append(id, "shape="+ss.Name)
 	}
 	if r.sweep.protocol != nil {
-		id = append(id, "proto="+proto)
+		id = append(id, "proto="+string(proto))
 	}
 	if r.sweep.shm != nil {
 		id = append(id, "shm="+shmName)

@@ -32,7 +32,7 @@ type sweepDims struct {
 	rate        []float64
 	batch       []int
 	shapeSets   []ShapeSet
-	protocol    []string
+	protocol    []plan.Protocol
 	shm         []string
 	inTokens    []int // kind openai: prompt length means
 	outTokens   []int // kind openai: max_tokens means

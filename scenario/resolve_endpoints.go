@@ -20,14 +20,14 @@ func serverEndpoints(in Server, p path, c *collector, r *resolved) {
 	if in.Embedded || in.URL != "" || (in.HTTPURL == "" && in.GRPCURL == "") {
 		return // resolveServer reports the missing or misplaced url
 	}
-	given := map[string]bool{string(plan.ProtocolHTTP): in.HTTPURL != "", string(plan.ProtocolGRPC): in.GRPCURL != ""}
+	given := map[plan.Protocol]bool{plan.ProtocolHTTP: in.HTTPURL != "", plan.ProtocolGRPC: in.GRPCURL != ""}
 	for _, proto := range r.protocols() {
 		if given[proto] {
 			continue
 		}
-		where := p.String() + ".protocol is " + proto
+		where := p.String() + ".protocol is " + string(proto)
 		if len(r.sweep.protocol) > 0 {
-			where = "sweep.protocol includes " + proto
+			where = "sweep.protocol includes " + string(proto)
 		}
 		c.at(p, "missing `%s_url` (or `url`): %s", proto, where)
 	}

@@ -115,7 +115,14 @@ func resolveSweep(s *Scenario, c *collector, r *resolved) {
 	d.inTokens = tokenLengths(c, p.child("input_tokens"), in.InputTokens)
 	d.outTokens = tokenLengths(c, p.child("output_tokens"), in.OutputTokens)
 	d.shapeSets = in.Shapes
-	d.protocol = distinct(c, p.child("protocol"), in.Protocol)
+	for i, v := range distinct(c, p.child("protocol"), in.Protocol) {
+		proto, err := plan.ParseProtocol(v)
+		if err != nil {
+			c.at(p.child("protocol", i), "%v", err)
+			continue
+		}
+		d.protocol = append(d.protocol, proto)
+	}
 	d.shm = distinct(c, p.child("shared_memory"), in.SharedMemory)
 
 	n := max(1, len(d.concurrency)) * max(1, len(d.rate)) * max(1, len(d.batch)) *
@@ -151,7 +158,7 @@ func resolveSweep(s *Scenario, c *collector, r *resolved) {
 	}
 	if s.Load.Streaming {
 		for _, proto := range r.protocols() {
-			if proto != string(plan.ProtocolGRPC) {
+			if proto != plan.ProtocolGRPC {
 				c.at(path{"load", "streaming"}, "streaming needs protocol grpc, but points use %s", proto)
 				break
 			}
@@ -171,11 +178,11 @@ func distinct(c *collector, p path, l StringList) []string {
 }
 
 // protocols lists the protocols points will use.
-func (r *resolved) protocols() []string {
+func (r *resolved) protocols() []plan.Protocol {
 	if len(r.sweep.protocol) > 0 {
 		return r.sweep.protocol
 	}
-	return []string{string(r.server.Protocol)}
+	return []plan.Protocol{r.server.Protocol}
 }
 
 // tokenLengths parses a token-length sweep; nil when not swept.

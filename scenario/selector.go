@@ -65,7 +65,9 @@ func (r *resolved) coordValues() map[string][]string {
 	for _, s := range d.shapeSets {
 		out[CoordShapeSet] = append(out[CoordShapeSet], s.Name)
 	}
-	out[CoordProtocol] = r.protocols()
+	for _, proto := range r.protocols() {
+		out[CoordProtocol] = append(out[CoordProtocol], string(proto))
+	}
 	out[CoordSharedMemory] = d.shm
 	if len(d.shm) == 0 {
 		out[CoordSharedMemory] = []string{r.shm}
