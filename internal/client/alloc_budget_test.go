@@ -69,21 +69,7 @@ func cannedListener(b *testing.B) string {
 	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
 		kserve.HeaderContentLength + ": " + strconv.Itoa(len(header)) + "\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { lis.Close() })
-	go func() {
-		for {
-			conn, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			go serveCanned(conn, reply)
-		}
-	}()
-	return lis.Addr().String()
+	return serveLoopback(b, func(c net.Conn) { serveCanned(c, reply) })
 }
 
 // budgetRequest is the request every budget is measured with: simple's

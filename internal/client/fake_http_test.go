@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -310,4 +311,26 @@ func (f *fakeHTTP) shmOutput(p kserve.Parameters, data []byte) error {
 		return fmt.Errorf("output needs %d bytes, region slice has %d", len(data), size)
 	}
 	return writeShm(reg.Key, reg.Offset, off, data)
+}
+
+// serveLoopback accepts connections on a loopback port until the test
+// ends and hands each to handle on a goroutine of its own; it returns the
+// address.
+func serveLoopback(tb testing.TB, handle func(net.Conn)) string {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { lis.Close() })
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return lis.Addr().String()
 }

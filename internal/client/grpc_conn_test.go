@@ -601,23 +601,12 @@ func TestGRPCConnCompressedReply(t *testing.T) {
 // Not every server is HTTP/2: an HTTP/1.1 server answering the preface is
 // a transport error that says so.
 func TestGRPCConnNotHTTP2(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lis.Close() })
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-			c.Close()
-		}
-	}()
-	conn := newConn(t, Options{Protocol: "grpc", URL: lis.Addr().String()})
-	_, err = conn.Infer(context.Background(), simpleRequest(""), time.Minute)
+	addr := serveLoopback(t, func(c net.Conn) {
+		c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+		c.Close()
+	})
+	conn := newConn(t, Options{Protocol: "grpc", URL: addr})
+	_, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("got %v, want a transport error", err)
 	}

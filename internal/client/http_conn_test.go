@@ -132,50 +132,37 @@ func TestHTTPConnServerCloses(t *testing.T) {
 	for _, mode := range []string{"announced", "silent", "until-close"} {
 		t.Run(mode, func(t *testing.T) {
 			var served, accepted atomic.Int64
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { lis.Close() })
-			go func() {
-				for {
-					nc, err := lis.Accept()
+			addr := serveLoopback(t, func(nc net.Conn) {
+				accepted.Add(1)
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				// Two requests per connection, then close.
+				for range 2 {
+					req, err := http.ReadRequest(br)
 					if err != nil {
 						return
 					}
-					accepted.Add(1)
-					go func() {
-						defer nc.Close()
-						br := bufio.NewReader(nc)
-						// Two requests per connection, then close.
-						for range 2 {
-							req, err := http.ReadRequest(br)
-							if err != nil {
-								return
-							}
-							io.Copy(io.Discard, req.Body)
-							served.Add(1)
-							body := reply(req.Header.Get("X-Id"))
-							var head string
-							switch {
-							case mode == "until-close":
-								head = "HTTP/1.1 200 OK\r\nInference-Header-Content-Length: " + strconv.Itoa(len(body)-4) + "\r\n\r\n"
-							case mode == "announced" && served.Load()%2 == 0:
-								head = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) +
-									"\r\nInference-Header-Content-Length: " + strconv.Itoa(len(body)-4) + "\r\n\r\n"
-							default:
-								head = "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) +
-									"\r\nInference-Header-Content-Length: " + strconv.Itoa(len(body)-4) + "\r\n\r\n"
-							}
-							nc.Write(append([]byte(head), body...))
-							if mode == "until-close" {
-								return
-							}
-						}
-					}()
+					io.Copy(io.Discard, req.Body)
+					served.Add(1)
+					body := reply(req.Header.Get("X-Id"))
+					var head string
+					switch {
+					case mode == "until-close":
+						head = "HTTP/1.1 200 OK\r\nInference-Header-Content-Length: " + strconv.Itoa(len(body)-4) + "\r\n\r\n"
+					case mode == "announced" && served.Load()%2 == 0:
+						head = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) +
+							"\r\nInference-Header-Content-Length: " + strconv.Itoa(len(body)-4) + "\r\n\r\n"
+					default:
+						head = "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) +
+							"\r\nInference-Header-Content-Length: " + strconv.Itoa(len(body)-4) + "\r\n\r\n"
+					}
+					nc.Write(append([]byte(head), body...))
+					if mode == "until-close" {
+						return
+					}
 				}
-			}()
-			conn := newConn(t, Options{Protocol: "http", URL: lis.Addr().String(), Headers: map[string]string{"X-Id": "r"}})
+			})
+			conn := newConn(t, Options{Protocol: "http", URL: addr, Headers: map[string]string{"X-Id": "r"}})
 			const n = 9
 			for i := range n {
 				resp, err := conn.Infer(context.Background(), &InferRequest{Model: "simple"}, 0)
