@@ -94,21 +94,24 @@ func blockingTCP(nc net.Conn) net.Conn {
 		blockingSlots.Add(-1)
 		return nc
 	}
-	bc := &blockingConn{local: tc.LocalAddr(), remote: tc.RemoteAddr()}
-	// Closing tc removes the socket from the poller (EPOLL_CTL_DEL) and
-	// closes its first descriptor; the socket lives on in fd.
-	tc.Close()
+	// Every step that can fail comes before tc is closed, so a failure
+	// leaves the caller the connection it dialled.
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		blockingSlots.Add(-1)
-		return nc // closed: the first read reports it
+		return nc
 	}
+	bc := &blockingConn{local: tc.LocalAddr(), remote: tc.RemoteAddr()}
 	bc.f = os.NewFile(uintptr(fd), "tcp") // blocking: not registered with the poller
 	if bc.rc, err = bc.f.SyscallConn(); err != nil {
+		unix.SetNonblock(fd, true) // the flag is the socket's: tc's again
 		bc.f.Close()
 		blockingSlots.Add(-1)
 		return nc
 	}
+	// Closing tc removes the socket from the poller (EPOLL_CTL_DEL) and
+	// closes its first descriptor; the socket lives on in fd.
+	tc.Close()
 	blockingOpened.Add(1)
 	return bc
 }
