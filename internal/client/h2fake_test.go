@@ -83,9 +83,6 @@ func (r *h2Reply) Data(end bool, b []byte) {
 func (r *h2Reply) RST(code http2.ErrCode) { r.fr.WriteRSTStream(r.Stream, code) }
 func (r *h2Reply) GoAway(last uint32)     { r.fr.WriteGoAway(last, http2.ErrCodeNo, nil) }
 func (r *h2Reply) Close()                 { r.closed = true }
-func (r *h2Reply) Raw(t http2.FrameType, flags http2.Flags, payload []byte) {
-	r.fr.WriteRawFrame(t, flags, r.Stream, payload)
-}
 
 var (
 	grpcOKHeaders = []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: "content-type", Value: "application/grpc"}}
