@@ -100,23 +100,45 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 			deps.Notes = append(deps.Notes, "server "+s.name+": "+n)
 		}
 	}
+	places := make([]serverPlace, len(servers))
+	for i, s := range servers {
+		places[i] = serverPlace{key: s.name, embedded: s.ref != nil}
+		if s.ref == nil {
+			places[i].url = s.plan.Server.URLFor(s.plan.Server.Protocol)
+		}
+	}
+	return runAndRecord(ctx, p, deps, opts, places)
+}
+
+// serverPlace says where one server of a run lived: embedded in this
+// process, or reached at url. key is its name in the scenario ("" for
+// the single unnamed server).
+type serverPlace struct {
+	key      string
+	embedded bool
+	url      string
+}
+
+// runAndRecord runs p and then records in the result's environment where
+// each server lived, so that a result names the URL it measured and never
+// the ephemeral address of an embedded server.
+func runAndRecord(ctx context.Context, p *plan.Plan, deps runner.Deps, opts Options, places []serverPlace) (*result.Run, error) {
 	ro := opts.Runner
 	ro.Version = opts.Version
 	ro.Progress = opts.Progress
 	run, err := runner.Run(ctx, p, deps, ro)
 	if run != nil {
-		for _, s := range servers {
+		for _, pl := range places {
 			info := &run.Environment.Server
 			for i := range run.Environment.Servers {
-				if run.Environment.Servers[i].Key == s.name {
+				if run.Environment.Servers[i].Key == pl.key {
 					info = &run.Environment.Servers[i]
 				}
 			}
-			info.Embedded = s.ref != nil
-			if s.ref == nil {
-				info.URL = s.plan.Server.URLFor(s.plan.Server.Protocol)
-			} else {
-				info.URL = ""
+			info.Embedded = pl.embedded
+			info.URL = ""
+			if !pl.embedded {
+				info.URL = pl.url
 			}
 		}
 	}

@@ -79,26 +79,11 @@ func runOpenAI(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, er
 		}
 		deps.Servers[s.srv.Name] = runner.ServerDeps{Client: s.client}
 	}
-	ro := opts.Runner
-	ro.Version = opts.Version
-	ro.Progress = opts.Progress
-	run, err := runner.Run(ctx, p, deps, ro)
-	if run != nil {
-		for _, s := range servers {
-			info := &run.Environment.Server
-			for i := range run.Environment.Servers {
-				if run.Environment.Servers[i].Key == s.srv.Name {
-					info = &run.Environment.Servers[i]
-				}
-			}
-			info.Embedded = s.ref != nil
-			info.URL = ""
-			if s.ref == nil {
-				info.URL = s.url
-			}
-		}
+	places := make([]serverPlace, len(servers))
+	for i, s := range servers {
+		places[i] = serverPlace{key: s.srv.Name, embedded: s.ref != nil, url: s.url}
 	}
-	return run, err
+	return runAndRecord(ctx, p, deps, opts, places)
 }
 
 // llmServer is one openai-kind server made ready for load.
