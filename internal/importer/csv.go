@@ -185,12 +185,12 @@ func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
-	header, err := cr.Read()
+	header, _, err := readRecord(cr, name)
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	header = trimTrailingEmpty(header)
 	var notes []string
@@ -199,14 +199,13 @@ func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
 	}
 	var points []result.Point
 	for {
-		rec, err := cr.Read()
+		rec, row, err := readRecord(cr, name)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
-		row, _ := cr.FieldPos(0)
 		p, err := parseRow(name, row, header, rec, opts)
 		if err != nil {
 			return nil, err
@@ -225,6 +224,21 @@ func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
 		return points[i].Concurrency < points[j].Concurrency
 	})
 	return points, nil
+}
+
+// readRecord reads the next record of file name and the line it starts
+// on. It returns io.EOF as is at the end of the file; any other error
+// names the file (encoding/csv's own errors give line and column).
+func readRecord(cr *csv.Reader, name string) (rec []string, line int, err error) {
+	rec, err = cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, 0, io.EOF
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	line, _ = cr.FieldPos(0)
+	return rec, line, nil
 }
 
 // trimTrailingEmpty drops the empty field a trailing comma leaves (the

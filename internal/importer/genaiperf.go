@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -20,15 +21,14 @@ import (
 // ("Metric,GPU,…"). One file is one load level, which it does not state.
 const colMetric = "Metric"
 
-// genaiStats are the request table's statistic columns perfscen keeps.
-var genaiStats = map[string]func(d *result.Distribution) *float64{
-	"avg": func(d *result.Distribution) *float64 { return &d.AvgUs },
-	"p50": func(d *result.Distribution) *float64 { return &d.P50Us },
-	"p90": func(d *result.Distribution) *float64 { return &d.P90Us },
-	"p95": func(d *result.Distribution) *float64 { return &d.P95Us },
-	"p99": func(d *result.Distribution) *float64 { return &d.P99Us },
-	"max": func(d *result.Distribution) *float64 { return &d.MaxUs },
-}
+// genaiStats are the request table's statistic columns perfscen keeps:
+// those perf_analyzer's CSV names too, and the maximum, which only
+// genai-perf writes.
+var genaiStats = func() map[string]func(d *result.Distribution) *float64 {
+	m := maps.Clone(distFields)
+	m["max"] = func(d *result.Distribution) *float64 { return &d.MaxUs }
+	return m
+}()
 
 // genaiRequestMetrics are the per-request rows perfscen has figures for,
 // by genai-perf's name, all in milliseconds.
@@ -121,14 +121,13 @@ func ParseGenAIPerf(name string, r io.Reader, opts Options) ([]result.Point, err
 		latency bool
 	)
 	for {
-		rec, err := cr.Read()
+		rec, line, err := readRecord(cr, name)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
-		line, _ := cr.FieldPos(0)
 		rec = trimTrailingEmpty(rec)
 		if strings.TrimSpace(rec[0]) == colMetric {
 			header = rec
