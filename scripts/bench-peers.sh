@@ -88,12 +88,7 @@ fi
 
 # shellcheck source=scripts/lib/server.sh
 . scripts/lib/server.sh
-TMP=$(mktemp -d)
-cleanup() {
-	stop_server
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+make_scratch
 trap 'exit 130' INT TERM
 
 start_server "$TMP/serve.log" --models identity_fp32

@@ -33,12 +33,7 @@ command -v curl >/dev/null || die "curl is needed (the server's statistics)"
 
 # shellcheck source=scripts/lib/server.sh
 . scripts/lib/server.sh
-TMP=$(mktemp -d)
-cleanup() {
-	stop_server
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+make_scratch
 
 start_server "$TMP/serve.log" --models delay --model-param "delay.delay=$DELAY"
 

@@ -8,8 +8,11 @@
 #                             SERVER_PID, HTTP_ADDR and GRPC_ADDR (host:port)
 #   server_addr PROTO         prints HTTP_ADDR for http, GRPC_ADDR for grpc
 #   stop_server               kills and reaps the server, if one was started
+#   make_scratch              sets TMP to a new scratch directory and, on exit,
+#                             stops the server and removes TMP
 #
-# The caller sets PERFSCEN and defines die MESSAGE (print, exit nonzero).
+# The caller sets PERFSCEN and defines die MESSAGE (print, exit nonzero):
+# the scripts differ in its prefix and exit status.
 
 SERVER_PID=
 
@@ -39,4 +42,14 @@ stop_server() {
 		wait "$SERVER_PID" 2>/dev/null || true
 		SERVER_PID=
 	fi
+}
+
+make_scratch() {
+	TMP=$(mktemp -d)
+	trap scratch_cleanup EXIT
+}
+
+scratch_cleanup() {
+	stop_server
+	rm -rf "$TMP"
 }
