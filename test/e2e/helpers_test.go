@@ -108,3 +108,62 @@ func checkRows(t *testing.T, what, out string) {
 		}
 	}
 }
+
+// runGated runs the binary with args and reads the result it wrote at
+// path. A run that wrote no result, or one with no verdict, fails the
+// test with the run's output.
+func runGated(t *testing.T, path string, args ...string) (code int, stdout, stderr string, run *result.Run) {
+	t.Helper()
+	code, stdout, stderr = perfscen(t, args...)
+	run, err := result.ReadFile(path)
+	if err != nil {
+		t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
+	if run.Verdict == nil {
+		t.Fatalf("exit %d, result has no verdict\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	return code, stdout, stderr, run
+}
+
+// checkDecision checks one comparison of a run on real time: its status
+// is the one the data decides (decided) or inconclusive, a starved
+// runner's honest answer, and the exit code, the recorded verdict and the
+// summary are that status's (a failed or undecided check is named with
+// where, the points it compared).
+func checkDecision(t *testing.T, code int, stdout, stderr string, run *result.Run, check, where, status, decided string) {
+	t.Helper()
+	if status != decided && status != "inconclusive" {
+		t.Fatalf("comparison %q, want %s or inconclusive; exit %d\nstdout:\n%s\nstderr:\n%s", status, decided, code, stdout, stderr)
+	}
+	outcomes := map[string]struct {
+		code int
+		says string
+	}{
+		"pass":         {0, "PASS: "},
+		"fail":         {1, "failed: " + check + where},
+		"inconclusive": {4, "undecided: " + check + where},
+	}
+	want := outcomes[status]
+	if code != want.code || run.Verdict.ExitCode != code || !strings.Contains(stdout, want.says) {
+		t.Fatalf("comparison %s: exit %d (verdict's %d), want %d with %q\nstdout:\n%s\nstderr:\n%s",
+			status, code, run.Verdict.ExitCode, want.code, want.says, stdout, stderr)
+	}
+}
+
+// checkUnreachableCandidate runs sc, whose candidate server cannot be
+// reached: every server is reached before any load, so the run is exit 3
+// naming the server, and the result it wrote at out has nothing measured
+// on the released one.
+func checkUnreachableCandidate(t *testing.T, sc, out string) {
+	t.Helper()
+	code, stdout, stderr := perfscen(t, "run", sc, "--out-dir", filepath.Dir(out), "--connect-timeout", "300ms")
+	if code != 3 {
+		t.Fatalf("unreachable candidate: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "server candidate") {
+		t.Errorf("stderr does not name the server:\n%s", stderr)
+	}
+	if run := readRun(t, out); len(run.Points) != 0 {
+		t.Errorf("%d point(s) measured before every server was reached", len(run.Points))
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/perfscen/perfscen/internal/result"
 )
 
 // The released and the candidate build of an OpenAI-compatible server in
@@ -38,14 +36,7 @@ func TestLLMServerAB(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"run", "-q", sc, "--out-dir", dir}, tc.flags...)
-			code, stdout, stderr := perfscen(t, args...)
-			run, err := result.ReadFile(filepath.Join(dir, "llm-server-ab-e2e.json"))
-			if err != nil {
-				t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
-			}
-			if run.Verdict == nil {
-				t.Fatalf("exit %d, result has no verdict\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
+			code, stdout, stderr, run := runGated(t, filepath.Join(dir, "llm-server-ab-e2e.json"), args...)
 			status := map[string]string{}
 			for _, c := range run.Verdict.Checks {
 				if c.Kind == "comparison" {
@@ -114,19 +105,5 @@ func TestLLMServerAB(t *testing.T) {
 // Every LLM server is reached before any load: an unreachable candidate is
 // exit 3, named, with nothing measured on the released server.
 func TestLLMServerABUnreachable(t *testing.T) {
-	dir := t.TempDir()
-	code, stdout, stderr := perfscen(t, "run", "testdata/llm-server-ab/unreachable.yaml", "--out-dir", dir, "--connect-timeout", "300ms")
-	if code != 3 {
-		t.Fatalf("unreachable candidate: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stderr, "server candidate") {
-		t.Errorf("stderr does not name the server:\n%s", stderr)
-	}
-	run, err := result.ReadFile(filepath.Join(dir, "llm-server-ab-unreachable.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(run.Points) != 0 {
-		t.Errorf("%d point(s) measured before every server was reached", len(run.Points))
-	}
+	checkUnreachableCandidate(t, "testdata/llm-server-ab/unreachable.yaml", filepath.Join(t.TempDir(), "llm-server-ab-unreachable.json"))
 }

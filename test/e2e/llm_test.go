@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/result"
@@ -28,26 +27,11 @@ func TestLLMComparisonEndToEnd(t *testing.T) {
 		{"candidate faster", nil, "pass"},
 		{"candidate slower", []string{"--model-param", "llm_fp8.decode_slowdown=8"}, "fail"},
 	}
-	outcomes := map[string]struct {
-		code int
-		says string
-	}{
-		"pass":         {0, "PASS: "},
-		"fail":         {1, "failed: " + check + " @ fp8/c=4 vs fp16/c=4"},
-		"inconclusive": {4, "undecided: " + check + " @ fp8/c=4 vs fp16/c=4"},
-	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"run", "-q", "--out-dir", out}, tc.flags...)
-			code, stdout, stderr := perfscen(t, append(args, scenario)...)
-			run, err := result.ReadFile(filepath.Join(out, "llm-compare.json"))
-			if err != nil {
-				t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
-			}
-			if run.Verdict == nil {
-				t.Fatal("result has no verdict")
-			}
+			code, stdout, stderr, run := runGated(t, filepath.Join(out, "llm-compare.json"), append(args, scenario)...)
 			status := ""
 			for _, c := range run.Verdict.Checks {
 				if c.Kind == "comparison" {
@@ -57,14 +41,7 @@ func TestLLMComparisonEndToEnd(t *testing.T) {
 					status = c.Status
 				}
 			}
-			if status != tc.decided && status != "inconclusive" {
-				t.Fatalf("comparison %q, want %s or inconclusive; exit %d\nstdout:\n%s\nstderr:\n%s", status, tc.decided, code, stdout, stderr)
-			}
-			want := outcomes[status]
-			if code != want.code || run.Verdict.ExitCode != code || !strings.Contains(stdout, want.says) {
-				t.Fatalf("comparison %s: exit %d (verdict's %d), want %d with %q\nstdout:\n%s\nstderr:\n%s",
-					status, code, run.Verdict.ExitCode, want.code, want.says, stdout, stderr)
-			}
+			checkDecision(t, code, stdout, stderr, run, check, " @ fp8/c=4 vs fp16/c=4", status, tc.decided)
 			if len(run.Points) != 2 {
 				t.Fatalf("%d points, want 2", len(run.Points))
 			}

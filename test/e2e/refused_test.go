@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,10 +80,7 @@ load:
 func TestBinaryTensorsAgainstPlainKServe(t *testing.T) {
 	addr := serveKServe(t)
 	dir := t.TempDir()
-	sc := filepath.Join(dir, "binary.yaml")
-	if err := os.WriteFile(sc, []byte(strings.Replace(binaryScenario, "%URL%", "http://"+addr, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := writeScenario(t, dir, "binary.yaml", strings.Replace(binaryScenario, "%URL%", "http://"+addr, 1))
 	code, stdout, stderr := perfscen(t, "run", "-q", "--out-dir", dir, sc)
 	if code != 2 || !strings.Contains(stdout+stderr, "binary_tensor_data") {
 		t.Fatalf("exit %d, want 2 naming binary_tensor_data\n%s\n%s", code, stdout, stderr)
@@ -129,10 +125,7 @@ func TestEveryRequestRefusedByTheServer(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	sc := filepath.Join(dir, "binary.yaml")
-	if err := os.WriteFile(sc, []byte(strings.Replace(binaryScenario, "%URL%", srv.URL, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := writeScenario(t, dir, "binary.yaml", strings.Replace(binaryScenario, "%URL%", srv.URL, 1))
 	code, stdout, stderr := perfscen(t, "run", "-q", "--out-dir", dir, sc)
 	if code != 3 {
 		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)

@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/perfscen/perfscen/internal/result"
 )
 
 // A released and a candidate build, here two embedded servers in one run
@@ -23,6 +19,7 @@ import (
 func TestServerAB(t *testing.T) {
 	const sc = "testdata/server-ab/ab.yaml"
 	const check = "candidate/delay-vs-released/delay-p50 <= 1.15"
+	const where = " @ candidate/delay/c=1 vs released/delay/c=1"
 	cases := []struct {
 		name    string
 		flags   []string
@@ -31,46 +28,18 @@ func TestServerAB(t *testing.T) {
 		{name: "candidate equal", decided: "pass"},
 		{name: "candidate slower", flags: []string{"--model-param", "candidate/delay.delay=40ms"}, decided: "fail"},
 	}
-	// Each status the comparison may have, with the exit code and the
-	// summary that must come with it.
-	outcomes := map[string]struct {
-		code int
-		says string
-	}{
-		"pass":         {0, "PASS: "},
-		"fail":         {1, "failed: " + check + " @ candidate/delay/c=1 vs released/delay/c=1"},
-		"inconclusive": {4, "undecided: " + check + " @ candidate/delay/c=1 vs released/delay/c=1"},
-	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"run", sc, "--out-dir", dir}, tc.flags...)
-			code, stdout, stderr := perfscen(t, args...)
-			b, err := os.ReadFile(filepath.Join(dir, "server-ab-e2e.json"))
-			if err != nil {
-				t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
-			}
-			var run result.Run
-			if err := json.Unmarshal(b, &run); err != nil {
-				t.Fatal(err)
-			}
-			if run.Verdict == nil {
-				t.Fatalf("exit %d, result has no verdict\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
+			code, stdout, stderr, run := runGated(t, filepath.Join(dir, "server-ab-e2e.json"), args...)
 			status := ""
 			for _, c := range run.Verdict.Checks {
 				if c.Kind == "comparison" && c.Name == check {
 					status = c.Status
 				}
 			}
-			if status != tc.decided && status != "inconclusive" {
-				t.Fatalf("comparison %s, want %s or inconclusive; exit %d\nstdout:\n%s\nstderr:\n%s", status, tc.decided, code, stdout, stderr)
-			}
-			want := outcomes[status]
-			if code != want.code || run.Verdict.ExitCode != code || !strings.Contains(stdout, want.says) {
-				t.Fatalf("comparison %s: exit %d (verdict's %d), want %d with %q\nstdout:\n%s\nstderr:\n%s",
-					status, code, run.Verdict.ExitCode, want.code, want.says, stdout, stderr)
-			}
+			checkDecision(t, code, stdout, stderr, run, check, where, status, tc.decided)
 			// Each arm is labelled with its server, and both servers
 			// are described.
 			servers := map[string]string{}
@@ -94,25 +63,7 @@ func TestServerAB(t *testing.T) {
 // exit 3 with nothing measured on the released server; an arm that names
 // no server is exit 2 from validate and run alike, at its file:line.
 func TestServerABRefusedBeforeLoad(t *testing.T) {
-	dir := t.TempDir()
-	code, stdout, stderr := perfscen(t, "run", "testdata/server-ab/unreachable.yaml", "--out-dir", dir, "--connect-timeout", "300ms")
-	if code != 3 {
-		t.Fatalf("unreachable candidate: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	if !strings.Contains(stderr, "server candidate") {
-		t.Errorf("stderr does not name the server:\n%s", stderr)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "server-ab-unreachable.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run result.Run
-	if err := json.Unmarshal(b, &run); err != nil {
-		t.Fatal(err)
-	}
-	if len(run.Points) != 0 {
-		t.Errorf("%d point(s) measured before every server was reached", len(run.Points))
-	}
+	checkUnreachableCandidate(t, "testdata/server-ab/unreachable.yaml", filepath.Join(t.TempDir(), "server-ab-unreachable.json"))
 	for _, cmd := range []string{"validate", "run"} {
 		code, _, stderr := perfscen(t, cmd, "testdata/server-ab/ambiguous.yaml")
 		want := "testdata/server-ab/ambiguous.yaml:9:16: comparisons[0].candidate: `delay` names no server; with several servers write server/model: candidate/delay, released/delay"
