@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/launch"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/result"
 )
@@ -124,4 +126,27 @@ func pointErrors(r *result.Run) int64 {
 		n += p.Errors.Count
 	}
 	return n
+}
+
+// runAtRoot runs perfscen with its servers and clients on net (nil: the
+// machine's network) from the repository root: an @path argument is
+// relative to the root, and the root is written out of the output, so
+// paths read as a user would type them.
+func runAtRoot(t *testing.T, net *launch.Net, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(wd, "..", "..")
+	for i, a := range args {
+		if strings.HasPrefix(a, "@") {
+			args[i] = filepath.Join(root, a[1:])
+		}
+	}
+	var out, errb bytes.Buffer
+	e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv, net: net}
+	code = runEnv(e, args)
+	r := strings.NewReplacer(root+string(filepath.Separator), "")
+	return code, r.Replace(out.String()), r.Replace(errb.String())
 }

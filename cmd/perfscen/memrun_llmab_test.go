@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-
-	"github.com/perfscen/perfscen/internal/result"
 )
 
 // The LLM server A/B of test/e2e on the fake clock: two embedded
@@ -35,21 +33,8 @@ func TestLLMServerABOnTheFakeClock(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				dir := t.TempDir()
-				args := append([]string{"run", "-q", "@test/e2e/testdata/llm-server-ab/ab.yaml", "--out-dir", dir}, tc.flags...)
-				code, stdout, stderr := runMem(t, args...)
-				if code != tc.want {
-					t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
-				}
-				for _, s := range tc.out {
-					if !strings.Contains(stdout, s) {
-						t.Errorf("stdout lacks %q:\n%s", s, stdout)
-					}
-				}
-				run, err := result.ReadFile(filepath.Join(dir, "llm-server-ab-e2e.json"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				dir := runMemCase(t, "@test/e2e/testdata/llm-server-ab/ab.yaml", tc.flags, tc.want, tc.out...)
+				run := readResult(t, filepath.Join(dir, "llm-server-ab-e2e.json"))
 				n := 0
 				for _, c := range run.Verdict.Checks {
 					if c.Kind == "comparison" {
@@ -82,11 +67,7 @@ func TestLLMServerABOnTheFakeClock(t *testing.T) {
 			if code != 3 || !strings.Contains(stderr, "server candidate") {
 				t.Fatalf("exit %d, want 3 naming the server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			run, err := result.ReadFile(filepath.Join(dir, "llm-server-ab-unreachable.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(run.Points) != 0 {
+			if run := readResult(t, filepath.Join(dir, "llm-server-ab-unreachable.json")); len(run.Points) != 0 {
 				t.Errorf("%d point(s) measured before every server was reached", len(run.Points))
 			}
 		})

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +8,6 @@ import (
 
 	"github.com/perfscen/perfscen/internal/launch"
 	"github.com/perfscen/perfscen/internal/memnet"
-	"github.com/perfscen/perfscen/internal/result"
 )
 
 // runMem is runCLI with the embedded servers and their clients on an
@@ -22,23 +17,27 @@ import (
 // them, are the same on every run.
 func runMem(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	var mem memnet.Network
+	return runAtRoot(t, &launch.Net{Listen: mem.Listen, Dial: mem.Dial}, args...)
+}
+
+// runMemCase runs scenario (an @path) with flags by runMem, writing into
+// a fresh directory it returns, and checks the exit code is want and
+// stdout says each of out.
+func runMemCase(t *testing.T, scenario string, flags []string, want int, out ...string) (dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	args := append([]string{"run", "-q", scenario, "--out-dir", dir}, flags...)
+	code, stdout, stderr := runMem(t, args...)
+	if code != want {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
 	}
-	root := filepath.Join(wd, "..", "..")
-	for i, a := range args {
-		if strings.HasPrefix(a, "@") { // @path: relative to the repository root
-			args[i] = filepath.Join(root, a[1:])
+	for _, s := range out {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
 	}
-	var mem memnet.Network
-	var out, errb bytes.Buffer
-	e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv,
-		net: &launch.Net{Listen: mem.Listen, Dial: mem.Dial}}
-	code = runEnv(e, args)
-	r := strings.NewReplacer(root+string(filepath.Separator), "")
-	return code, r.Replace(out.String()), r.Replace(errb.String())
+	return dir
 }
 
 // The server A/B scenario of test/e2e on the fake clock: two embedded
@@ -60,20 +59,8 @@ func TestServerABOnTheFakeClock(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				dir := t.TempDir()
-				args := append([]string{"run", "-q", "@test/e2e/testdata/server-ab/ab.yaml", "--out-dir", dir}, tc.flags...)
-				code, stdout, stderr := runMem(t, args...)
-				if code != tc.want || !strings.Contains(stdout, tc.out) {
-					t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, tc.out, stdout, stderr)
-				}
-				b, err := os.ReadFile(filepath.Join(dir, "server-ab-e2e.json"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var run result.Run
-				if err := json.Unmarshal(b, &run); err != nil {
-					t.Fatal(err)
-				}
+				dir := runMemCase(t, "@test/e2e/testdata/server-ab/ab.yaml", tc.flags, tc.want, tc.out)
+				run := readResult(t, filepath.Join(dir, "server-ab-e2e.json"))
 				for _, p := range run.Points {
 					if len(p.Trials) != 10 {
 						t.Errorf("%s: %d trials, want the 10 asked for (decided at the first look)", p.ID, len(p.Trials))
@@ -101,12 +88,7 @@ func TestLLMComparisonOnTheFakeClock(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				dir := t.TempDir()
-				args := append([]string{"run", "-q", "@test/e2e/testdata/llm/compare.yaml", "--out-dir", dir}, tc.flags...)
-				code, stdout, stderr := runMem(t, args...)
-				if code != tc.want || !strings.Contains(stdout, tc.out) {
-					t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, tc.out, stdout, stderr)
-				}
+				runMemCase(t, "@test/e2e/testdata/llm/compare.yaml", tc.flags, tc.want, tc.out)
 			})
 		})
 	}

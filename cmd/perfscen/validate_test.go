@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,20 +12,7 @@ import (
 // read as a user would type them.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(wd, "..", "..")
-	for i, a := range args {
-		if strings.HasPrefix(a, "@") { // @path: relative to the repository root
-			args[i] = filepath.Join(root, a[1:])
-		}
-	}
-	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
-	r := strings.NewReplacer(root+string(filepath.Separator), "")
-	return code, r.Replace(out.String()), r.Replace(errb.String())
+	return runAtRoot(t, nil, args...)
 }
 
 func TestValidate(t *testing.T) {
