@@ -162,14 +162,34 @@ func (c *conn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rd = t
-	return c.Conn.SetReadDeadline(t)
+	return c.Conn.SetReadDeadline(armable(t))
 }
 
 func (c *conn) SetWriteDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.wd = t
-	return c.Conn.SetWriteDeadline(t)
+	return c.Conn.SetWriteDeadline(armable(t))
+}
+
+// armable is the time bufconn is given for deadline t: t itself, or for a
+// deadline already past, one nanosecond from now. bufconn arms a deadline
+// with time.AfterFunc, and inside a synctest bubble a timer due at once is
+// run on the spot, on the system stack of the goroutine arming it; under
+// the race detector that path crashed the test binary now and then (Go
+// 1.26.8, SIGSEGV in runtime.(*timer).modify, from net/http ending a
+// background read with a past deadline). A timer one nanosecond ahead
+// fires from the bubble's clock instead, as soon as the reader waiting on
+// it lets the clock move; outside a bubble, at once. conn keeps t itself,
+// so the timeout is still explained by the deadline.
+func armable(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	if now := time.Now(); !t.After(now) {
+		return now.Add(time.Nanosecond)
+	}
+	return t
 }
 
 // Addr is a memnet address: the name given to Listen.

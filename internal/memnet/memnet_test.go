@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -87,5 +88,72 @@ func TestStaleTimeoutIsRetried(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(-time.Second))
 	if _, err := c.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read past the deadline = %v, want a timeout", err)
+	}
+}
+
+// Inside a synctest bubble, a deadline already past, set while a read
+// waits (what net/http does to end a connection's background read after
+// every request), ends that read with a timeout; a cleared deadline then
+// lets the next read through.
+func TestPastDeadlineInBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n Network
+		ln, err := n.Listen(context.Background(), "tcp", "server:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				accepted <- c
+			}
+			close(accepted)
+		}()
+		c, err := n.Dial(context.Background(), "tcp", "server:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		srv := <-accepted
+		defer srv.Close()
+		for i := range 200 {
+			read := make(chan error, 1)
+			go func() {
+				_, err := c.Read(make([]byte, 1))
+				read <- err
+			}()
+			synctest.Wait() // the read is waiting
+			c.SetReadDeadline(time.Unix(1, 0))
+			var ne net.Error
+			if err := <-read; !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("round %d: read = %v, want a timeout", i, err)
+			}
+			c.SetReadDeadline(time.Time{})
+			srv.Write([]byte{byte(i)})
+			b := make([]byte, 1)
+			if _, err := c.Read(b); err != nil || b[0] != byte(i) {
+				t.Fatalf("round %d: read after clearing = %v %v", i, b, err)
+			}
+		}
+	})
+}
+
+// bufconn never gets a deadline already past (see armable): one a
+// nanosecond ahead instead, so no timer is due the moment it is armed.
+func TestArmable(t *testing.T) {
+	now := time.Now()
+	future := now.Add(time.Hour)
+	if got := armable(time.Time{}); !got.IsZero() {
+		t.Errorf("no deadline became %v", got)
+	}
+	if got := armable(future); !got.Equal(future) {
+		t.Errorf("a future deadline became %v", got)
+	}
+	for _, past := range []time.Time{time.Unix(1, 0), now.Add(-time.Millisecond)} {
+		if got := armable(past); !got.After(now) {
+			t.Errorf("past deadline %v armed at %v, not after now", past, got)
+		}
 	}
 }
