@@ -91,7 +91,9 @@ for rep in $(seq "$REPEAT"); do
 			if [ "$tool" = perfscen ]; then r=$(run_perfscen "$proto"); else r=$(run_pa "$proto"); fi
 			# The server's own average request latency over this run: what
 			# both tools time, without either client's cost.
-			srv=$(echo "$before $(server_success)" | awk '{printf "%.0f", ($4 - $2) / ($3 - $1) / 1000}')
+			after=$(server_success)
+			srv=$(echo "$before $after" | awk '$3 > $1 {printf "%.0f", ($4 - $2) / ($3 - $1) / 1000}')
+			[ -n "$srv" ] || die "the server counted no request during $tool's $proto run ($before -> $after)"
 			echo "latency-peers: rep $rep $proto $tool: p50 p99 = $r µs, server average $srv µs" >&2
 			echo "$rep $proto $tool $r $srv" >>"$ROWS"
 		done
