@@ -8,8 +8,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // A decoupled model answers several responses per request on a stream: the

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // environment describes the client host and asks the server who it is,

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 func TestDerivedTestbedIgnoresHostname(t *testing.T) {

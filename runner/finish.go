@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // finish assembles the point's result from its windows and kept trials.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Triton's GPU gauges (protocol.md §8), labelled by gpu_uuid.

@@ -3,8 +3,8 @@ package runner
 import (
 	"context"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // interleave measures points that share a Group: each stabilizes on its own

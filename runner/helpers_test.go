@@ -16,9 +16,9 @@ import (
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/memnet"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/runner/plan"
 	"go.uber.org/goleak"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // llmSample is what a generation request adds to its sample.

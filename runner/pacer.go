@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // A Pacer decides when the next request of an open-loop load is due. It is a

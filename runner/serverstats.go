@@ -2,7 +2,7 @@ package runner
 
 import (
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // pickStats sums the statistics of model name across the versions listed;

@@ -12,8 +12,8 @@ import (
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // errCUDA is returned for points asking for CUDA shared memory.

@@ -1,8 +1,8 @@
 package runner
 
 import (
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // stabilityWindow is how many recent windows perf_analyzer compares; it is

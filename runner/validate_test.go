@@ -5,8 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // Under time windows the first responses of a point are all checked, then

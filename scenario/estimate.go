@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // StabilityWindows is how many consecutive windows the stability rule

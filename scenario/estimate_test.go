@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 func TestEstimate(t *testing.T) {

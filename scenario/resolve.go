@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // resolved is the scenario after defaults and unit parsing: everything

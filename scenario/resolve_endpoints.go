@@ -1,6 +1,6 @@
 package scenario
 
-import "github.com/perfscen/perfscen/internal/plan"
+import "github.com/perfscen/perfscen/runner/plan"
 
 // resolveEndpoints checks that every protocol the points use has somewhere
 // to go on every server: url serves both, http_url and grpc_url one each.

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/openai"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // Defaults of the openai kind.

@@ -1,7 +1,7 @@
 package scenario
 
 import (
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 func resolveMeasurement(s *Scenario, c *collector) plan.Measurement {

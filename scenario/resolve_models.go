@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 var envRE = regexp.MustCompile(`\$\{([^}]*)\}`)

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // metricAliases are accepted spellings besides result.MetricNames().

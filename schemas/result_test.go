@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/schemas"
 )
 

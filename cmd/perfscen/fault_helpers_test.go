@@ -13,7 +13,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/launch"
 	"github.com/perfscen/perfscen/internal/refserver"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // faultRunLimit stops a fault test that hangs: reliability is exactly what

@@ -13,11 +13,11 @@ import (
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/launch"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/report"
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 func TestImportCommand(t *testing.T) {

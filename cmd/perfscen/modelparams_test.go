@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // With several servers --model-param names its server, so a candidate can

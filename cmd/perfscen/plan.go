@@ -18,7 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/scenario"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // The output of plan for each example is pinned; the shm sweep example

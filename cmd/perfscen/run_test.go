@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // writeScenario writes a scenario into a temp dir and returns its path.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/baseline"
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // sequential decides a run's checks in up to maxLooks looks: after the

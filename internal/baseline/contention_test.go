@@ -3,7 +3,7 @@ package baseline
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 func TestMaxContention(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // FormatVersion is the version of the baseline document. Readers refuse

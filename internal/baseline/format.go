@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // FormatValue renders a metric value in its unit for people: latencies in

@@ -7,8 +7,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/stats"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Estimate is the noise of one point × metric over a testbed's history.

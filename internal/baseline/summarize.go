@@ -1,6 +1,6 @@
 package baseline
 
-import "github.com/perfscen/perfscen/internal/result"
+import "github.com/perfscen/perfscen/runner/result"
 
 // Summarize turns a run into a history entry: every metric with data, per
 // trial and for the point summary, and the trial histograms.

@@ -12,8 +12,8 @@ import (
 	"github.com/perfscen/perfscen/internal/stats"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // UpdateOptions controls how a run enters the history.

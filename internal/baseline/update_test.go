@@ -12,7 +12,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/stats"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

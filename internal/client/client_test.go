@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 const secret = "Bearer s3cret-token"

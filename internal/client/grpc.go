@@ -22,7 +22,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/kserve"
 	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // grpcWindow is the stream and connection flow-control window.

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // grpcConn is one caller's own HTTP/2 connection for unary ModelInfer

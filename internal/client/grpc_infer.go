@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 func (c *grpcClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 type httpClient struct {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // httpConn is one caller's own HTTP/1.1 keep-alive connection for infer

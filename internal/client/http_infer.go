@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // httpExchange is the per-request state of one Infer call: transport event

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // Options configure a client. Only Protocol and URL are required.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // perf_analyzer's -f column names (report_writer.cc GenerateReport).

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // genai-perf's profile_export_genai_perf.csv (genai_perf/export_data/

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Options fill in what a perf_analyzer output does not say itself.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // embedded starts the built-in reference server on ephemeral loopback ports

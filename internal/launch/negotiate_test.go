@@ -7,7 +7,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 var tritonExt = []string{"sequence", "model_repository", "schedule_policy", "model_configuration",

@@ -17,8 +17,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/sse"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // Endpoints a scenario may name.

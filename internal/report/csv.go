@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // CSV writes perf_analyzer's -f layout (report_writer.cc GenerateReport):

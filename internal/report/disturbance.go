@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // DisturbanceLine says how busy the machine was with other work during

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // paFloat prints a double the way perf_analyzer's C++ streams do

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // maxAnnotations is about what GitHub shows per step and kind; the rest

@@ -6,8 +6,8 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // HTML writes one self-contained page (inline CSS, inline SVG, no external

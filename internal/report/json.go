@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // ReportSchemaVersion versions the JSON report wrapper; the result inside

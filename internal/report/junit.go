@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // JUnit XML as GitLab, GitHub test reporters and Jenkins read it: one

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // llmHeader is the LLM table: per point, requests and tokens per second,

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/importer"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 func llmRun() *result.Run {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Markdown writes a GitHub-flavoured summary: the verdict line, the checks

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Renderer writes one output format. v may be nil (results only); no

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

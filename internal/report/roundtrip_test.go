@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/importer"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // The CSV and console layouts are perf_analyzer's, so the importer (which

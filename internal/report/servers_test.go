@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // In a run over several servers every renderer labels each arm with its

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Automatic returns the automatic checks with only allowUnstable set.

@@ -10,8 +10,8 @@ import (
 	moremath "github.com/aclements/go-moremath/stats"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Comparisons evaluates same-run model comparisons with default options.

@@ -3,8 +3,8 @@ package verdict
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 func TestAutomaticFailsPointsWhereNothingFinished(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/baseline"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // How much more disturbed than every baseline run a run must have been

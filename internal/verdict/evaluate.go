@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/perfscen/perfscen/internal/baseline"
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Evaluate runs every check of a scenario with default options.

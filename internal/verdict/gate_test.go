@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/baseline"
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // history records k runs of one point, each with its own job effect.

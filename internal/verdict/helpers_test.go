@@ -7,7 +7,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/stats"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // trialSet is per-trial throughput (infer/s) and p95 (µs); other latency

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 func TestSettle(t *testing.T) {

@@ -3,7 +3,7 @@ package verdict
 import (
 	"math"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Outcome is what a scenario's run amounts to, decided once from its

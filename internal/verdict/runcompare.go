@@ -9,8 +9,8 @@ import (
 
 	moremath "github.com/aclements/go-moremath/stats"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // CompareOptions tune CompareRuns; zero fields take the defaults.

@@ -3,8 +3,8 @@ package verdict
 import (
 	"slices"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // selects reports whether sel picks point p.

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/baseline"
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 const trialCV = 0.02 // realistic per-trial noise of a warmed-up server

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfscen/perfscen/internal/plan"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Thresholds evaluates each absolute bound on the summary of every point

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/plan"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 var protocols = []string{"http", "grpc"}

@@ -10,7 +10,7 @@ import (
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/launch"
 	"github.com/perfscen/perfscen/internal/refserver"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/baseline"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Two "perfscen baseline update" processes recording different runs into

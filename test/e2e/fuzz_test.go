@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // FuzzBinaryBodyRoundTrip is the encoding direction of the binary tensor

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
 	"github.com/perfscen/perfscen/internal/testbin"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // The helpers the end-to-end tests share: running the binary, writing

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Problem 1: a cancelled run exits 3 "interrupted" whenever the signal

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/result"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // driftScenario: the model serves at a steady 5 ms for its first 0.7 s,

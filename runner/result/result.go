@@ -3,7 +3,7 @@ package result
 import (
 	"time"
 
-	"github.com/perfscen/perfscen/internal/plan"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // SchemaVersion is the version of the result JSON document. Readers refuse
