@@ -11,8 +11,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
 	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/internal/launch"
 	"github.com/perfscen/perfscen/internal/report"
 	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner"
@@ -252,11 +252,11 @@ func measureExt(e *env, pl *plan.Plan, f reportFlags, extend func(*result.Run) (
 	if err != nil {
 		return nil, err
 	}
-	return launch.Run(e.ctx, pl, launch.Options{
+	return runner.Run(e.ctx, pl, runner.Options{
 		Version:        version,
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,
-		Runner:         runner.Options{Testbed: tb, Extend: extend},
+		Runner:         engine.Options{Testbed: tb, Extend: extend},
 		Net:            e.net,
 	})
 }
@@ -264,15 +264,15 @@ func measureExt(e *env, pl *plan.Plan, f reportFlags, extend func(*result.Run) (
 // testbedFor names the run's testbed: --testbed, else PERFSCEN_TESTBED,
 // else the scenario's baseline.testbed; empty lets the runner derive one
 // from the hardware and the server.
-func testbedFor(e *env, pl *plan.Plan, flag string) (runner.TestbedName, error) {
-	tb := runner.TestbedName{}
+func testbedFor(e *env, pl *plan.Plan, flag string) (engine.TestbedName, error) {
+	tb := engine.TestbedName{}
 	switch {
 	case flag != "":
-		tb = runner.TestbedName{Name: flag, Source: "flag"}
+		tb = engine.TestbedName{Name: flag, Source: "flag"}
 	case e.getenv("PERFSCEN_TESTBED") != "":
-		tb = runner.TestbedName{Name: e.getenv("PERFSCEN_TESTBED"), Source: "env"}
+		tb = engine.TestbedName{Name: e.getenv("PERFSCEN_TESTBED"), Source: "env"}
 	case pl.Checks.Baseline != nil && pl.Checks.Baseline.Testbed != "":
-		tb = runner.TestbedName{Name: pl.Checks.Baseline.Testbed, Source: "scenario"}
+		tb = engine.TestbedName{Name: pl.Checks.Baseline.Testbed, Source: "scenario"}
 	}
 	if tb.Name != "" {
 		if err := baseline.CheckTestbedName(tb.Name); err != nil {

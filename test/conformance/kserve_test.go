@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/launch"
+	"github.com/perfscen/perfscen/runner"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
@@ -40,7 +40,7 @@ func runScenario(t *testing.T, f refserver.Flavor, server, body string) (*result
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	run, err := launch.Run(ctx, p, launch.Options{ConnectTimeout: 5 * time.Second})
+	run, err := runner.Run(ctx, p, runner.Options{ConnectTimeout: 5 * time.Second})
 	return run, srv, err
 }
 

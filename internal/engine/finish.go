@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// finish assembles the point's result from its windows and kept trials.
+func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
+	p := pr.p
+	proto := p.Protocol
+	if proto == "" {
+		proto = pr.ss.srv.Protocol
+	}
+	out := &result.Point{
+		ID: p.ID, Model: p.Model, ModelName: pr.model.Name, ModelVersion: pr.model.Version,
+		Server:   p.Server,
+		Protocol: proto, SharedMemory: orNone(p.SharedMemory), BatchSize: max(p.BatchSize, 1),
+		Mode: p.Load.Mode, Concurrency: p.Load.Concurrency, RequestRate: p.Load.Rate,
+		Shapes: p.Shapes, Coords: p.Coords, Status: pr.status,
+		Errors:    result.ErrorInfo{Count: pr.errs.total, First: pr.errs.first()},
+		LateSends: pr.late,
+		Notes:     pr.notes,
+		Validation: result.Validation{Enabled: pr.pl.compare != nil, Checked: pr.checked,
+			Mismatches: pr.mismatches.total, First: pr.mismatches.first(), Sampled: pr.pl.validateEvery > 1},
+	}
+	if pr.passedOver > 0 {
+		out.Notes = append(out.Notes, strconv.Itoa(pr.passedOver)+" interleaved window(s) in which no request finished were passed over; the next window of the same session was kept")
+	}
+	switch {
+	case interrupted:
+		out.Status = result.PointPartial
+	case err != nil:
+		out.Status = result.PointFailed
+		out.Notes = append(out.Notes, err.Error())
+	case pr.failure != nil:
+		out.Status = result.PointFailed
+		out.Notes = append(out.Notes, pr.failure.Error())
+	case out.Status == "":
+		out.Status = result.PointFailed
+	}
+	kept := map[int]bool{}
+	for _, i := range pr.kept {
+		kept[i] = true
+	}
+	batch := max(p.BatchSize, 1)
+	total := newAcc(0)
+	var dur time.Duration
+	var servers []*result.ServerStats
+	var gpus []*result.GPUMetrics
+	for i, m := range pr.windows {
+		m.win.Kept = kept[i]
+		out.Windows = append(out.Windows, m.win)
+	}
+	for k, i := range pr.kept {
+		m := pr.windows[i]
+		met := m.acc.metrics(batch, m.win.Duration)
+		met.Server, met.GPU = m.server, m.gpu
+		hist, herr := m.acc.encodeHist()
+		if herr != nil {
+			out.Notes = append(out.Notes, herr.Error())
+		}
+		out.Trials = append(out.Trials, result.Trial{Index: k, Start: m.startWall,
+			Duration: m.win.Duration, Metrics: met, Histogram: hist, Disturbance: m.win.Disturbance})
+		total.merge(m.acc)
+		dur += m.win.Duration
+		servers = append(servers, m.server)
+		gpus = append(gpus, m.gpu)
+	}
+	if len(pr.kept) > 0 {
+		// perf_analyzer's merge: Σrequests × batch ÷ Σduration, latencies
+		// pooled, server deltas summed.
+		out.Summary = total.metrics(batch, dur)
+		out.Summary.Server = mergeServer(servers)
+		out.Summary.GPU = mergeGPU(gpus)
+		out.Notes = append(out.Notes, llmNotes(out.Summary.LLM)...)
+	}
+	if pr.late > 0 && p.Load.Mode == plan.LoadRequestRate {
+		sent := out.Summary.Requests + out.Summary.Errors
+		if sent > 0 && float64(pr.late) > 0.01*float64(sent) {
+			out.Notes = append(out.Notes, "more than 1% of requests left over 1 ms after their schedule ("+
+				strconv.FormatInt(pr.late, 10)+" late); the client may be the bottleneck")
+		}
+	}
+	if errors.Is(err, ErrUnreachable) {
+		out.Status = result.PointFailed
+	}
+	return out
+}
+
+func orNone(s plan.SharedMemory) plan.SharedMemory {
+	if s == "" {
+		return plan.ShmNone
+	}
+	return s
+}
+
+// mergeGPU folds per-window GPU figures: averages averaged, maxima maxed.
+func mergeGPU(list []*result.GPUMetrics) *result.GPUMetrics {
+	var out result.GPUMetrics
+	n := 0
+	for _, g := range list {
+		if g == nil {
+			continue
+		}
+		n++
+		out.UtilizationAvg += g.UtilizationAvg
+		out.PowerAvgWatts += g.PowerAvgWatts
+		out.MemoryUsedMax = max(out.MemoryUsedMax, g.MemoryUsedMax)
+		out.MemoryTotalMax = max(out.MemoryTotalMax, g.MemoryTotalMax)
+	}
+	if n == 0 {
+		return nil
+	}
+	out.UtilizationAvg /= float64(n)
+	out.PowerAvgWatts /= float64(n)
+	return &out
+}

@@ -1,0 +1,462 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// Deps are the resources a run needs; the caller builds, checks and closes
+// them. Model names and versions come from plan.Models.
+type Deps struct {
+	// Client talks plan.Server.Protocol; it also serves metadata and
+	// statistics for the run.
+	Client client.Client
+	// ClientFor returns the client for a point whose protocol differs from
+	// plan.Server.Protocol. It may be nil when the plan
+	// never sweeps protocol.
+	ClientFor func(protocol plan.Protocol) (client.Client, error)
+	// Inputs returns the request data of a point (its model, batch size and
+	// shapes), loaded and checked against the model before the run starts.
+	Inputs func(p *plan.Point) (*inputdata.Data, error)
+	// ServerMetadata, when set, is the server's metadata as already read
+	// by the caller; the run does not ask again.
+	ServerMetadata *kserve.ServerMetadata
+	// NoServerStats skips the statistics calls around windows: the caller
+	// knows the server has no statistics extension and has said so once.
+	NoServerStats bool
+	// Notes are run-level remarks recorded in the result (e.g. what the
+	// server lacks that the scenario did not need).
+	Notes []string
+	// MetricsClient scrapes each server's metrics_url; nil uses a plain HTTP
+	// client with a 5 s timeout.
+	MetricsClient *http.Client
+	// Servers, for a plan with several servers (plan.Servers), hold each
+	// server's resources by name; Client, ClientFor, ServerMetadata and
+	// NoServerStats above are then unused.
+	Servers map[string]ServerDeps
+}
+
+// ServerDeps are one named server's resources, as Deps has them for the
+// one server of a plan without plan.Servers.
+type ServerDeps struct {
+	Client         client.Client
+	ClientFor      func(protocol plan.Protocol) (client.Client, error)
+	ServerMetadata *kserve.ServerMetadata
+	NoServerStats  bool
+}
+
+// Options tune a run; the zero value gives perf_analyzer's behavior.
+type Options struct {
+	// Version is this perfscen's version, recorded in the environment.
+	Version string
+	// Progress, when set, is called from the run's goroutine as points
+	// start, windows close and points finish; it must not block for long.
+	Progress func(Event)
+	// Now is the wall clock for timestamps in the result; durations always
+	// use the monotonic clock. Nil means time.Now.
+	Now func() time.Time
+	// MinCountWindow is the count_windows time granularity: a window lasts a
+	// whole number of these (perf_analyzer: 1 s).
+	MinCountWindow time.Duration
+	// MaxCountWindow closes a count window that never reaches its count.
+	// Default 60 s.
+	MaxCountWindow time.Duration
+	// ValidateEvery checks one response in this many under time windows
+	// (default 10); count windows and iterations check every response.
+	ValidateEvery int
+	// Drain is how long in-flight requests may finish after a stop or an
+	// interrupt (default 500 ms).
+	Drain time.Duration
+	// Seed drives Poisson schedules (default 1).
+	Seed uint64
+	// MetricsInterval is the GPU metrics scrape period (default 1 s).
+	MetricsInterval time.Duration
+	// Testbed names the testbed the run is filed under; empty derives it
+	// from the hardware and the server.
+	Testbed TestbedName
+	// Extend, when set, is asked once every point is measured, and again
+	// after each extension, which points need more kept trials and how
+	// many (the checks whose intervals straddle their bounds). The runner
+	// measures them interleaved, in rounds of one window per point, while
+	// the server and connections are still up. Nil or no points: done.
+	Extend func(run *result.Run) (points []string, trials int)
+	// SampleCPU reads the machine's CPU counters for the disturbance
+	// sentinel (default: ReadCPU("/proc")); ok false records none.
+	SampleCPU func() (CPUSample, bool)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MinCountWindow <= 0 {
+		o.MinCountWindow = time.Second
+	}
+	if o.MaxCountWindow <= 0 {
+		o.MaxCountWindow = time.Minute
+	}
+	if o.ValidateEvery <= 0 {
+		o.ValidateEvery = 10
+	}
+	if o.Drain <= 0 {
+		o.Drain = 500 * time.Millisecond
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.MetricsInterval <= 0 {
+		o.MetricsInterval = time.Second
+	}
+	if o.SampleCPU == nil {
+		o.SampleCPU = func() (CPUSample, bool) { return ReadCPU("/proc") }
+	}
+	return o
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	PointStarted EventKind = iota // Point is about to be measured
+	WindowDone                    // Window closed (Stable: the point is now stable)
+	PointDone                     // Result holds the point's figures
+)
+
+// Event is a progress report.
+type Event struct {
+	Kind   EventKind
+	Index  int // point index in the plan
+	Total  int // points in the plan
+	Point  *plan.Point
+	Window *result.Window
+	Stable bool
+	Result *result.Point
+}
+
+// checkMeasurement refuses a measurement that scenario resolution did not
+// default: the runner applies no defaults of its own, so a zero here is a
+// caller that built a plan by hand and forgot a field.
+func checkMeasurement(m plan.Measurement) error {
+	switch {
+	case m.Mode != plan.TimeWindows && m.Mode != plan.CountWindows:
+		return fmt.Errorf("runner: measurement mode %q is not %s or %s", m.Mode, plan.TimeWindows, plan.CountWindows)
+	case m.Mode == plan.TimeWindows && m.Window <= 0:
+		return fmt.Errorf("runner: measurement window %s must be positive", m.Window)
+	case m.MaxTrials <= 0:
+		return fmt.Errorf("runner: measurement max_trials %d must be positive", m.MaxTrials)
+	case m.StabilityPct <= 0:
+		return fmt.Errorf("runner: measurement stability %g%% must be positive", m.StabilityPct)
+	}
+	return nil
+}
+
+// ErrUnreachable marks a run stopped because requests could no longer reach
+// the server.
+var ErrUnreachable = errors.New("server unreachable")
+
+// runState is shared by the points of one run.
+type runState struct {
+	plan   *plan.Plan
+	deps   Deps
+	opts   Options
+	seqIDs atomic.Uint64
+	// servers are the plan's servers by name ("" for the one server of
+	// a plan without plan.Servers), in plan order in order.
+	servers map[string]*serverState
+	order   []*serverState
+	total   int
+	// live are the point runners measured so far, kept (with their shared
+	// memory) until the run ends so an extension can add trials.
+	live []*pointRunner
+}
+
+func (rs *runState) sampleCPU() (CPUSample, bool) { return rs.opts.SampleCPU() }
+
+func (rs *runState) progress(e Event) {
+	if rs.opts.Progress != nil {
+		e.Total = rs.total
+		rs.opts.Progress(e)
+	}
+}
+
+// serverState is one server of the run: its settings, its clients and
+// its GPU metrics.
+type serverState struct {
+	srv     plan.Server
+	deps    ServerDeps
+	clients map[plan.Protocol]client.Client
+	gpu     *gpuScraper
+}
+
+// newServers pairs the plan's servers with the clients the caller gave.
+func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverState, error) {
+	byName := map[string]*serverState{}
+	var order []*serverState
+	if len(p.Servers) == 0 {
+		ss := &serverState{srv: p.Server, clients: map[plan.Protocol]client.Client{}, deps: ServerDeps{
+			Client: deps.Client, ClientFor: deps.ClientFor, ServerMetadata: deps.ServerMetadata, NoServerStats: deps.NoServerStats}}
+		byName[""], order = ss, append(order, ss)
+	}
+	for _, s := range p.Servers {
+		d, ok := deps.Servers[s.Name]
+		if !ok || d.Client == nil {
+			return nil, nil, fmt.Errorf("runner: no client for server %q", s.Name)
+		}
+		ss := &serverState{srv: s, deps: d, clients: map[plan.Protocol]client.Client{}}
+		byName[s.Name], order = ss, append(order, ss)
+	}
+	for _, ss := range order {
+		if ss.deps.Client == nil {
+			return nil, nil, errors.New("runner: Deps.Client is required")
+		}
+	}
+	return byName, order, nil
+}
+
+func (rs *runState) server(name string) (*serverState, error) {
+	ss, ok := rs.servers[name]
+	if !ok {
+		return nil, failure.Invalid(fmt.Errorf("server %q is not in the plan", name))
+	}
+	return ss, nil
+}
+
+func (rs *runState) clientFor(server string, proto plan.Protocol) (client.Client, error) {
+	ss, err := rs.server(server)
+	if err != nil {
+		return nil, err
+	}
+	if proto == "" || proto == ss.srv.Protocol {
+		return ss.deps.Client, nil
+	}
+	if c, ok := ss.clients[proto]; ok {
+		return c, nil
+	}
+	if ss.deps.ClientFor == nil {
+		return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, ss.srv.Protocol))
+	}
+	c, err := ss.deps.ClientFor(proto)
+	if err != nil {
+		return nil, fmt.Errorf("protocol %s: %w", proto, err)
+	}
+	ss.clients[proto] = c
+	return c, nil
+}
+
+// Run measures every point of p in order and returns the results. The
+// result is returned even with an error: its Status says whether the run
+// completed, stopped early (partial) or was interrupted, and Points holds
+// what was measured. Per-request failures are data in the result; an error
+// means the run could not go on; it carries a failure kind (Environment for
+// the server or machine, InvalidInput for input such as CUDA shared memory).
+func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Run, error) {
+	opts = opts.withDefaults()
+	run := &result.Run{
+		SchemaVersion: result.SchemaVersion,
+		Scenario:      p.Scenario, ScenarioPath: p.ScenarioPath, ScenarioHash: p.ScenarioHash,
+		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
+	}
+	run.RunID = result.NewRunID(run.Started)
+	if deps.Inputs == nil {
+		return finishRun(run, opts, failure.Invalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
+	}
+	servers, order, err := newServers(p, deps)
+	if err != nil {
+		return finishRun(run, opts, failure.Invalid(err))
+	}
+	if err := checkMeasurement(p.Measurement); err != nil {
+		return finishRun(run, opts, failure.Invalid(err))
+	}
+	run.Notes = append(run.Notes, deps.Notes...)
+	env, err := environment(ctx, p, order, opts.Version, opts.Testbed)
+	run.Environment = env
+	if err != nil {
+		return finishRun(run, opts, failure.Env(err))
+	}
+	if s, ok := opts.SampleCPU(); ok {
+		run.Notes = append(run.Notes, sentinelNotes(s)...)
+	}
+	rs := &runState{plan: p, deps: deps, opts: opts, servers: servers, order: order, total: len(p.Points)}
+	defer func() {
+		for _, pr := range rs.live {
+			pr.cleanup()
+		}
+	}()
+	for _, ss := range order {
+		if ss.srv.MetricsURL != "" {
+			ss.gpu = startGPUScraper(ctx, deps.MetricsClient, ss.srv.MetricsURL, opts.MetricsInterval)
+			defer ss.gpu.close()
+		}
+	}
+
+	results := make([]*result.Point, len(p.Points))
+	var runErr error
+	for i := range p.Points {
+		if results[i] != nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			run.Status = result.StatusInterrupted
+			break
+		}
+		idx := []int{i}
+		if g := p.Points[i].Group; g != 0 {
+			idx = idx[:0]
+			for j := i; j < len(p.Points); j++ {
+				if p.Points[j].Group == g {
+					idx = append(idx, j)
+				}
+			}
+		}
+		pts, interrupted, err := rs.measure(ctx, idx)
+		for k, j := range idx {
+			if pts[k] != nil {
+				results[j] = pts[k]
+			}
+		}
+		if err != nil {
+			runErr = err
+			run.Status = result.StatusPartial
+			break
+		}
+		if interrupted {
+			run.Status = result.StatusInterrupted
+			break
+		}
+	}
+	collect := func() {
+		run.Points = run.Points[:0]
+		for _, r := range results {
+			if r != nil {
+				run.Points = append(run.Points, *r)
+			}
+		}
+	}
+	collect()
+	for opts.Extend != nil && runErr == nil && run.Status == result.StatusComplete && ctx.Err() == nil {
+		ids, trials := opts.Extend(run)
+		prs := rs.extendable(ids)
+		if len(prs) == 0 || trials <= 0 {
+			break
+		}
+		interrupted, err := rs.extend(ctx, prs, trials)
+		for _, pr := range prs {
+			results[pr.idx] = pr.finish(interrupted, err)
+			rs.progress(Event{Kind: PointDone, Index: pr.idx, Point: pr.p, Result: results[pr.idx]})
+		}
+		collect()
+		if err != nil {
+			runErr = err
+			run.Status = result.StatusPartial
+		} else if interrupted {
+			run.Status = result.StatusInterrupted
+		}
+	}
+	scraped := false
+	for _, ss := range order {
+		if ss.gpu == nil {
+			continue
+		}
+		ss.gpu.close() // the last scrape is counted before its note is read
+		if n := ss.gpu.note(); n != "" {
+			if ss.srv.Name != "" {
+				n = "server " + ss.srv.Name + ": " + n
+			}
+			run.Notes = append(run.Notes, n)
+		}
+		if scraped {
+			continue // the machine's GPUs, as the first server's metrics name them
+		}
+		scraped = true
+		run.Environment.GPU = ss.gpu.describe()
+		if run.Environment.GPUCount == 0 {
+			// A remote server's GPUs are known only by its metrics.
+			run.Environment.GPUCount = ss.gpu.count()
+		}
+	}
+	if scraped {
+		setTestbed(&run.Environment, opts.Testbed)
+	}
+	return finishRun(run, opts, runErr)
+}
+
+func finishRun(run *result.Run, opts Options, err error) (*result.Run, error) {
+	run.Finished = opts.Now()
+	if err != nil {
+		if run.Status == result.StatusComplete {
+			run.Status = result.StatusPartial
+		}
+		run.Errors = append(run.Errors, err.Error())
+	}
+	return run, err
+}
+
+// measure runs one point, or a group of points interleaved.
+func (rs *runState) measure(ctx context.Context, idx []int) ([]*result.Point, bool, error) {
+	prs := make([]*pointRunner, len(idx))
+	out := make([]*result.Point, len(idx))
+	for k, i := range idx {
+		pr, err := rs.newPointRunner(ctx, i)
+		if err != nil {
+			return out, false, fmt.Errorf("point %s: %w", rs.plan.Points[i].ID, err)
+		}
+		prs[k] = pr
+		rs.live = append(rs.live, pr)
+	}
+	var interrupted bool
+	var err error
+	if len(prs) == 1 {
+		rs.progress(Event{Kind: PointStarted, Index: idx[0], Point: prs[0].p})
+		interrupted, err = prs[0].standalone(ctx)
+	} else {
+		interrupted, err = rs.interleave(ctx, prs)
+	}
+	for k, pr := range prs {
+		out[k] = pr.finish(interrupted, err)
+		rs.progress(Event{Kind: PointDone, Index: idx[k], Point: pr.p, Result: out[k]})
+	}
+	return out, interrupted, err
+}
+
+// extendable are the live point runners of ids that can take more kept
+// windows: measured to the end, not a fixed iteration count.
+func (rs *runState) extendable(ids []string) []*pointRunner {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []*pointRunner
+	for _, pr := range rs.live {
+		if want[pr.p.ID] && pr.p.Load.Mode != "iterations" && len(pr.kept) > 0 &&
+			(pr.status == result.PointStable || pr.status == result.PointUnstable) {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// extend adds trials kept windows to each point, in rounds of one window
+// per point in plan order (A B A B …) like interleave, so drift during the
+// extension hits every arm alike. Each window is its own session with its
+// warm-up, as in interleaved measurement.
+func (rs *runState) extend(ctx context.Context, prs []*pointRunner, trials int) (bool, error) {
+	for round := 0; round < trials; round++ {
+		for _, pr := range prs {
+			if interrupted, err := pr.outcome(pr.round(ctx)); interrupted || err != nil {
+				return interrupted, err
+			}
+		}
+	}
+	return false, nil
+}

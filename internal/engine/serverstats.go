@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// pickStats sums the statistics of model name across the versions listed;
+// version "" takes every version, as the server does for an empty version.
+func pickStats(list []kserve.ModelStats, name, version string) (kserve.ModelStats, bool) {
+	var out kserve.ModelStats
+	found := false
+	for _, s := range list {
+		if s.Name != name || (version != "" && s.Version != version) {
+			continue
+		}
+		found = true
+		out.InferenceCount += s.InferenceCount
+		out.ExecutionCount += s.ExecutionCount
+		addDur(&out.InferenceStats.Success, s.InferenceStats.Success)
+		addDur(&out.InferenceStats.Fail, s.InferenceStats.Fail)
+		addDur(&out.InferenceStats.Queue, s.InferenceStats.Queue)
+		addDur(&out.InferenceStats.ComputeInput, s.InferenceStats.ComputeInput)
+		addDur(&out.InferenceStats.ComputeInfer, s.InferenceStats.ComputeInfer)
+		addDur(&out.InferenceStats.ComputeOutput, s.InferenceStats.ComputeOutput)
+	}
+	out.Name, out.Version = name, version
+	return out, found
+}
+
+func addDur(d *kserve.StatDuration, x kserve.StatDuration) {
+	d.Count += x.Count
+	d.Ns += x.Ns
+}
+
+// serverDelta is perf_analyzer's per-window server-side breakdown: the
+// difference of two cumulative snapshots, averaged per request. Any counter
+// that went backwards means the server restarted in between; the figures
+// are then meaningless, so they are zero and Reset is set.
+func serverDelta(before, after kserve.ModelStats) *result.ServerStats {
+	b, a := before.InferenceStats, after.InferenceStats
+	backwards := after.InferenceCount < before.InferenceCount ||
+		after.ExecutionCount < before.ExecutionCount
+	for _, p := range [][2]kserve.StatDuration{
+		{b.Success, a.Success}, {b.Fail, a.Fail}, {b.Queue, a.Queue},
+		{b.ComputeInput, a.ComputeInput}, {b.ComputeInfer, a.ComputeInfer},
+		{b.ComputeOutput, a.ComputeOutput},
+	} {
+		if p[1].Count < p[0].Count || p[1].Ns < p[0].Ns {
+			backwards = true
+		}
+	}
+	if backwards {
+		return &result.ServerStats{Reset: true}
+	}
+	success := a.Success.Sub(b.Success)
+	return &result.ServerStats{
+		RequestCount:    int64(success.Count),
+		InferenceCount:  int64(after.InferenceCount - before.InferenceCount),
+		ExecutionCount:  int64(after.ExecutionCount - before.ExecutionCount),
+		AvgRequestUs:    avgUs(success),
+		QueueUs:         avgUs(a.Queue.Sub(b.Queue)),
+		ComputeInputUs:  avgUs(a.ComputeInput.Sub(b.ComputeInput)),
+		ComputeInferUs:  avgUs(a.ComputeInfer.Sub(b.ComputeInfer)),
+		ComputeOutputUs: avgUs(a.ComputeOutput.Sub(b.ComputeOutput)),
+	}
+}
+
+func avgUs(d kserve.StatDuration) float64 {
+	if d.Count == 0 {
+		return 0
+	}
+	return float64(d.Ns) / float64(d.Count) / 1000
+}
+
+// mergeServer combines per-window server stats into one, weighting each
+// average by its window's request count, as perf_analyzer sums the stable
+// windows' deltas. A reset in any window taints the merge.
+func mergeServer(list []*result.ServerStats) *result.ServerStats {
+	var out result.ServerStats
+	any := false
+	for _, s := range list {
+		if s == nil {
+			continue
+		}
+		any = true
+		if s.Reset {
+			return &result.ServerStats{Reset: true}
+		}
+		n := float64(s.RequestCount)
+		out.RequestCount += s.RequestCount
+		out.InferenceCount += s.InferenceCount
+		out.ExecutionCount += s.ExecutionCount
+		out.AvgRequestUs += s.AvgRequestUs * n
+		out.QueueUs += s.QueueUs * n
+		out.ComputeInputUs += s.ComputeInputUs * n
+		out.ComputeInferUs += s.ComputeInferUs * n
+		out.ComputeOutputUs += s.ComputeOutputUs * n
+	}
+	if !any {
+		return nil
+	}
+	if n := float64(out.RequestCount); n > 0 {
+		out.AvgRequestUs /= n
+		out.QueueUs /= n
+		out.ComputeInputUs /= n
+		out.ComputeInferUs /= n
+		out.ComputeOutputUs /= n
+	}
+	return &out
+}

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/runner/plan"
+)
+
+// errCUDA is returned for points asking for CUDA shared memory.
+var errCUDA = errors.New("CUDA shared memory needs a CUDA build of perfscen; this build has none")
+
+// defaultOutputShmSize is perf_analyzer's --output-shared-memory-size, per
+// batch element, used when an output's size cannot be derived.
+const defaultOutputShmSize = 102400
+
+// shmSet owns a point's system shared-memory regions: one per input
+// holding every distinct step's tensor at its own offset, and per worker one
+// region per output so concurrent responses never overlap. close unregisters
+// and unlinks everything it made, whatever happened before.
+type shmSet struct {
+	client client.Client
+	prefix string // region names and keys start with this
+
+	inputRefs [][]client.ShmRef // [flat step][input]
+	outNames  []string
+	outSizes  []uint64
+
+	mu      sync.Mutex
+	regions []*shm.Region
+	names   []string // registered with the server
+}
+
+// newShmSet creates and registers the input regions of data. outSize is the
+// point's OutputShmSize (0 = derive from metadata × batch).
+func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, meta *kserve.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
+	s := &shmSet{client: c, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	var steps []inputdata.Step
+	for _, st := range d.Streams {
+		steps = append(steps, st...)
+	}
+	nIn := len(steps[0].Inputs)
+	s.inputRefs = make([][]client.ShmRef, len(steps))
+	for i := range s.inputRefs {
+		s.inputRefs[i] = make([]client.ShmRef, nIn)
+	}
+	for k := 0; k < nIn; k++ {
+		total := 0
+		for _, st := range steps {
+			total += len(st.Inputs[k].Raw)
+		}
+		name := fmt.Sprintf("%s_in%d", s.prefix, k)
+		r, err := s.create(ctx, name, max(total, 1))
+		if err != nil {
+			return nil, err
+		}
+		off := 0
+		for i, st := range steps {
+			raw := st.Inputs[k].Raw
+			copy(r.Bytes()[off:], raw)
+			s.inputRefs[i][k] = client.ShmRef{Region: name, Offset: uint64(off), ByteSize: uint64(len(raw))}
+			off += len(raw)
+		}
+	}
+	for _, o := range meta.Outputs {
+		s.outNames = append(s.outNames, o.Name)
+		s.outSizes = append(s.outSizes, outputShmSize(o, batch, outSize))
+	}
+	return s, nil
+}
+
+// outputShmSize is the region size for one output: the configured size, or
+// the metadata shape with the batch dim applied, or perf_analyzer's default
+// per batch element for variable or BYTES outputs.
+func outputShmSize(o kserve.TensorMetadata, batch int, configured int64) uint64 {
+	if configured > 0 {
+		return uint64(configured)
+	}
+	shape := append([]int64(nil), o.Shape...)
+	if len(shape) > 0 && shape[0] == -1 {
+		shape[0] = int64(max(batch, 1))
+	}
+	if n, err := kserve.ByteSize(o.DataType, shape); err == nil && n > 0 {
+		return uint64(n)
+	}
+	return uint64(defaultOutputShmSize * max(batch, 1))
+}
+
+func (s *shmSet) create(ctx context.Context, name string, size int) (*shm.Region, error) {
+	r, err := shm.Create("/"+name, size)
+	if err != nil {
+		return nil, fmt.Errorf("creating shared memory: %w", err)
+	}
+	s.mu.Lock()
+	s.regions = append(s.regions, r)
+	s.mu.Unlock()
+	if err := s.client.RegisterSystemSharedMemory(ctx, name, r.Key(), 0, uint64(size)); err != nil {
+		return nil, fmt.Errorf("registering shared memory region %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.names = append(s.names, name)
+	s.mu.Unlock()
+	return r, nil
+}
+
+func (s *shmSet) inputRef(step, input int) client.ShmRef { return s.inputRefs[step][input] }
+
+// workerOutputs are one worker's output regions.
+type workerOutputs struct {
+	requested []client.RequestedOutput
+	regions   []*shm.Region
+}
+
+func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs, error) {
+	o := &workerOutputs{}
+	for k, name := range s.outNames {
+		region := fmt.Sprintf("%s_w%d_out%d", s.prefix, worker, k)
+		r, err := s.create(ctx, region, int(s.outSizes[k]))
+		if err != nil {
+			return nil, err
+		}
+		o.regions = append(o.regions, r)
+		o.requested = append(o.requested, client.RequestedOutput{Name: name,
+			Shm: &client.ShmRef{Region: region, ByteSize: s.outSizes[k]}})
+	}
+	return o, nil
+}
+
+// read returns the outputs of a response whose data the server wrote into
+// this worker's regions. The tensors alias the regions; use them before the
+// worker's next request.
+func (o *workerOutputs) read(outs []kserve.Tensor) ([]kserve.Tensor, error) {
+	got := make([]kserve.Tensor, 0, len(outs))
+	for _, t := range outs {
+		k := -1
+		for i, ro := range o.requested {
+			if ro.Name == t.Name {
+				k = i
+			}
+		}
+		if k < 0 {
+			got = append(got, t)
+			continue
+		}
+		buf := o.regions[k].Bytes()
+		n, err := rawLen(t, buf)
+		if err != nil {
+			return nil, fmt.Errorf("output %s in shared memory: %w", t.Name, err)
+		}
+		t.Raw = buf[:n]
+		got = append(got, t)
+	}
+	return got, nil
+}
+
+// rawLen is the byte length of t's data at the start of buf.
+func rawLen(t kserve.Tensor, buf []byte) (int, error) {
+	if t.DataType != kserve.BYTES {
+		n, err := kserve.ByteSize(t.DataType, t.Shape)
+		if err != nil {
+			return 0, err
+		}
+		if n > int64(len(buf)) {
+			return 0, fmt.Errorf("needs %d bytes, region holds %d", n, len(buf))
+		}
+		return int(n), nil
+	}
+	count, err := kserve.ElementCount(t.Shape)
+	if err != nil {
+		return 0, err
+	}
+	off := 0
+	for i := int64(0); i < count; i++ {
+		if off+4 > len(buf) {
+			return 0, fmt.Errorf("BYTES element %d runs past the region", i)
+		}
+		off += 4 + int(binary.LittleEndian.Uint32(buf[off:]))
+		if off > len(buf) {
+			return 0, fmt.Errorf("BYTES element %d runs past the region", i)
+		}
+	}
+	return off, nil
+}
+
+// close unregisters and unlinks every region, even if ctx is done (cleanup
+// gets its own short deadline).
+func (s *shmSet) close() error {
+	if s == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, name := range s.names {
+		if err := s.client.UnregisterSystemSharedMemory(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("unregistering shared memory region %s: %w", name, err))
+		}
+	}
+	for _, r := range s.regions {
+		if err := r.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.Unlink(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.names, s.regions = nil, nil
+	return errors.Join(errs...)
+}
+
+// shmMode checks a point's shared_memory setting.
+func shmMode(mode plan.SharedMemory) (system bool, err error) {
+	switch mode {
+	case "", plan.ShmNone:
+		return false, nil
+	case plan.ShmSystem:
+		return true, nil
+	case plan.ShmCUDA:
+		return false, failure.Invalid(errCUDA)
+	}
+	return false, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
+}
