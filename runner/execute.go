@@ -9,7 +9,7 @@ import (
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -153,7 +153,7 @@ type prepared struct {
 	ref     *refserver.Server
 	clients map[plan.Protocol]client.Client
 	main    client.Client
-	md      *kserve.ServerMetadata
+	md      *wire.ServerMetadata
 	neg     negotiation
 	inputs  map[string]*inputdata.Data
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -40,7 +41,7 @@ type negotiation struct {
 // negotiate compares what the plan needs with the server's extensions. What
 // the scenario needs and the server lacks is exit 2, naming the extension;
 // what it lacks and nothing depends on becomes one note.
-func negotiate(p *plan.Plan, md *kserve.ServerMetadata) (negotiation, error) {
+func negotiate(p *plan.Plan, md *wire.ServerMetadata) (negotiation, error) {
 	has := func(ext string) bool { return slices.Contains(md.Extensions, ext) }
 	n := negotiation{noBinary: !has(extBinary), useConfig: has(extConfig), serverStats: has(extStats)}
 	var missing []string
@@ -122,7 +123,7 @@ func firstPoint(p *plan.Plan, f func(plan.Point) bool) string {
 	return ""
 }
 
-func serverName(md *kserve.ServerMetadata) string {
+func serverName(md *wire.ServerMetadata) string {
 	name := md.Name
 	if name == "" {
 		name = "the server"
@@ -134,7 +135,7 @@ func serverName(md *kserve.ServerMetadata) string {
 }
 
 // readServerMetadata asks the server once who it is and what it supports.
-func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*kserve.ServerMetadata, error) {
+func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*wire.ServerMetadata, error) {
 	timeout := p.Server.Timeout
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout
@@ -180,7 +181,7 @@ func checkJSONOutputs(p *plan.Plan, specs map[string]inputdata.ModelSpec, n nego
 	}
 	for _, m := range p.Models {
 		for _, o := range specs[m.Alias].Outputs {
-			if !kserve.JSONAllowed(o.DataType) {
+			if !tensor.JSONAllowed(o.DataType) {
 				return failure.Invalid(fmt.Errorf("server.tensor_format: json: model %s output %s is %s, which a server with the binary tensor extension does not send as JSON; use tensor_format auto or binary",
 					m.Alias, o.Name, o.DataType))
 			}

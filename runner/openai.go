@@ -9,9 +9,9 @@ import (
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/openai"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -202,7 +202,7 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, err
 	}
 	steps := make([]inputdata.Step, len(bodies))
 	for i, b := range bodies {
-		steps[i] = inputdata.Step{Inputs: []kserve.Tensor{{Name: "payload", DataType: kserve.BYTES, Shape: []int64{1}, Raw: b}},
+		steps[i] = inputdata.Step{Inputs: []tensor.Tensor{{Name: "payload", DataType: tensor.BYTES, Shape: []int64{1}, Raw: b}},
 			Origin: fmt.Sprintf("request %d", i+1)}
 	}
 	return &inputdata.Data{Streams: [][]inputdata.Step{steps}, BatchSize: 1}, nil

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the Go code for internal/kserve/inferencepb from our hand-written .proto
+# Regenerates the Go code for internal/kinds/kserve/wire/inferencepb from our hand-written .proto
 # files. Plugin versions are pinned so the committed output is reproducible.
 set -euo pipefail
 
@@ -19,7 +19,7 @@ GOBIN="$root/bin" go install "google.golang.org/protobuf/cmd/protoc-gen-go@${PRO
 GOBIN="$root/bin" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@${PROTOC_GEN_GO_GRPC_VERSION}"
 
 PATH="$root/bin:$PATH" protoc \
-	-I internal/kserve/inferencepb \
-	--go_out=internal/kserve/inferencepb --go_opt=paths=source_relative \
-	--go-grpc_out=internal/kserve/inferencepb --go-grpc_opt=paths=source_relative \
-	internal/kserve/inferencepb/model_config.proto internal/kserve/inferencepb/grpc_service.proto
+	-I internal/kinds/kserve/wire/inferencepb \
+	--go_out=internal/kinds/kserve/wire/inferencepb --go_opt=paths=source_relative \
+	--go-grpc_out=internal/kinds/kserve/wire/inferencepb --go-grpc_opt=paths=source_relative \
+	internal/kinds/kserve/wire/inferencepb/model_config.proto internal/kinds/kserve/wire/inferencepb/grpc_service.proto

@@ -3,7 +3,7 @@ package validate
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // BenchmarkCompareFP32 measures the untimed-but-not-free cost of checking a
@@ -14,10 +14,10 @@ func BenchmarkCompareFP32(b *testing.B) {
 		v[i] = float64(i%1000) / 7
 	}
 	want := f32("O", []int64{int64(len(v))}, v...)
-	got := kserve.Tensor{Name: "O", DataType: kserve.FP32, Shape: want.Shape, Raw: append([]byte(nil), want.Raw...)}
+	got := tensor.Tensor{Name: "O", DataType: tensor.FP32, Shape: want.Shape, Raw: append([]byte(nil), want.Raw...)}
 	b.SetBytes(int64(len(want.Raw)))
 	for b.Loop() {
-		if r := Compare([]kserve.Tensor{want}, []kserve.Tensor{got}, Options{}); !r.OK() {
+		if r := Compare([]tensor.Tensor{want}, []tensor.Tensor{got}, Options{}); !r.OK() {
 			b.Fatal(r)
 		}
 	}
@@ -25,11 +25,11 @@ func BenchmarkCompareFP32(b *testing.B) {
 
 func BenchmarkCompareINT32(b *testing.B) {
 	v := make([]float64, 224*224*3)
-	want := typed("O", kserve.INT32, v...)
-	got := kserve.Tensor{Name: "O", DataType: kserve.INT32, Shape: want.Shape, Raw: append([]byte(nil), want.Raw...)}
+	want := typed("O", tensor.INT32, v...)
+	got := tensor.Tensor{Name: "O", DataType: tensor.INT32, Shape: want.Shape, Raw: append([]byte(nil), want.Raw...)}
 	b.SetBytes(int64(len(want.Raw)))
 	for b.Loop() {
-		Compare([]kserve.Tensor{want}, []kserve.Tensor{got}, Options{})
+		Compare([]tensor.Tensor{want}, []tensor.Tensor{got}, Options{})
 	}
 }
 
@@ -46,7 +46,7 @@ func BenchmarkCompareFP32Close(b *testing.B) {
 	got := f32("O", []int64{int64(len(v))}, u...)
 	b.SetBytes(int64(len(want.Raw)))
 	for b.Loop() {
-		if r := Compare([]kserve.Tensor{want}, []kserve.Tensor{got}, Options{}); !r.OK() {
+		if r := Compare([]tensor.Tensor{want}, []tensor.Tensor{got}, Options{}); !r.OK() {
 			b.Fatal(r)
 		}
 	}

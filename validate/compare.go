@@ -10,17 +10,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Compare checks every expected tensor against the output of the same name
 // in got. Outputs in got that nothing expects are ignored: validation data
 // may cover only some outputs.
-func Compare(expected, got []kserve.Tensor, opts Options) Result {
+func Compare(expected, got []tensor.Tensor, opts Options) Result {
 	opts = opts.withDefaults()
 	var r Result
 	for _, want := range expected {
-		i := slices.IndexFunc(got, func(t kserve.Tensor) bool { return t.Name == want.Name })
+		i := slices.IndexFunc(got, func(t tensor.Tensor) bool { return t.Name == want.Name })
 		if i < 0 {
 			r.add(Mismatch{Tensor: want.Name, Index: -1, Expected: "an output", Got: "none"}, opts.MaxReported)
 			continue
@@ -30,7 +30,7 @@ func Compare(expected, got []kserve.Tensor, opts Options) Result {
 	return r
 }
 
-func compareTensor(r *Result, want, got kserve.Tensor, opts Options) {
+func compareTensor(r *Result, want, got tensor.Tensor, opts Options) {
 	fault := func(what, e, g string) {
 		r.add(Mismatch{Tensor: want.Name, Index: -1, Expected: what + " " + e, Got: g}, opts.MaxReported)
 	}
@@ -51,7 +51,7 @@ func compareTensor(r *Result, want, got kserve.Tensor, opts Options) {
 		return
 	}
 	switch dt := want.DataType; {
-	case dt == kserve.BYTES:
+	case dt == tensor.BYTES:
 		compareBytes(r, want, got, opts)
 	case dt.IsFloat():
 		compareFloats(r, want, got, opts)
@@ -63,14 +63,14 @@ func compareTensor(r *Result, want, got kserve.Tensor, opts Options) {
 // compareFloats uses go-cmp's approximate equality: values match when
 // |e-g| <= max(tol, tol·min(|e|,|g|)). NaN equals NaN (a model expected to
 // emit NaN and doing so is correct); infinities match only themselves.
-func compareFloats(r *Result, want, got kserve.Tensor, opts Options) {
+func compareFloats(r *Result, want, got tensor.Tensor, opts Options) {
 	n := len(want.Raw) / want.DataType.Size()
 	r.Checked += n
 	if bytes.Equal(want.Raw, got.Raw) {
 		return
 	}
-	w, _ := kserve.ToFloat64s(want.DataType, want.Raw)
-	g, _ := kserve.ToFloat64s(got.DataType, got.Raw)
+	w, _ := tensor.ToFloat64s(want.DataType, want.Raw)
+	g, _ := tensor.ToFloat64s(got.DataType, got.Raw)
 	tol := opts.Tolerance(want.DataType)
 	eq := floatEqual(tol)
 	for i := range w {
@@ -107,7 +107,7 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 
 // compareExact handles BOOL and integers element by element on the raw
 // bytes, decoding only what it reports.
-func compareExact(r *Result, want, got kserve.Tensor, opts Options) {
+func compareExact(r *Result, want, got tensor.Tensor, opts Options) {
 	size := want.DataType.Size()
 	n := len(want.Raw) / size
 	r.Checked += n
@@ -122,21 +122,21 @@ func compareExact(r *Result, want, got kserve.Tensor, opts Options) {
 	}
 }
 
-func formatInt(dt kserve.DataType, raw []byte) string {
-	if dt == kserve.UINT64 {
-		v, _ := kserve.ToUint64s(dt, raw)
+func formatInt(dt tensor.DataType, raw []byte) string {
+	if dt == tensor.UINT64 {
+		v, _ := tensor.ToUint64s(dt, raw)
 		return strconv.FormatUint(v[0], 10)
 	}
-	if dt == kserve.BOOL {
+	if dt == tensor.BOOL {
 		return strconv.FormatBool(raw[0] != 0)
 	}
-	v, _ := kserve.ToInt64s(dt, raw)
+	v, _ := tensor.ToInt64s(dt, raw)
 	return strconv.FormatInt(v[0], 10)
 }
 
-func compareBytes(r *Result, want, got kserve.Tensor, opts Options) {
-	w, _ := kserve.BytesElements(want.Raw)
-	g, _ := kserve.BytesElements(got.Raw)
+func compareBytes(r *Result, want, got tensor.Tensor, opts Options) {
+	w, _ := tensor.BytesElements(want.Raw)
+	g, _ := tensor.BytesElements(got.Raw)
 	r.Checked += len(w)
 	for i := range w {
 		if !bytes.Equal(w[i], g[i]) {

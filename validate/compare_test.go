@@ -9,90 +9,90 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
-func f32(name string, shape []int64, v ...float64) kserve.Tensor {
-	raw, err := kserve.FromFloat64s(kserve.FP32, v)
+func f32(name string, shape []int64, v ...float64) tensor.Tensor {
+	raw, err := tensor.FromFloat64s(tensor.FP32, v)
 	if err != nil {
 		panic(err)
 	}
-	return kserve.Tensor{Name: name, DataType: kserve.FP32, Shape: shape, Raw: raw}
+	return tensor.Tensor{Name: name, DataType: tensor.FP32, Shape: shape, Raw: raw}
 }
 
-func typed(name string, dt kserve.DataType, v ...float64) kserve.Tensor {
-	raw, err := kserve.FromFloat64s(dt, v)
+func typed(name string, dt tensor.DataType, v ...float64) tensor.Tensor {
+	raw, err := tensor.FromFloat64s(dt, v)
 	if err != nil {
 		panic(err)
 	}
-	return kserve.Tensor{Name: name, DataType: dt, Shape: []int64{int64(len(v))}, Raw: raw}
+	return tensor.Tensor{Name: name, DataType: dt, Shape: []int64{int64(len(v))}, Raw: raw}
 }
 
-func strs(name string, v ...string) kserve.Tensor {
+func strs(name string, v ...string) tensor.Tensor {
 	elems := make([][]byte, len(v))
 	for i, s := range v {
 		elems[i] = []byte(s)
 	}
-	return kserve.Tensor{Name: name, DataType: kserve.BYTES, Shape: []int64{int64(len(v))}, Raw: kserve.EncodeBytesElements(elems)}
+	return tensor.Tensor{Name: name, DataType: tensor.BYTES, Shape: []int64{int64(len(v))}, Raw: tensor.EncodeBytesElements(elems)}
 }
 
-func u64(name string, v ...uint64) kserve.Tensor {
-	raw, err := kserve.FromUint64s(kserve.UINT64, v)
+func u64(name string, v ...uint64) tensor.Tensor {
+	raw, err := tensor.FromUint64s(tensor.UINT64, v)
 	if err != nil {
 		panic(err)
 	}
-	return kserve.Tensor{Name: name, DataType: kserve.UINT64, Shape: []int64{int64(len(v))}, Raw: raw}
+	return tensor.Tensor{Name: name, DataType: tensor.UINT64, Shape: []int64{int64(len(v))}, Raw: raw}
 }
 
 func TestCompare(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	tests := []struct {
 		name     string
-		expected []kserve.Tensor
-		got      []kserve.Tensor
+		expected []tensor.Tensor
+		got      []tensor.Tensor
 		opts     Options
 		checked  int
 		wantMism int
 		want     string // Result.String()
 	}{
-		{"equal ints", []kserve.Tensor{typed("O", kserve.INT32, 1, 2, 3)}, []kserve.Tensor{typed("O", kserve.INT32, 1, 2, 3)}, Options{}, 3, 0, "ok (3 elements)"},
-		{"int differs", []kserve.Tensor{typed("OUTPUT0", kserve.INT32, 0, 0, 0, 7)}, []kserve.Tensor{typed("OUTPUT0", kserve.INT32, 0, 0, 0, 8)}, Options{}, 4, 1,
+		{"equal ints", []tensor.Tensor{typed("O", tensor.INT32, 1, 2, 3)}, []tensor.Tensor{typed("O", tensor.INT32, 1, 2, 3)}, Options{}, 3, 0, "ok (3 elements)"},
+		{"int differs", []tensor.Tensor{typed("OUTPUT0", tensor.INT32, 0, 0, 0, 7)}, []tensor.Tensor{typed("OUTPUT0", tensor.INT32, 0, 0, 0, 8)}, Options{}, 4, 1,
 			"OUTPUT0[3]: expected 7, got 8"},
-		{"ints exact even within float tolerance", []kserve.Tensor{typed("O", kserve.INT64, 1000000)}, []kserve.Tensor{typed("O", kserve.INT64, 1000001)}, Options{FloatTolerance: 0.1}, 1, 1,
+		{"ints exact even within float tolerance", []tensor.Tensor{typed("O", tensor.INT64, 1000000)}, []tensor.Tensor{typed("O", tensor.INT64, 1000001)}, Options{FloatTolerance: 0.1}, 1, 1,
 			"O[0]: expected 1000000, got 1000001"},
-		{"uint64 above int64", []kserve.Tensor{u64("U", math.MaxUint64)}, []kserve.Tensor{u64("U", math.MaxUint64-1)}, Options{}, 1, 1,
+		{"uint64 above int64", []tensor.Tensor{u64("U", math.MaxUint64)}, []tensor.Tensor{u64("U", math.MaxUint64-1)}, Options{}, 1, 1,
 			"U[0]: expected 18446744073709551615, got 18446744073709551614"},
-		{"bool", []kserve.Tensor{typed("B", kserve.BOOL, 1, 0)}, []kserve.Tensor{typed("B", kserve.BOOL, 1, 1)}, Options{}, 2, 1,
+		{"bool", []tensor.Tensor{typed("B", tensor.BOOL, 1, 0)}, []tensor.Tensor{typed("B", tensor.BOOL, 1, 1)}, Options{}, 2, 1,
 			"B[1]: expected false, got true"},
-		{"bytes", []kserve.Tensor{strs("S", "a", "bc")}, []kserve.Tensor{strs("S", "a", "bd")}, Options{}, 2, 1,
+		{"bytes", []tensor.Tensor{strs("S", "a", "bc")}, []tensor.Tensor{strs("S", "a", "bd")}, Options{}, 2, 1,
 			`S[1]: expected "bc", got "bd"`},
-		{"bytes long element cut", []kserve.Tensor{strs("S", strings.Repeat("x", 70))}, []kserve.Tensor{strs("S", "y")}, Options{}, 1, 1,
+		{"bytes long element cut", []tensor.Tensor{strs("S", strings.Repeat("x", 70))}, []tensor.Tensor{strs("S", "y")}, Options{}, 1, 1,
 			`S[0]: expected "` + strings.Repeat("x", 64) + `"... (70 bytes), got "y"`},
-		{"fp32 within default absolute", []kserve.Tensor{f32("F", []int64{2}, 0, 1)}, []kserve.Tensor{f32("F", []int64{2}, 9e-6, 1)}, Options{}, 2, 0, "ok (2 elements)"},
-		{"fp32 beyond default absolute", []kserve.Tensor{f32("F", []int64{1}, 0)}, []kserve.Tensor{f32("F", []int64{1}, 2e-5)}, Options{}, 1, 1,
+		{"fp32 within default absolute", []tensor.Tensor{f32("F", []int64{2}, 0, 1)}, []tensor.Tensor{f32("F", []int64{2}, 9e-6, 1)}, Options{}, 2, 0, "ok (2 elements)"},
+		{"fp32 beyond default absolute", []tensor.Tensor{f32("F", []int64{1}, 0)}, []tensor.Tensor{f32("F", []int64{1}, 2e-5)}, Options{}, 1, 1,
 			"F[0]: expected 0, got 1.9999999494757503e-05"},
-		{"fp32 relative for large values", []kserve.Tensor{f32("F", []int64{1}, 1e6)}, []kserve.Tensor{f32("F", []int64{1}, 1e6+5)}, Options{}, 1, 0, "ok (1 elements)"},
-		{"fp32 relative exceeded", []kserve.Tensor{f32("F", []int64{1}, 1e6)}, []kserve.Tensor{f32("F", []int64{1}, 1e6+20)}, Options{}, 1, 1,
+		{"fp32 relative for large values", []tensor.Tensor{f32("F", []int64{1}, 1e6)}, []tensor.Tensor{f32("F", []int64{1}, 1e6+5)}, Options{}, 1, 0, "ok (1 elements)"},
+		{"fp32 relative exceeded", []tensor.Tensor{f32("F", []int64{1}, 1e6)}, []tensor.Tensor{f32("F", []int64{1}, 1e6+20)}, Options{}, 1, 1,
 			"F[0]: expected 1e+06, got 1.00002e+06"},
-		{"looser tolerance", []kserve.Tensor{f32("F", []int64{1}, 1)}, []kserve.Tensor{f32("F", []int64{1}, 1.05)}, Options{FloatTolerance: 0.1}, 1, 0, "ok (1 elements)"},
-		{"nan equals nan", []kserve.Tensor{f32("F", []int64{2}, nan, 1)}, []kserve.Tensor{f32("F", []int64{2}, nan, 1)}, Options{}, 2, 0, "ok (2 elements)"},
-		{"nan vs number", []kserve.Tensor{f32("F", []int64{1}, nan)}, []kserve.Tensor{f32("F", []int64{1}, 0)}, Options{}, 1, 1, "F[0]: expected NaN, got 0"},
-		{"number vs nan", []kserve.Tensor{f32("F", []int64{1}, 0)}, []kserve.Tensor{f32("F", []int64{1}, nan)}, Options{}, 1, 1, "F[0]: expected 0, got NaN"},
-		{"inf equals inf", []kserve.Tensor{f32("F", []int64{1}, inf)}, []kserve.Tensor{f32("F", []int64{1}, inf)}, Options{}, 1, 0, "ok (1 elements)"},
-		{"inf vs -inf", []kserve.Tensor{f32("F", []int64{1}, inf)}, []kserve.Tensor{f32("F", []int64{1}, -inf)}, Options{FloatTolerance: 1e9}, 1, 1, "F[0]: expected +Inf, got -Inf"},
-		{"inf vs max float", []kserve.Tensor{f32("F", []int64{1}, inf)}, []kserve.Tensor{f32("F", []int64{1}, math.MaxFloat32)}, Options{FloatTolerance: 0.5}, 1, 1,
+		{"looser tolerance", []tensor.Tensor{f32("F", []int64{1}, 1)}, []tensor.Tensor{f32("F", []int64{1}, 1.05)}, Options{FloatTolerance: 0.1}, 1, 0, "ok (1 elements)"},
+		{"nan equals nan", []tensor.Tensor{f32("F", []int64{2}, nan, 1)}, []tensor.Tensor{f32("F", []int64{2}, nan, 1)}, Options{}, 2, 0, "ok (2 elements)"},
+		{"nan vs number", []tensor.Tensor{f32("F", []int64{1}, nan)}, []tensor.Tensor{f32("F", []int64{1}, 0)}, Options{}, 1, 1, "F[0]: expected NaN, got 0"},
+		{"number vs nan", []tensor.Tensor{f32("F", []int64{1}, 0)}, []tensor.Tensor{f32("F", []int64{1}, nan)}, Options{}, 1, 1, "F[0]: expected 0, got NaN"},
+		{"inf equals inf", []tensor.Tensor{f32("F", []int64{1}, inf)}, []tensor.Tensor{f32("F", []int64{1}, inf)}, Options{}, 1, 0, "ok (1 elements)"},
+		{"inf vs -inf", []tensor.Tensor{f32("F", []int64{1}, inf)}, []tensor.Tensor{f32("F", []int64{1}, -inf)}, Options{FloatTolerance: 1e9}, 1, 1, "F[0]: expected +Inf, got -Inf"},
+		{"inf vs max float", []tensor.Tensor{f32("F", []int64{1}, inf)}, []tensor.Tensor{f32("F", []int64{1}, math.MaxFloat32)}, Options{FloatTolerance: 0.5}, 1, 1,
 			"F[0]: expected +Inf, got 3.4028234663852886e+38"},
-		{"fp16 floor applies", []kserve.Tensor{typed("H", kserve.FP16, 1)}, []kserve.Tensor{typed("H", kserve.FP16, 1.0009765625)}, Options{}, 1, 0, "ok (1 elements)"},
-		{"fp16 beyond floor", []kserve.Tensor{typed("H", kserve.FP16, 1)}, []kserve.Tensor{typed("H", kserve.FP16, 1.00390625)}, Options{}, 1, 1, "H[0]: expected 1, got 1.00390625"},
-		{"bf16 floor applies", []kserve.Tensor{typed("B", kserve.BF16, 1)}, []kserve.Tensor{typed("B", kserve.BF16, 1.0078125)}, Options{}, 1, 0, "ok (1 elements)"},
-		{"fp64 tight", []kserve.Tensor{typed("D", kserve.FP64, 1)}, []kserve.Tensor{typed("D", kserve.FP64, 1+2e-5)}, Options{}, 1, 1, "D[0]: expected 1, got 1.00002"},
-		{"missing output", []kserve.Tensor{typed("A", kserve.INT8, 1)}, []kserve.Tensor{typed("B", kserve.INT8, 1)}, Options{}, 0, 1, "A: expected an output, got none"},
-		{"extra output ignored", []kserve.Tensor{typed("A", kserve.INT8, 1)}, []kserve.Tensor{typed("B", kserve.INT8, 2), typed("A", kserve.INT8, 1)}, Options{}, 1, 0, "ok (1 elements)"},
-		{"datatype", []kserve.Tensor{typed("A", kserve.INT8, 1)}, []kserve.Tensor{typed("A", kserve.UINT8, 1)}, Options{}, 0, 1, "A: expected datatype INT8, got UINT8"},
-		{"shape", []kserve.Tensor{f32("A", []int64{1, 2}, 1, 2)}, []kserve.Tensor{f32("A", []int64{2, 1}, 1, 2)}, Options{}, 0, 1, "A: expected shape [1 2], got [2 1]"},
-		{"truncated data", []kserve.Tensor{f32("A", []int64{2}, 1, 2)}, []kserve.Tensor{{Name: "A", DataType: kserve.FP32, Shape: []int64{2}, Raw: make([]byte, 7)}}, Options{}, 0, 1,
+		{"fp16 floor applies", []tensor.Tensor{typed("H", tensor.FP16, 1)}, []tensor.Tensor{typed("H", tensor.FP16, 1.0009765625)}, Options{}, 1, 0, "ok (1 elements)"},
+		{"fp16 beyond floor", []tensor.Tensor{typed("H", tensor.FP16, 1)}, []tensor.Tensor{typed("H", tensor.FP16, 1.00390625)}, Options{}, 1, 1, "H[0]: expected 1, got 1.00390625"},
+		{"bf16 floor applies", []tensor.Tensor{typed("B", tensor.BF16, 1)}, []tensor.Tensor{typed("B", tensor.BF16, 1.0078125)}, Options{}, 1, 0, "ok (1 elements)"},
+		{"fp64 tight", []tensor.Tensor{typed("D", tensor.FP64, 1)}, []tensor.Tensor{typed("D", tensor.FP64, 1+2e-5)}, Options{}, 1, 1, "D[0]: expected 1, got 1.00002"},
+		{"missing output", []tensor.Tensor{typed("A", tensor.INT8, 1)}, []tensor.Tensor{typed("B", tensor.INT8, 1)}, Options{}, 0, 1, "A: expected an output, got none"},
+		{"extra output ignored", []tensor.Tensor{typed("A", tensor.INT8, 1)}, []tensor.Tensor{typed("B", tensor.INT8, 2), typed("A", tensor.INT8, 1)}, Options{}, 1, 0, "ok (1 elements)"},
+		{"datatype", []tensor.Tensor{typed("A", tensor.INT8, 1)}, []tensor.Tensor{typed("A", tensor.UINT8, 1)}, Options{}, 0, 1, "A: expected datatype INT8, got UINT8"},
+		{"shape", []tensor.Tensor{f32("A", []int64{1, 2}, 1, 2)}, []tensor.Tensor{f32("A", []int64{2, 1}, 1, 2)}, Options{}, 0, 1, "A: expected shape [1 2], got [2 1]"},
+		{"truncated data", []tensor.Tensor{f32("A", []int64{2}, 1, 2)}, []tensor.Tensor{{Name: "A", DataType: tensor.FP32, Shape: []int64{2}, Raw: make([]byte, 7)}}, Options{}, 0, 1,
 			`A: expected data matching the shape , got tensor "A": 7 bytes of data, shape [2] FP32 needs 8`},
-		{"max reported", []kserve.Tensor{typed("O", kserve.INT16, 1, 2, 3, 4)}, []kserve.Tensor{typed("O", kserve.INT16, 0, 0, 0, 0)}, Options{MaxReported: 2}, 4, 4,
+		{"max reported", []tensor.Tensor{typed("O", tensor.INT16, 1, 2, 3, 4)}, []tensor.Tensor{typed("O", tensor.INT16, 0, 0, 0, 0)}, Options{MaxReported: 2}, 4, 4,
 			"O[0]: expected 1, got 0\nO[1]: expected 2, got 0\n... and 2 more mismatches (4 elements checked)"},
 	}
 	for _, tt := range tests {
@@ -125,16 +125,16 @@ func TestMerge(t *testing.T) {
 func TestTolerance(t *testing.T) {
 	tests := []struct {
 		opts Options
-		dt   kserve.DataType
+		dt   tensor.DataType
 		want float64
 	}{
-		{Options{}, kserve.FP32, 1e-5},
-		{Options{}, kserve.FP64, 1e-5},
-		{Options{}, kserve.FP16, FP16Tolerance},
-		{Options{}, kserve.BF16, BF16Tolerance},
-		{Options{FloatTolerance: 1e-7}, kserve.FP16, FP16Tolerance},
-		{Options{FloatTolerance: 0.1}, kserve.BF16, 0.1},
-		{Options{FloatTolerance: 0.1}, kserve.FP32, 0.1},
+		{Options{}, tensor.FP32, 1e-5},
+		{Options{}, tensor.FP64, 1e-5},
+		{Options{}, tensor.FP16, FP16Tolerance},
+		{Options{}, tensor.BF16, BF16Tolerance},
+		{Options{FloatTolerance: 1e-7}, tensor.FP16, FP16Tolerance},
+		{Options{FloatTolerance: 0.1}, tensor.BF16, 0.1},
+		{Options{FloatTolerance: 0.1}, tensor.FP32, 0.1},
 	}
 	for _, tt := range tests {
 		if got := tt.opts.Tolerance(tt.dt); got != tt.want {

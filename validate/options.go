@@ -3,7 +3,7 @@ package validate
 import (
 	"math"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Options tune Compare. The zero value gives the defaults.
@@ -37,12 +37,12 @@ func (o Options) withDefaults() Options {
 }
 
 // Tolerance is the bound Compare applies to a float datatype.
-func (o Options) Tolerance(dt kserve.DataType) float64 {
+func (o Options) Tolerance(dt tensor.DataType) float64 {
 	tol := o.withDefaults().FloatTolerance
 	switch dt {
-	case kserve.FP16:
+	case tensor.FP16:
 		return math.Max(tol, FP16Tolerance)
-	case kserve.BF16:
+	case tensor.BF16:
 		return math.Max(tol, BF16Tolerance)
 	}
 	return tol

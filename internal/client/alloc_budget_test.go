@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 )
 
 // Allocation budgets of one request at concurrency 1, as the runner sends
@@ -65,9 +65,9 @@ func cannedListener(b *testing.B) string {
 	header := []byte(`{"model_name":"simple","model_version":"1","outputs":[` +
 		`{"name":"OUTPUT0","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}},` +
 		`{"name":"OUTPUT1","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}}]}`)
-	body := kserve.EncodeBinaryBody(header, sum, diff)
+	body := wire.EncodeBinaryBody(header, sum, diff)
 	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
-		kserve.HeaderContentLength + ": " + strconv.Itoa(len(header)) + "\r\n" +
+		wire.HeaderContentLength + ": " + strconv.Itoa(len(header)) + "\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 	return serveLoopback(b, func(c net.Conn) { serveCanned(c, reply) })
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Client speaks KServe v2 with Triton's extensions to one server. All methods
@@ -17,10 +18,10 @@ type Client interface {
 	// ModelReady is (false, nil) when the server says the model is not ready
 	// or unknown. version "" lets the server choose.
 	ModelReady(ctx context.Context, name, version string) (bool, error)
-	ServerMetadata(ctx context.Context) (*kserve.ServerMetadata, error)
-	ModelMetadata(ctx context.Context, name, version string) (*kserve.ModelMetadata, error)
+	ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error)
+	ModelMetadata(ctx context.Context, name, version string) (*wire.ModelMetadata, error)
 	ModelConfig(ctx context.Context, name, version string) (*ModelConfig, error)
-	RepositoryIndex(ctx context.Context) ([]kserve.RepositoryModel, error)
+	RepositoryIndex(ctx context.Context) ([]wire.RepositoryModel, error)
 	LoadModel(ctx context.Context, name string) error
 	UnloadModel(ctx context.Context, name string) error
 	Infer(ctx context.Context, req *InferRequest) (*InferResponse, error)
@@ -30,7 +31,7 @@ type Client interface {
 	RegisterSystemSharedMemory(ctx context.Context, name, key string, offset, byteSize uint64) error
 	// UnregisterSystemSharedMemory with name "" unregisters every region.
 	UnregisterSystemSharedMemory(ctx context.Context, name string) error
-	SystemSharedMemoryStatus(ctx context.Context, name string) ([]kserve.SystemSharedMemoryStatus, error)
+	SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error)
 	// RegisterCUDASharedMemory always fails with ErrCUDAUnsupported: this
 	// build has no CUDA to create IPC handles with.
 	RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error
@@ -73,10 +74,10 @@ type Stream interface {
 }
 
 // ModelStats is one model version's cumulative statistics.
-type ModelStats = kserve.ModelStats
+type ModelStats = wire.ModelStats
 
 // ModelConfig is a digest of a model's configuration plus its raw forms.
-type ModelConfig = kserve.ModelConfig
+type ModelConfig = wire.ModelConfig
 
 // ShmRef places a tensor in a registered shared-memory region.
 type ShmRef struct {
@@ -88,7 +89,7 @@ type ShmRef struct {
 // Input is a request input. When Shm is set the data already sits in the
 // region and Tensor.Raw is ignored (and should be nil).
 type Input struct {
-	kserve.Tensor
+	tensor.Tensor
 	Shm *ShmRef
 }
 
@@ -117,19 +118,19 @@ type InferResponse struct {
 	Model      string
 	Version    string
 	ID         string
-	Outputs    []kserve.Tensor
+	Outputs    []tensor.Tensor
 	Parameters map[string]any
 	Timing     Timing
 }
 
 // Output returns the named output.
-func (r *InferResponse) Output(name string) (kserve.Tensor, bool) {
+func (r *InferResponse) Output(name string) (tensor.Tensor, bool) {
 	for _, t := range r.Outputs {
 		if t.Name == name {
 			return t, true
 		}
 	}
-	return kserve.Tensor{}, false
+	return tensor.Tensor{}, false
 }
 
 // Timing splits a call's client-side wall time. SendRecv is time the client

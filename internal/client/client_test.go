@@ -13,8 +13,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -76,8 +77,8 @@ func simpleRequest(id string) *InferRequest {
 	return &InferRequest{
 		Model: "simple", ID: id,
 		Inputs: []Input{
-			{Tensor: kserve.Tensor{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{1, 16}, Raw: kserve.EncodeInt32s(a)}},
-			{Tensor: kserve.Tensor{Name: "INPUT1", DataType: kserve.INT32, Shape: []int64{1, 16}, Raw: kserve.EncodeInt32s(b)}},
+			{Tensor: tensor.Tensor{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{1, 16}, Raw: tensor.EncodeInt32s(a)}},
+			{Tensor: tensor.Tensor{Name: "INPUT1", DataType: tensor.INT32, Shape: []int64{1, 16}, Raw: tensor.EncodeInt32s(b)}},
 		},
 		Parameters: map[string]any{"sequence_id": int64(0)},
 	}
@@ -89,10 +90,10 @@ func checkSimpleOutput(t *testing.T, resp *InferResponse, name string, delta int
 	if !ok {
 		t.Fatalf("no output %s in %+v", name, resp.Outputs)
 	}
-	if out.DataType != kserve.INT32 || len(out.Shape) != 2 || out.Shape[1] != 16 {
+	if out.DataType != tensor.INT32 || len(out.Shape) != 2 || out.Shape[1] != 16 {
 		t.Fatalf("%s: %s %v", name, out.DataType, out.Shape)
 	}
-	v, err := kserve.DecodeInt32s(out.Raw)
+	v, err := tensor.DecodeInt32s(out.Raw)
 	if err != nil || len(v) != 16 {
 		t.Fatalf("%s: %v %v", name, v, err)
 	}
@@ -180,11 +181,11 @@ func TestInferWithSharedMemory(t *testing.T) {
 			if len(resp.Outputs) != 2 || resp.Outputs[0].Name != "OUTPUT1" || resp.Outputs[0].Raw != nil {
 				t.Fatalf("outputs %+v", resp.Outputs)
 			}
-			if resp.Outputs[0].DataType != kserve.INT32 || len(resp.Outputs[0].Shape) != 2 {
+			if resp.Outputs[0].DataType != tensor.INT32 || len(resp.Outputs[0].Shape) != 2 {
 				t.Errorf("shm output lost its metadata: %+v", resp.Outputs[0])
 			}
 			checkSimpleOutput(t, resp, "OUTPUT0", 1)
-			diff, _ := kserve.DecodeInt32s(out.Bytes()[128:192])
+			diff, _ := tensor.DecodeInt32s(out.Bytes()[128:192])
 			for i, x := range diff {
 				if x != int32(i)-1 {
 					t.Fatalf("OUTPUT1 in shm [%d] = %d, want %d", i, x, i-1)
@@ -291,7 +292,7 @@ func TestMalformedReplies(t *testing.T) {
 					if tc.name == "truncated binary" {
 						hl = strconv.Itoa(len(tc.body) - 4)
 					}
-					w.Header().Set(kserve.HeaderContentLength, hl)
+					w.Header().Set(wire.HeaderContentLength, hl)
 				}
 				w.Write([]byte(tc.body))
 			}))
@@ -336,7 +337,7 @@ func TestAdminCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.MaxBatchSize != 8 || len(cfg.Inputs) != 2 || cfg.Inputs[0].DataType != kserve.INT32 ||
+			if cfg.MaxBatchSize != 8 || len(cfg.Inputs) != 2 || cfg.Inputs[0].DataType != tensor.INT32 ||
 				cfg.DynamicBatching == nil || cfg.DynamicBatching.MaxQueueDelayMicroseconds != 50 ||
 				cfg.InstanceCount != 2 || cfg.SequenceBatching || len(cfg.JSON) == 0 {
 				t.Errorf("ModelConfig = %+v", cfg)
@@ -346,7 +347,7 @@ func TestAdminCalls(t *testing.T) {
 				t.Fatalf("ModelStatistics = %v, %v", stats, err)
 			}
 			s := stats[0]
-			if s.InferenceCount != 10 || s.ExecutionCount != 4 || s.InferenceStats.Success != (kserve.StatDuration{Count: 5, Ns: 5000}) ||
+			if s.InferenceCount != 10 || s.ExecutionCount != 4 || s.InferenceStats.Success != (wire.StatDuration{Count: 5, Ns: 5000}) ||
 				len(s.BatchStats) != 1 || s.BatchStats[0].ComputeInfer.Ns != 800 {
 				t.Errorf("stats = %+v", s)
 			}
@@ -358,7 +359,7 @@ func TestAdminCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 			st, err := c.SystemSharedMemoryStatus(ctx, "")
-			if err != nil || len(st) != 1 || st[0] != (kserve.SystemSharedMemoryStatus{Name: "r1", Key: "/perfscen_1_x", ByteSize: 128}) {
+			if err != nil || len(st) != 1 || st[0] != (wire.SystemSharedMemoryStatus{Name: "r1", Key: "/perfscen_1_x", ByteSize: 128}) {
 				t.Errorf("status = %+v, %v", st, err)
 			}
 			if err := c.UnregisterSystemSharedMemory(ctx, ""); err != nil {
@@ -448,8 +449,8 @@ func TestLargeMessages(t *testing.T) {
 		a[i], b[i] = int32(i), 1
 	}
 	req := &InferRequest{Model: "simple", Inputs: []Input{
-		{Tensor: kserve.Tensor{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(a)}},
-		{Tensor: kserve.Tensor{Name: "INPUT1", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(b)}},
+		{Tensor: tensor.Tensor{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{1, n}, Raw: tensor.EncodeInt32s(a)}},
+		{Tensor: tensor.Tensor{Name: "INPUT1", DataType: tensor.INT32, Shape: []int64{1, n}, Raw: tensor.EncodeInt32s(b)}},
 	}}
 	for _, v := range []variant{vs[0], vs[3], vs[6]} {
 		t.Run(v.name, func(t *testing.T) {
@@ -458,7 +459,7 @@ func TestLargeMessages(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, _ := resp.Output("OUTPUT0")
-			got, _ := kserve.DecodeInt32s(out.Raw)
+			got, _ := tensor.DecodeInt32s(out.Raw)
 			if len(got) != n || got[n-1] != n {
 				t.Fatalf("OUTPUT0 has %d elements, last %v", len(got), got[len(got)-1:])
 			}

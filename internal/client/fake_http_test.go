@@ -13,8 +13,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve"
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // simpleConfig mirrors Triton's "simple" example model.
@@ -38,11 +39,11 @@ func simpleConfig() *pb.ModelConfig {
 
 // addSub computes the simple model: OUTPUT0 = a+b, OUTPUT1 = a-b (INT32).
 func addSub(a, b []byte) (sum, diff []byte, err error) {
-	x, err := kserve.DecodeInt32s(a)
+	x, err := tensor.DecodeInt32s(a)
 	if err != nil {
 		return nil, nil, err
 	}
-	y, err := kserve.DecodeInt32s(b)
+	y, err := tensor.DecodeInt32s(b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,24 +54,24 @@ func addSub(a, b []byte) (sum, diff []byte, err error) {
 	for i := range x {
 		s[i], d[i] = x[i]+y[i], x[i]-y[i]
 	}
-	return kserve.EncodeInt32s(s), kserve.EncodeInt32s(d), nil
+	return tensor.EncodeInt32s(s), tensor.EncodeInt32s(d), nil
 }
 
-var testStats = kserve.ModelStats{
+var testStats = wire.ModelStats{
 	Name: "simple", Version: "1", InferenceCount: 10, ExecutionCount: 4,
-	InferenceStats: kserve.InferStats{Success: kserve.StatDuration{Count: 5, Ns: 5000}, Queue: kserve.StatDuration{Count: 5, Ns: 100}},
-	BatchStats:     []kserve.BatchStats{{BatchSize: 2, ComputeInfer: kserve.StatDuration{Count: 4, Ns: 800}}},
+	InferenceStats: wire.InferStats{Success: wire.StatDuration{Count: 5, Ns: 5000}, Queue: wire.StatDuration{Count: 5, Ns: 100}},
+	BatchStats:     []wire.BatchStats{{BatchSize: 2, ComputeInfer: wire.StatDuration{Count: 4, Ns: 800}}},
 }
 
 // fakeHTTP is a minimal KServe v2 HTTP server for the simple model.
 type fakeHTTP struct {
 	mu      sync.Mutex
 	headers []http.Header // request headers seen on infer
-	regions map[string]kserve.SystemSharedMemoryStatus
+	regions map[string]wire.SystemSharedMemoryStatus
 }
 
 func newFakeHTTP(t testing.TB) (*fakeHTTP, *httptest.Server) {
-	f := &fakeHTTP{regions: map[string]kserve.SystemSharedMemoryStatus{}}
+	f := &fakeHTTP{regions: map[string]wire.SystemSharedMemoryStatus{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
@@ -90,35 +91,35 @@ func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/v2/health/ready":
 		w.WriteHeader(400) // "not ready", Triton style
 	case p == "/v2":
-		writeJSON(w, 200, kserve.ServerMetadata{Name: "fake", Version: "0", Extensions: []string{"binary_tensor_data"}})
+		writeJSON(w, 200, wire.ServerMetadata{Name: "fake", Version: "0", Extensions: []string{"binary_tensor_data"}})
 	case p == "/v2/models/simple/ready":
 		w.WriteHeader(200)
 	case p == "/v2/models/simple" || p == "/v2/models/simple/versions/1":
-		writeJSON(w, 200, kserve.ModelMetadata{Name: "simple", Versions: []string{"1"}, Platform: "onnxruntime_onnx",
-			Inputs: []kserve.TensorMetadata{{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{-1, 16}}}})
+		writeJSON(w, 200, wire.ModelMetadata{Name: "simple", Versions: []string{"1"}, Platform: "onnxruntime_onnx",
+			Inputs: []wire.TensorMetadata{{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{-1, 16}}}})
 	case p == "/v2/models/simple/config":
-		b, _ := kserve.MarshalModelConfigJSON(simpleConfig())
+		b, _ := wire.MarshalModelConfigJSON(simpleConfig())
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(b)
 	case p == "/v2/models/simple/stats" || p == "/v2/models/stats":
-		writeJSON(w, 200, kserve.StatisticsResponse{ModelStats: []kserve.ModelStats{testStats}})
+		writeJSON(w, 200, wire.StatisticsResponse{ModelStats: []wire.ModelStats{testStats}})
 	case p == "/v2/repository/index":
-		writeJSON(w, 200, []kserve.RepositoryModel{{Name: "simple", Version: "1", State: "READY"}})
+		writeJSON(w, 200, []wire.RepositoryModel{{Name: "simple", Version: "1", State: "READY"}})
 	case strings.HasPrefix(p, "/v2/systemsharedmemory"):
 		f.shm(w, r)
 	case p == "/v2/models/simple/infer" || p == "/v2/models/simple/versions/1/infer":
 		if r.Method != http.MethodPost {
-			writeJSON(w, 405, kserve.Error{Error: "Method Not Allowed"})
+			writeJSON(w, 405, wire.Error{Error: "Method Not Allowed"})
 			return
 		}
 		f.infer(w, r)
 	case strings.HasPrefix(p, "/v2/models/") && strings.HasSuffix(p, "/ready"):
-		writeJSON(w, 400, kserve.Error{Error: "Request for unknown model"})
+		writeJSON(w, 400, wire.Error{Error: "Request for unknown model"})
 	case strings.HasPrefix(p, "/v2/models/"):
 		name := strings.Split(strings.TrimPrefix(p, "/v2/models/"), "/")[0]
-		writeJSON(w, 400, kserve.Error{Error: "Request for unknown model: '" + name + "' is not found"})
+		writeJSON(w, 400, wire.Error{Error: "Request for unknown model: '" + name + "' is not found"})
 	default:
-		writeJSON(w, 404, kserve.Error{Error: "Not Found"})
+		writeJSON(w, 404, wire.Error{Error: "Not Found"})
 	}
 }
 
@@ -133,12 +134,12 @@ func (f *fakeHTTP) shm(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	switch action {
 	case "register":
-		var body kserve.SystemSharedMemoryRegister
+		var body wire.SystemSharedMemoryRegister
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			writeJSON(w, 400, kserve.Error{Error: err.Error()})
+			writeJSON(w, 400, wire.Error{Error: err.Error()})
 			return
 		}
-		f.regions[name] = kserve.SystemSharedMemoryStatus{Name: name, Key: body.Key, Offset: body.Offset, ByteSize: body.ByteSize}
+		f.regions[name] = wire.SystemSharedMemoryStatus{Name: name, Key: body.Key, Offset: body.Offset, ByteSize: body.ByteSize}
 		w.WriteHeader(200)
 	case "unregister":
 		if name == "" {
@@ -148,7 +149,7 @@ func (f *fakeHTTP) shm(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(200)
 	case "status":
-		out := []kserve.SystemSharedMemoryStatus{}
+		out := []wire.SystemSharedMemoryStatus{}
 		for n, s := range f.regions {
 			if name == "" || n == name {
 				out = append(out, s)
@@ -166,35 +167,35 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
-			writeJSON(w, 400, kserve.Error{Error: err.Error()})
+			writeJSON(w, 400, wire.Error{Error: err.Error()})
 			return
 		}
 		body = zr
 	}
 	data, err := io.ReadAll(body)
 	if err != nil {
-		writeJSON(w, 400, kserve.Error{Error: err.Error()})
+		writeJSON(w, 400, wire.Error{Error: err.Error()})
 		return
 	}
 	jsonPart, rest := data, []byte(nil)
-	if v := r.Header.Get(kserve.HeaderContentLength); v != "" {
-		n, err := kserve.ParseHeaderLength(v, len(data))
+	if v := r.Header.Get(wire.HeaderContentLength); v != "" {
+		n, err := wire.ParseHeaderLength(v, len(data))
 		if err == nil {
-			jsonPart, rest, err = kserve.SplitBinaryBody(data, n)
+			jsonPart, rest, err = wire.SplitBinaryBody(data, n)
 		}
 		if err != nil {
-			writeJSON(w, 400, kserve.Error{Error: err.Error()})
+			writeJSON(w, 400, wire.Error{Error: err.Error()})
 			return
 		}
 	}
-	var req kserve.InferRequest
+	var req wire.InferRequest
 	if err := json.Unmarshal(jsonPart, &req); err != nil {
-		writeJSON(w, 400, kserve.Error{Error: err.Error()})
+		writeJSON(w, 400, wire.Error{Error: err.Error()})
 		return
 	}
-	bins, err := kserve.SliceInputs(req.Inputs, rest)
+	bins, err := wire.SliceInputs(req.Inputs, rest)
 	if err != nil {
-		writeJSON(w, 400, kserve.Error{Error: err.Error()})
+		writeJSON(w, 400, wire.Error{Error: err.Error()})
 		return
 	}
 	raws := map[string][]byte{}
@@ -203,16 +204,16 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 		case bins[i] != nil:
 			raws[in.Name] = bins[i]
 		case in.Data != nil:
-			t, err := kserve.FromJSONData(in.Name, in.DataType, in.Shape, in.Data)
+			t, err := tensor.FromJSONData(in.Name, in.DataType, in.Shape, in.Data)
 			if err != nil {
-				writeJSON(w, 400, kserve.Error{Error: err.Error()})
+				writeJSON(w, 400, wire.Error{Error: err.Error()})
 				return
 			}
 			raws[in.Name] = t.Raw
 		default:
 			raw, err := f.shmInput(in.Parameters)
 			if err != nil {
-				writeJSON(w, 400, kserve.Error{Error: err.Error()})
+				writeJSON(w, 400, wire.Error{Error: err.Error()})
 				return
 			}
 			raws[in.Name] = raw
@@ -220,14 +221,14 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	sum, diff, err := addSub(raws["INPUT0"], raws["INPUT1"])
 	if err != nil {
-		writeJSON(w, 400, kserve.Error{Error: err.Error()})
+		writeJSON(w, 400, wire.Error{Error: err.Error()})
 		return
 	}
 	shape := req.Inputs[0].Shape
-	allBinary, _, _ := req.Parameters.Bool(kserve.ParamBinaryDataOutput)
+	allBinary, _, _ := req.Parameters.Bool(wire.ParamBinaryDataOutput)
 	type want struct {
 		name   string
-		params kserve.Parameters
+		params wire.Parameters
 	}
 	wanted := []want{{"OUTPUT0", nil}, {"OUTPUT1", nil}}
 	if len(req.Outputs) > 0 {
@@ -236,37 +237,37 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 			wanted = append(wanted, want{o.Name, o.Parameters})
 		}
 	}
-	resp := kserve.InferResponse{ID: req.ID, ModelName: "simple", ModelVersion: "1"}
+	resp := wire.InferResponse{ID: req.ID, ModelName: "simple", ModelVersion: "1"}
 	var binaries [][]byte
 	for _, o := range wanted {
 		raw := sum
 		if o.name == "OUTPUT1" {
 			raw = diff
 		}
-		out := kserve.InferOutput{Name: o.name, Shape: shape, DataType: kserve.INT32}
-		binary, set, _ := o.params.Bool(kserve.ParamBinaryData)
+		out := wire.InferOutput{Name: o.name, Shape: shape, DataType: tensor.INT32}
+		binary, set, _ := o.params.Bool(wire.ParamBinaryData)
 		if !set {
 			binary = allBinary
 		}
-		if region, ok, _ := o.params.String(kserve.ParamShmRegion); ok {
+		if region, ok, _ := o.params.String(wire.ParamShmRegion); ok {
 			if err := f.shmOutput(o.params, raw); err != nil {
-				writeJSON(w, 400, kserve.Error{Error: err.Error()})
+				writeJSON(w, 400, wire.Error{Error: err.Error()})
 				return
 			}
-			out.Parameters = kserve.Parameters{kserve.ParamShmRegion: region}
+			out.Parameters = wire.Parameters{wire.ParamShmRegion: region}
 		} else if binary {
-			out.Parameters = kserve.Parameters{kserve.ParamBinaryDataSize: len(raw)}
+			out.Parameters = wire.Parameters{wire.ParamBinaryDataSize: len(raw)}
 			binaries = append(binaries, raw)
 		} else {
-			out.Data, _ = kserve.MarshalJSONData(kserve.Tensor{Name: o.name, DataType: kserve.INT32, Shape: shape, Raw: raw})
+			out.Data, _ = tensor.MarshalJSONData(tensor.Tensor{Name: o.name, DataType: tensor.INT32, Shape: shape, Raw: raw})
 		}
 		resp.Outputs = append(resp.Outputs, out)
 	}
 	header, _ := json.Marshal(resp)
-	payload := kserve.EncodeBinaryBody(header, binaries...)
+	payload := wire.EncodeBinaryBody(header, binaries...)
 	if len(binaries) > 0 {
 		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(len(header)))
+		w.Header().Set(wire.HeaderContentLength, strconv.Itoa(len(header)))
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -281,10 +282,10 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	w.Write(payload)
 }
 
-func (f *fakeHTTP) shmRef(p kserve.Parameters) (kserve.SystemSharedMemoryStatus, uint64, uint64, error) {
-	name, _, _ := p.String(kserve.ParamShmRegion)
-	off, _, _ := p.Int64(kserve.ParamShmOffset)
-	size, _, _ := p.Int64(kserve.ParamShmByteSize)
+func (f *fakeHTTP) shmRef(p wire.Parameters) (wire.SystemSharedMemoryStatus, uint64, uint64, error) {
+	name, _, _ := p.String(wire.ParamShmRegion)
+	off, _, _ := p.Int64(wire.ParamShmOffset)
+	size, _, _ := p.Int64(wire.ParamShmByteSize)
 	f.mu.Lock()
 	reg, ok := f.regions[name]
 	f.mu.Unlock()
@@ -294,7 +295,7 @@ func (f *fakeHTTP) shmRef(p kserve.Parameters) (kserve.SystemSharedMemoryStatus,
 	return reg, uint64(off), uint64(size), nil
 }
 
-func (f *fakeHTTP) shmInput(p kserve.Parameters) ([]byte, error) {
+func (f *fakeHTTP) shmInput(p wire.Parameters) ([]byte, error) {
 	reg, off, size, err := f.shmRef(p)
 	if err != nil {
 		return nil, err
@@ -302,7 +303,7 @@ func (f *fakeHTTP) shmInput(p kserve.Parameters) ([]byte, error) {
 	return readShm(reg.Key, reg.Offset, off, size)
 }
 
-func (f *fakeHTTP) shmOutput(p kserve.Parameters, data []byte) error {
+func (f *fakeHTTP) shmOutput(p wire.Parameters, data []byte) error {
 	reg, off, size, err := f.shmRef(p)
 	if err != nil {
 		return err

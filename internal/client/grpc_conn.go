@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kserve"
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // countingListener counts the connections a server accepted.
@@ -126,8 +126,8 @@ func TestGRPCConnSendsWhatClientSends(t *testing.T) {
 	}
 }
 
-func sameOutputs(a, b []kserve.Tensor) bool {
-	return slices.EqualFunc(a, b, func(x, y kserve.Tensor) bool {
+func sameOutputs(a, b []tensor.Tensor) bool {
+	return slices.EqualFunc(a, b, func(x, y tensor.Tensor) bool {
 		return x.Name == y.Name && x.DataType == y.DataType && slices.Equal(x.Shape, y.Shape) && string(x.Raw) == string(y.Raw)
 	})
 }
@@ -147,8 +147,8 @@ func TestGRPCConnLargerThanWindows(t *testing.T) {
 		a[i], b[i] = int32(i), 2
 	}
 	req := &InferRequest{Model: "simple", Inputs: []Input{
-		{Tensor: kserve.Tensor{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(a)}},
-		{Tensor: kserve.Tensor{Name: "INPUT1", DataType: kserve.INT32, Shape: []int64{1, n}, Raw: kserve.EncodeInt32s(b)}},
+		{Tensor: tensor.Tensor{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{1, n}, Raw: tensor.EncodeInt32s(a)}},
+		{Tensor: tensor.Tensor{Name: "INPUT1", DataType: tensor.INT32, Shape: []int64{1, n}, Raw: tensor.EncodeInt32s(b)}},
 	}}
 	for i := range 2 { // the connection's windows must be whole again after the first
 		resp, err := conn.Infer(context.Background(), req, time.Minute)
@@ -156,7 +156,7 @@ func TestGRPCConnLargerThanWindows(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 		out, _ := resp.Output("OUTPUT1")
-		got, _ := kserve.DecodeInt32s(out.Raw)
+		got, _ := tensor.DecodeInt32s(out.Raw)
 		if len(got) != n || got[0] != -2 || got[n-1] != n-3 {
 			t.Fatalf("call %d: OUTPUT1 has %d elements", i, len(got))
 		}

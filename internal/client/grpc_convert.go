@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/perfscen/perfscen/internal/kserve"
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
-func sortRegions(r []kserve.SystemSharedMemoryStatus) {
+func sortRegions(r []wire.SystemSharedMemoryStatus) {
 	sort.Slice(r, func(i, j int) bool { return r[i].Name < r[j].Name })
 }
 
-func durFromProto(d *pb.StatisticDuration) kserve.StatDuration {
-	return kserve.StatDuration{Count: d.GetCount(), Ns: d.GetNs()}
+func durFromProto(d *pb.StatisticDuration) wire.StatDuration {
+	return wire.StatDuration{Count: d.GetCount(), Ns: d.GetNs()}
 }
 
 // StatsFromProto converts gRPC model statistics to the JSON-shaped form.
@@ -25,7 +26,7 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 		LastInference:  m.GetLastInference(),
 		InferenceCount: m.GetInferenceCount(),
 		ExecutionCount: m.GetExecutionCount(),
-		InferenceStats: kserve.InferStats{
+		InferenceStats: wire.InferStats{
 			Success:       durFromProto(is.GetSuccess()),
 			Fail:          durFromProto(is.GetFail()),
 			Queue:         durFromProto(is.GetQueue()),
@@ -37,7 +38,7 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 		},
 	}
 	for _, b := range m.GetBatchStats() {
-		out.BatchStats = append(out.BatchStats, kserve.BatchStats{
+		out.BatchStats = append(out.BatchStats, wire.BatchStats{
 			BatchSize:     b.GetBatchSize(),
 			ComputeInput:  durFromProto(b.GetComputeInput()),
 			ComputeInfer:  durFromProto(b.GetComputeInfer()),
@@ -45,12 +46,12 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 		})
 	}
 	for _, u := range m.GetMemoryUsage() {
-		out.MemoryUsage = append(out.MemoryUsage, kserve.MemoryUsage{Type: u.GetType(), ID: u.GetId(), ByteSize: u.GetByteSize()})
+		out.MemoryUsage = append(out.MemoryUsage, wire.MemoryUsage{Type: u.GetType(), ID: u.GetId(), ByteSize: u.GetByteSize()})
 	}
 	if len(m.GetResponseStats()) > 0 {
-		out.ResponseStats = make(map[string]kserve.ResponseStats, len(m.GetResponseStats()))
+		out.ResponseStats = make(map[string]wire.ResponseStats, len(m.GetResponseStats()))
 		for k, r := range m.GetResponseStats() {
-			out.ResponseStats[k] = kserve.ResponseStats{
+			out.ResponseStats[k] = wire.ResponseStats{
 				ComputeInfer:  durFromProto(r.GetComputeInfer()),
 				ComputeOutput: durFromProto(r.GetComputeOutput()),
 				Success:       durFromProto(r.GetSuccess()),
@@ -65,9 +66,9 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 
 func shmProtoParams(s *ShmRef) map[string]*pb.InferParameter {
 	return map[string]*pb.InferParameter{
-		kserve.ParamShmRegion:   {ParameterChoice: &pb.InferParameter_StringParam{StringParam: s.Region}},
-		kserve.ParamShmOffset:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.Offset)}},
-		kserve.ParamShmByteSize: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.ByteSize)}},
+		wire.ParamShmRegion:   {ParameterChoice: &pb.InferParameter_StringParam{StringParam: s.Region}},
+		wire.ParamShmOffset:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.Offset)}},
+		wire.ParamShmByteSize: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.ByteSize)}},
 	}
 }
 
@@ -88,7 +89,7 @@ type requestProto struct {
 
 // fill makes p's message req's; it is valid until the next fill.
 func (p *requestProto) fill(req *InferRequest) (*pb.ModelInferRequest, error) {
-	params, err := kserve.ParamsToProto(req.Parameters)
+	params, err := wire.ParamsToProto(req.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -135,16 +136,16 @@ func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*Infer
 		Model:      r.GetModelName(),
 		Version:    r.GetModelVersion(),
 		ID:         r.GetId(),
-		Parameters: kserve.ParamsFromProto(r.GetParameters()),
-		Outputs:    make([]kserve.Tensor, len(r.GetOutputs())),
+		Parameters: wire.ParamsFromProto(r.GetParameters()),
+		Outputs:    make([]tensor.Tensor, len(r.GetOutputs())),
 	}
 	raws := r.GetRawOutputContents()
 	onePerOutput := len(raws) == len(r.GetOutputs())
 	ri := 0
 	for i, o := range r.GetOutputs() {
-		dt := kserve.DataType(o.GetDatatype())
-		t := kserve.Tensor{Name: o.GetName(), DataType: dt, Shape: o.GetShape()}
-		_, inShm := o.GetParameters()[kserve.ParamShmRegion]
+		dt := tensor.DataType(o.GetDatatype())
+		t := tensor.Tensor{Name: o.GetName(), DataType: dt, Shape: o.GetShape()}
+		_, inShm := o.GetParameters()[wire.ParamShmRegion]
 		inShm = inShm || requestedInShm(req, o.GetName())
 		switch {
 		case onePerOutput && inShm:
@@ -152,7 +153,7 @@ func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*Infer
 		case onePerOutput:
 			t.Raw = raws[i]
 		case o.GetContents() != nil:
-			raw, err := kserve.ContentsToRaw(dt, o.GetContents())
+			raw, err := wire.ContentsToRaw(dt, o.GetContents())
 			if err != nil {
 				return nil, fmt.Errorf("output %q: %w", t.Name, err)
 			}

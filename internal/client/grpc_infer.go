@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 

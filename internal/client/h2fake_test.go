@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 )
 
 // h2Fake is an HTTP/2 server written for tests, down to the frames: each

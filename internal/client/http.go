@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -184,7 +184,7 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 // httpServerError builds the typed error for a non-200 reply.
 func httpServerError(op string, r *httpReply) *ServerError {
 	msg := ""
-	var e kserve.Error
+	var e wire.Error
 	if json.Unmarshal(r.body, &e) == nil && e.Error != "" {
 		msg = e.Error
 	} else {
@@ -257,16 +257,16 @@ func (c *httpClient) ModelReady(ctx context.Context, name, version string) (bool
 	return c.health(ctx, "model ready", modelPath(name, version)+"/ready")
 }
 
-func (c *httpClient) ServerMetadata(ctx context.Context) (*kserve.ServerMetadata, error) {
-	var md kserve.ServerMetadata
+func (c *httpClient) ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error) {
+	var md wire.ServerMetadata
 	if err := c.call(ctx, "server metadata", http.MethodGet, "/v2", nil, &md); err != nil {
 		return nil, err
 	}
 	return &md, nil
 }
 
-func (c *httpClient) ModelMetadata(ctx context.Context, name, version string) (*kserve.ModelMetadata, error) {
-	var md kserve.ModelMetadata
+func (c *httpClient) ModelMetadata(ctx context.Context, name, version string) (*wire.ModelMetadata, error) {
+	var md wire.ModelMetadata
 	if err := c.call(ctx, "model metadata", http.MethodGet, modelPath(name, version), nil, &md); err != nil {
 		return nil, err
 	}
@@ -279,11 +279,11 @@ func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	if err := c.call(ctx, op, http.MethodGet, modelPath(name, version)+"/config", nil, &raw); err != nil {
 		return nil, err
 	}
-	cfg, err := kserve.UnmarshalModelConfigJSON(raw)
+	cfg, err := wire.UnmarshalModelConfigJSON(raw)
 	if err != nil {
 		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
-	sum, err := kserve.SummarizeModelConfig(cfg)
+	sum, err := wire.SummarizeModelConfig(cfg)
 	if err != nil {
 		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
@@ -291,8 +291,8 @@ func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	return sum, nil
 }
 
-func (c *httpClient) RepositoryIndex(ctx context.Context) ([]kserve.RepositoryModel, error) {
-	var out []kserve.RepositoryModel
+func (c *httpClient) RepositoryIndex(ctx context.Context) ([]wire.RepositoryModel, error) {
+	var out []wire.RepositoryModel
 	if err := c.call(ctx, "repository index", http.MethodPost, "/v2/repository/index", struct{}{}, &out); err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func (c *httpClient) ModelStatistics(ctx context.Context, name, version string) 
 	if name != "" {
 		path = modelPath(name, version) + "/stats"
 	}
-	var out kserve.StatisticsResponse
+	var out wire.StatisticsResponse
 	if err := c.call(ctx, "model statistics", http.MethodGet, path, nil, &out); err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func (c *httpClient) RegisterSystemSharedMemory(ctx context.Context, name, key s
 	if name == "" {
 		return fmt.Errorf("http register system shared memory: empty region name")
 	}
-	body := kserve.SystemSharedMemoryRegister{Key: key, Offset: offset, ByteSize: byteSize}
+	body := wire.SystemSharedMemoryRegister{Key: key, Offset: offset, ByteSize: byteSize}
 	return c.call(ctx, "register system shared memory", http.MethodPost, shmPath("systemsharedmemory", name, "register"), body, nil)
 }
 
@@ -338,8 +338,8 @@ func (c *httpClient) UnregisterSystemSharedMemory(ctx context.Context, name stri
 	return c.call(ctx, "unregister system shared memory", http.MethodPost, shmPath("systemsharedmemory", name, "unregister"), nil, nil)
 }
 
-func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]kserve.SystemSharedMemoryStatus, error) {
-	var out []kserve.SystemSharedMemoryStatus
+func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error) {
+	var out []wire.SystemSharedMemoryStatus
 	if err := c.call(ctx, "system shared memory status", http.MethodGet, shmPath("systemsharedmemory", name, "status"), nil, &out); err != nil {
 		return nil, err
 	}

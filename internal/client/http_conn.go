@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -223,7 +223,7 @@ func (hc *httpConn) appendHead(dst []byte, path string, headerLen, bodyLen int) 
 	dst = strconv.AppendInt(dst, int64(bodyLen), 10)
 	if headerLen >= 0 {
 		dst = append(dst, "\r\nContent-Type: application/octet-stream\r\n"...)
-		dst = append(dst, kserve.HeaderContentLength...)
+		dst = append(dst, wire.HeaderContentLength...)
 		dst = append(dst, ": "...)
 		dst = strconv.AppendInt(dst, int64(headerLen), 10)
 	} else {
@@ -337,7 +337,7 @@ func (hc *httpConn) readReply(r *wireReply) error {
 						r.close = false
 					}
 				}
-			case asciiEqualFold(name, kserve.HeaderContentLength):
+			case asciiEqualFold(name, wire.HeaderContentLength):
 				if string(value) != hc.lastHdrLen {
 					hc.lastHdrLen = string(value)
 				}

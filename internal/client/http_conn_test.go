@@ -16,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func newConn(t *testing.T, opts Options) Conn {
@@ -86,7 +87,7 @@ func TestHTTPConnSendsWhatTransportSends(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = append(got, seen{r.Method + " " + r.URL.RequestURI() + " " + r.Proto, r.Header.Get("Content-Type"),
-			r.Header.Get(kserve.HeaderContentLength), r.Header.Get("Content-Encoding"), r.Header.Get("Accept-Encoding"),
+			r.Header.Get(wire.HeaderContentLength), r.Header.Get("Content-Encoding"), r.Header.Get("Accept-Encoding"),
 			r.Header.Get("Authorization"), r.ContentLength, body})
 		mu.Unlock()
 		w.WriteHeader(500)
@@ -127,7 +128,7 @@ func TestHTTPConnSendsWhatTransportSends(t *testing.T) {
 func TestHTTPConnServerCloses(t *testing.T) {
 	reply := func(id string) []byte {
 		hdr := []byte(`{"id":"` + id + `","model_name":"simple","model_version":"1","outputs":[{"name":"OUTPUT0","datatype":"INT32","shape":[1],"parameters":{"binary_data_size":4}}]}`)
-		return kserve.EncodeBinaryBody(hdr, []byte{7, 0, 0, 0})
+		return wire.EncodeBinaryBody(hdr, []byte{7, 0, 0, 0})
 	}
 	for _, mode := range []string{"announced", "silent", "until-close"} {
 		t.Run(mode, func(t *testing.T) {
@@ -265,8 +266,8 @@ func TestHTTPConnLargeInputs(t *testing.T) {
 		a[i], b[i] = int32(i), 1
 	}
 	req := &InferRequest{Model: "simple", Inputs: []Input{
-		{Tensor: kserve.Tensor{Name: "INPUT0", DataType: kserve.INT32, Shape: []int64{1, int64(n)}, Raw: kserve.EncodeInt32s(a)}},
-		{Tensor: kserve.Tensor{Name: "INPUT1", DataType: kserve.INT32, Shape: []int64{1, int64(n)}, Raw: kserve.EncodeInt32s(b)}},
+		{Tensor: tensor.Tensor{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{1, int64(n)}, Raw: tensor.EncodeInt32s(a)}},
+		{Tensor: tensor.Tensor{Name: "INPUT1", DataType: tensor.INT32, Shape: []int64{1, int64(n)}, Raw: tensor.EncodeInt32s(b)}},
 	}}
 	for _, r := range []*InferRequest{req, simpleRequest("small"), req} {
 		resp, err := conn.Infer(context.Background(), r, 0)
@@ -274,7 +275,7 @@ func TestHTTPConnLargeInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, _ := resp.Output("OUTPUT0")
-		v, err := kserve.DecodeInt32s(out.Raw)
+		v, err := tensor.DecodeInt32s(out.Raw)
 		if err != nil || len(v) != len(r.Inputs[0].Raw)/4 || v[len(v)-1] != int32(len(v)) {
 			t.Fatalf("OUTPUT0: %d values, last %v, err %v", len(v), v[len(v)-1:], err)
 		}

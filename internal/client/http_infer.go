@@ -14,7 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -151,7 +152,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	c.setHeaders(hreq)
 	if headerLen >= 0 {
 		hreq.Header["Content-Type"] = contentTypeBinary
-		hreq.Header[kserve.HeaderContentLength] = c.headerLenValue(headerLen)
+		hreq.Header[wire.HeaderContentLength] = c.headerLenValue(headerLen)
 	} else {
 		hreq.Header["Content-Type"] = contentTypeJSON
 	}
@@ -173,7 +174,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if resp.StatusCode != http.StatusOK {
 		return nil, httpServerError(op, &httpReply{status: resp.StatusCode, header: resp.Header, body: data})
 	}
-	out, err := decodeInferReply(resp.Header.Get(kserve.HeaderContentLength), data, req, &c.names)
+	out, err := decodeInferReply(resp.Header.Get(wire.HeaderContentLength), data, req, &c.names)
 	if err != nil {
 		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
@@ -297,8 +298,8 @@ func (c *httpClient) sendsBinary(in *Input) bool {
 }
 
 // sendsJSON reports whether a tensor of type dt travels as JSON data.
-func (c *httpClient) sendsJSON(dt kserve.DataType) bool {
-	return c.opts.JSONTensors && (c.opts.NoBinaryTensors || kserve.JSONAllowed(dt))
+func (c *httpClient) sendsJSON(dt tensor.DataType) bool {
+	return c.opts.JSONTensors && (c.opts.NoBinaryTensors || tensor.JSONAllowed(dt))
 }
 
 // appendInferHeader writes the request JSON. binary reports whether any
@@ -313,7 +314,7 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 	}
 	var extra []kv
 	if len(req.Outputs) == 0 && !c.opts.JSONTensors {
-		extra = append(extra, kv{kserve.ParamBinaryDataOutput, true})
+		extra = append(extra, kv{wire.ParamBinaryDataOutput, true})
 	}
 	if len(req.Parameters) > 0 || len(extra) > 0 {
 		dst = append(dst, `"parameters":`...)
@@ -342,7 +343,7 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 				return nil, false, err
 			}
 		case c.sendsJSON(in.DataType):
-			data, err := kserve.MarshalJSONData(in.Tensor)
+			data, err := tensor.MarshalJSONData(in.Tensor)
 			if err != nil {
 				return nil, false, fmt.Errorf("input %q: %w", in.Name, err)
 			}
@@ -373,9 +374,9 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 			dst = append(dst, `,"parameters":`...)
 			if o.Shm != nil {
 				// Triton refuses shm together with binary_data: true.
-				dst, err = appendParams(dst, nil, append(shmParams(pbuf[:0], o.Shm), kv{kserve.ParamBinaryData, false})...)
+				dst, err = appendParams(dst, nil, append(shmParams(pbuf[:0], o.Shm), kv{wire.ParamBinaryData, false})...)
 			} else {
-				dst, err = appendParams(dst, nil, kv{kserve.ParamBinaryData, !c.opts.JSONTensors})
+				dst, err = appendParams(dst, nil, kv{wire.ParamBinaryData, !c.opts.JSONTensors})
 			}
 			if err != nil {
 				return nil, false, err
@@ -392,7 +393,7 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 type replyOutput struct {
 	Name       string          `json:"name"`
 	Shape      []int64         `json:"shape"`
-	DataType   kserve.DataType `json:"datatype"`
+	DataType   tensor.DataType `json:"datatype"`
 	Parameters struct {
 		BinaryDataSize *int64  `json:"binary_data_size"`
 		ShmRegion      *string `json:"shared_memory_region"`
@@ -403,11 +404,11 @@ type replyOutput struct {
 }
 
 type reply struct {
-	ID           string            `json:"id"`
-	ModelName    string            `json:"model_name"`
-	ModelVersion string            `json:"model_version"`
-	Parameters   kserve.Parameters `json:"parameters"`
-	Outputs      []replyOutput     `json:"outputs"`
+	ID           string          `json:"id"`
+	ModelName    string          `json:"model_name"`
+	ModelVersion string          `json:"model_version"`
+	Parameters   wire.Parameters `json:"parameters"`
+	Outputs      []replyOutput   `json:"outputs"`
 }
 
 // decodeInferReply parses a 200 reply body, binary extension included.
@@ -415,11 +416,11 @@ type reply struct {
 func decodeInferReply(headerLen string, body []byte, req *InferRequest, names *nameCache) (*InferResponse, error) {
 	jsonPart, rest := body, []byte(nil)
 	if headerLen != "" {
-		n, err := kserve.ParseHeaderLength(headerLen, len(body))
+		n, err := wire.ParseHeaderLength(headerLen, len(body))
 		if err != nil {
 			return nil, err
 		}
-		if jsonPart, rest, err = kserve.SplitBinaryBody(body, n); err != nil {
+		if jsonPart, rest, err = wire.SplitBinaryBody(body, n); err != nil {
 			return nil, err
 		}
 	}
@@ -442,17 +443,17 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest, names *n
 		}
 		sizes = append(sizes, sz)
 	}
-	bins, err := kserve.SliceBinary(sizes, rest)
+	bins, err := wire.SliceBinary(sizes, rest)
 	if err != nil {
 		return nil, err
 	}
-	out := &InferResponse{Model: r.ModelName, Version: r.ModelVersion, ID: r.ID, Outputs: make([]kserve.Tensor, len(r.Outputs))}
+	out := &InferResponse{Model: r.ModelName, Version: r.ModelVersion, ID: r.ID, Outputs: make([]tensor.Tensor, len(r.Outputs))}
 	if len(r.Parameters) > 0 {
 		out.Parameters = r.Parameters
 	}
 	for i := range r.Outputs {
 		o := &r.Outputs[i]
-		t := kserve.Tensor{Name: o.Name, DataType: o.DataType, Shape: o.Shape}
+		t := tensor.Tensor{Name: o.Name, DataType: o.DataType, Shape: o.Shape}
 		switch {
 		case bins[i] != nil || sizes[i] == 0:
 			// A zero-byte binary output (an empty tensor) may come without
@@ -465,7 +466,7 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest, names *n
 				return nil, fmt.Errorf("output %q: %w", o.Name, err)
 			}
 		case len(o.Data) > 0:
-			if t, err = kserve.FromJSONData(o.Name, o.DataType, o.Shape, o.Data); err != nil {
+			if t, err = tensor.FromJSONData(o.Name, o.DataType, o.Shape, o.Data); err != nil {
 				return nil, err
 			}
 		default:

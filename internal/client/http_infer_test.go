@@ -12,7 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Infer talks to the transport directly, so a redirect is not followed:
@@ -46,7 +47,7 @@ func TestHTTPInferBodiesIntact(t *testing.T) {
 					body = mustGunzip(t, r.Body)
 				}
 				data, _ := io.ReadAll(body)
-				n, _ := strconv.Atoi(r.Header.Get(kserve.HeaderContentLength))
+				n, _ := strconv.Atoi(r.Header.Get(wire.HeaderContentLength))
 				if n <= 0 || n > len(data) {
 					http.Error(w, "bad header length", http.StatusBadRequest)
 					return
@@ -55,8 +56,8 @@ func TestHTTPInferBodiesIntact(t *testing.T) {
 				raw := data[n:]
 				hdr := []byte(`{"model_name":"simple","outputs":[{"name":"OUT","datatype":"UINT8","shape":[` +
 					strconv.Itoa(len(raw)) + `],"parameters":{"binary_data_size":` + strconv.Itoa(len(raw)) + `}}]}`)
-				w.Header().Set(kserve.HeaderContentLength, strconv.Itoa(len(hdr)))
-				w.Write(kserve.EncodeBinaryBody(hdr, raw))
+				w.Header().Set(wire.HeaderContentLength, strconv.Itoa(len(hdr)))
+				w.Write(wire.EncodeBinaryBody(hdr, raw))
 			}))
 			t.Cleanup(srv.Close)
 			c := newClient(t, Options{Protocol: "http", URL: srv.URL, Gzip: gz})
@@ -68,8 +69,8 @@ func TestHTTPInferBodiesIntact(t *testing.T) {
 					defer wg.Done()
 					for i := range 25 {
 						raw := bytes.Repeat([]byte{byte(w*25 + i)}, 1+(w*97+i*31)%3000)
-						req := &InferRequest{Model: "simple", Inputs: []Input{{Tensor: kserve.Tensor{
-							Name: "IN", DataType: kserve.UINT8, Shape: []int64{int64(len(raw))}, Raw: raw}}}}
+						req := &InferRequest{Model: "simple", Inputs: []Input{{Tensor: tensor.Tensor{
+							Name: "IN", DataType: tensor.UINT8, Shape: []int64{int64(len(raw))}, Raw: raw}}}}
 						out, err := c.Infer(context.Background(), req)
 						if err != nil {
 							errs <- err

@@ -3,7 +3,7 @@ package client
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Triton answers an empty binary output as plain JSON with
@@ -14,7 +14,7 @@ func TestDecodeInferReplyZeroByteBinaryOutput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decoding a zero-byte binary output: %v", err)
 	}
-	if len(out.Outputs) != 1 || out.Outputs[0].Raw == nil || len(out.Outputs[0].Raw) != 0 || out.Outputs[0].DataType != kserve.FP32 {
+	if len(out.Outputs) != 1 || out.Outputs[0].Raw == nil || len(out.Outputs[0].Raw) != 0 || out.Outputs[0].DataType != tensor.FP32 {
 		t.Fatalf("want one empty FP32 output, got %+v", out.Outputs)
 	}
 }

@@ -3,7 +3,8 @@ package client
 import (
 	"sync/atomic"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // scanReplyHeader decodes the usual shape of an infer reply header without
@@ -292,7 +293,7 @@ func (s *replyScanner) outputParams(o *replyOutput) bool {
 		return true
 	}
 	key, ok := s.key()
-	if !ok || string(key) != kserve.ParamBinaryDataSize {
+	if !ok || string(key) != wire.ParamBinaryDataSize {
 		return false
 	}
 	v, ok := s.int()
@@ -348,11 +349,11 @@ func (c *nameCache) intern(v []byte) string {
 	return n
 }
 
-func dataType(v []byte) kserve.DataType {
-	for _, dt := range kserve.DataTypes {
+func dataType(v []byte) tensor.DataType {
+	for _, dt := range tensor.DataTypes {
 		if string(v) == string(dt) {
 			return dt
 		}
 	}
-	return kserve.DataType(v)
+	return tensor.DataType(v)
 }

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	pb "github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 )
 
 // TestTLS runs both clients against TLS servers using the httptest

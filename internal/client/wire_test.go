@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 type captured struct {
@@ -40,8 +41,8 @@ func TestHTTPRequestBytes(t *testing.T) {
 			name: "binary inputs, all outputs binary",
 			req: &InferRequest{Model: "m", ID: "x\"1", Parameters: map[string]any{"sequence_id": int64(7), "sequence_start": true},
 				Inputs: []Input{
-					{Tensor: kserve.Tensor{Name: "a", DataType: kserve.UINT32, Shape: []int64{2, 2}, Raw: kserve.EncodeInt32s([]int32{1, 2, 3, 4})}},
-					{Tensor: kserve.Tensor{Name: "b", DataType: kserve.BOOL, Shape: []int64{3}, Raw: []byte{1, 0, 1}}},
+					{Tensor: tensor.Tensor{Name: "a", DataType: tensor.UINT32, Shape: []int64{2, 2}, Raw: tensor.EncodeInt32s([]int32{1, 2, 3, 4})}},
+					{Tensor: tensor.Tensor{Name: "b", DataType: tensor.BOOL, Shape: []int64{3}, Raw: []byte{1, 0, 1}}},
 				}},
 			wantJSON: `{"id":"x\"1","parameters":{"binary_data_output":true,"sequence_id":7,"sequence_start":true},"inputs":[` +
 				`{"name":"a","shape":[2,2],"datatype":"UINT32","parameters":{"binary_data_size":16}},` +
@@ -53,9 +54,9 @@ func TestHTTPRequestBytes(t *testing.T) {
 			opts: Options{JSONTensors: true},
 			req: &InferRequest{Model: "m",
 				Inputs: []Input{
-					{Tensor: kserve.Tensor{Name: "a", DataType: kserve.FP32, Shape: []int64{2}, Raw: kserve.EncodeFloat32s([]float32{0.5, 2})}},
-					{Tensor: kserve.Tensor{Name: "h", DataType: kserve.FP16, Shape: []int64{1}, Raw: []byte{0, 0x3c}}},
-					{Tensor: kserve.Tensor{Name: "s", DataType: kserve.INT32, Shape: []int64{4}}, Shm: &ShmRef{Region: "r", Offset: 8, ByteSize: 16}},
+					{Tensor: tensor.Tensor{Name: "a", DataType: tensor.FP32, Shape: []int64{2}, Raw: tensor.EncodeFloat32s([]float32{0.5, 2})}},
+					{Tensor: tensor.Tensor{Name: "h", DataType: tensor.FP16, Shape: []int64{1}, Raw: []byte{0, 0x3c}}},
+					{Tensor: tensor.Tensor{Name: "s", DataType: tensor.INT32, Shape: []int64{4}}, Shm: &ShmRef{Region: "r", Offset: 8, ByteSize: 16}},
 				},
 				Outputs: []RequestedOutput{{Name: "o", Shm: &ShmRef{Region: "out", ByteSize: 4}}, {Name: "p"}}},
 			wantJSON: `{"inputs":[` +
@@ -73,8 +74,8 @@ func TestHTTPRequestBytes(t *testing.T) {
 			opts: Options{NoBinaryTensors: true},
 			req: &InferRequest{Model: "m",
 				Inputs: []Input{
-					{Tensor: kserve.Tensor{Name: "a", DataType: kserve.FP32, Shape: []int64{2}, Raw: kserve.EncodeFloat32s([]float32{0.5, 2})}},
-					{Tensor: kserve.Tensor{Name: "h", DataType: kserve.FP16, Shape: []int64{2}, Raw: []byte{0, 0x3c, 0, 0xc0}}},
+					{Tensor: tensor.Tensor{Name: "a", DataType: tensor.FP32, Shape: []int64{2}, Raw: tensor.EncodeFloat32s([]float32{0.5, 2})}},
+					{Tensor: tensor.Tensor{Name: "h", DataType: tensor.FP16, Shape: []int64{2}, Raw: []byte{0, 0x3c, 0, 0xc0}}},
 				},
 				Outputs: []RequestedOutput{{Name: "p"}, {Name: "q"}}},
 			wantJSON: `{"inputs":[` +
@@ -93,12 +94,12 @@ func TestHTTPRequestBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := <-ch
-			wantHL, want := strconv.Itoa(len(tc.wantJSON)), kserve.EncodeBinaryBody([]byte(tc.wantJSON), tc.wantBinary)
+			wantHL, want := strconv.Itoa(len(tc.wantJSON)), wire.EncodeBinaryBody([]byte(tc.wantJSON), tc.wantBinary)
 			if tc.wantBinary == nil {
 				wantHL, want = "", []byte(tc.wantJSON)
 			}
-			if hl := got.header.Get(kserve.HeaderContentLength); hl != wantHL {
-				t.Errorf("%s = %q, want %q", kserve.HeaderContentLength, hl, wantHL)
+			if hl := got.header.Get(wire.HeaderContentLength); hl != wantHL {
+				t.Errorf("%s = %q, want %q", wire.HeaderContentLength, hl, wantHL)
 			}
 			if !bytes.Equal(got.body, want) {
 				t.Errorf("body\n got %q\nwant %q", got.body, want)

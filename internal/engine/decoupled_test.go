@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -20,16 +20,16 @@ func TestRunDecoupledStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := startServer(t, refserver.Options{HTTPAddr: "-", Models: []string{"repeat_int32"}})
 		c := newClient(t, "grpc", srv.GRPCAddr())
-		u32 := func(name string, shape []int64, vals ...uint32) kserve.Tensor {
+		u32 := func(name string, shape []int64, vals ...uint32) tensor.Tensor {
 			raw := make([]byte, 4*len(vals))
 			for i, v := range vals {
 				binary.LittleEndian.PutUint32(raw[4*i:], v)
 			}
-			return kserve.Tensor{Name: name, DataType: kserve.UINT32, Shape: shape, Raw: raw}
+			return tensor.Tensor{Name: name, DataType: tensor.UINT32, Shape: shape, Raw: raw}
 		}
 		// Three responses, 10, 30 and 50 ms after the request; the model
 		// releases its instance at once, so requests never queue.
-		d := &inputdata.Data{Streams: [][]inputdata.Step{{{Inputs: []kserve.Tensor{
+		d := &inputdata.Data{Streams: [][]inputdata.Step{{{Inputs: []tensor.Tensor{
 			int32Tensor("IN", []int64{3}, []int32{7, 8, 9}), u32("DELAY", []int64{3}, 10, 20, 20), u32("WAIT", []int64{1}, 0),
 		}}}}, BatchSize: 1}
 		p := testPlan(srv.GRPCAddr(), "grpc", loose(), []plan.Model{{Alias: "m", Name: "repeat_int32"}},

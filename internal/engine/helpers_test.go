@@ -12,14 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/memnet"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
-	"go.uber.org/goleak"
 )
 
 // checkLeaks fails the test when goroutines started during it outlive it.
@@ -120,12 +121,12 @@ func newClient(t *testing.T, proto plan.Protocol, addr string) client.Client {
 	return c
 }
 
-func int32Tensor(name string, shape []int64, vals []int32) kserve.Tensor {
+func int32Tensor(name string, shape []int64, vals []int32) tensor.Tensor {
 	raw := make([]byte, 4*len(vals))
 	for i, v := range vals {
 		binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
 	}
-	return kserve.Tensor{Name: name, DataType: kserve.INT32, Shape: shape, Raw: raw}
+	return tensor.Tensor{Name: name, DataType: tensor.INT32, Shape: shape, Raw: raw}
 }
 
 // simpleData builds steps for the simple model with their expected outputs.
@@ -140,8 +141,8 @@ func simpleData(batch, steps int) *inputdata.Data {
 		}
 		shape := []int64{int64(batch), 16}
 		d.Streams[0] = append(d.Streams[0], inputdata.Step{
-			Inputs:   []kserve.Tensor{int32Tensor("INPUT0", shape, a), int32Tensor("INPUT1", shape, b)},
-			Expected: []kserve.Tensor{int32Tensor("OUTPUT0", shape, sum), int32Tensor("OUTPUT1", shape, diff)},
+			Inputs:   []tensor.Tensor{int32Tensor("INPUT0", shape, a), int32Tensor("INPUT1", shape, b)},
+			Expected: []tensor.Tensor{int32Tensor("OUTPUT0", shape, sum), int32Tensor("OUTPUT1", shape, diff)},
 			Origin:   "step " + strconv.Itoa(s),
 		})
 	}
@@ -154,8 +155,8 @@ func fp32Data(batch int) *inputdata.Data {
 	for i := 0; i < 4*batch; i++ {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(i)))
 	}
-	t := kserve.Tensor{Name: "INPUT0", DataType: kserve.FP32, Shape: []int64{int64(batch), 4}, Raw: raw}
-	return &inputdata.Data{Streams: [][]inputdata.Step{{{Inputs: []kserve.Tensor{t}}}}, BatchSize: batch}
+	t := tensor.Tensor{Name: "INPUT0", DataType: tensor.FP32, Shape: []int64{int64(batch), 4}, Raw: raw}
+	return &inputdata.Data{Streams: [][]inputdata.Step{{{Inputs: []tensor.Tensor{t}}}}, BatchSize: batch}
 }
 
 // testPlan is a small plan with short windows; points get the model alias

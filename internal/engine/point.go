@@ -8,7 +8,8 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/validate"
@@ -104,7 +105,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	}
 	if pr.model.Validate && data.HasExpected() {
 		vo := validate.Options{FloatTolerance: pr.model.FloatTolerance, MaxReported: 1}
-		pl.compare = func(expected, got []kserve.Tensor) string {
+		pl.compare = func(expected, got []tensor.Tensor) string {
 			r := validate.Compare(expected, got, vo)
 			if r.OK() {
 				return ""
@@ -179,12 +180,12 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	return m
 }
 
-func (pr *pointRunner) snapshot(ctx context.Context) (kserve.ModelStats, bool) {
+func (pr *pointRunner) snapshot(ctx context.Context) (wire.ModelStats, bool) {
 	if pr.statsOff {
-		return kserve.ModelStats{}, false
+		return wire.ModelStats{}, false
 	}
 	list, err := pr.pl.client.ModelStatistics(ctx, pr.pl.model, pr.pl.version)
-	var st kserve.ModelStats
+	var st wire.ModelStats
 	ok := err == nil
 	if ok {
 		st, ok = pickStats(list, pr.pl.model, pr.pl.version)

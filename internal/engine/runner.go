@@ -11,7 +11,7 @@ import (
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -31,7 +31,7 @@ type Deps struct {
 	Inputs func(p *plan.Point) (*inputdata.Data, error)
 	// ServerMetadata, when set, is the server's metadata as already read
 	// by the caller; the run does not ask again.
-	ServerMetadata *kserve.ServerMetadata
+	ServerMetadata *wire.ServerMetadata
 	// NoServerStats skips the statistics calls around windows: the caller
 	// knows the server has no statistics extension and has said so once.
 	NoServerStats bool
@@ -52,7 +52,7 @@ type Deps struct {
 type ServerDeps struct {
 	Client         client.Client
 	ClientFor      func(protocol plan.Protocol) (client.Client, error)
-	ServerMetadata *kserve.ServerMetadata
+	ServerMetadata *wire.ServerMetadata
 	NoServerStats  bool
 }
 

@@ -1,14 +1,14 @@
 package engine
 
 import (
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
 // pickStats sums the statistics of model name across the versions listed;
 // version "" takes every version, as the server does for an empty version.
-func pickStats(list []kserve.ModelStats, name, version string) (kserve.ModelStats, bool) {
-	var out kserve.ModelStats
+func pickStats(list []wire.ModelStats, name, version string) (wire.ModelStats, bool) {
+	var out wire.ModelStats
 	found := false
 	for _, s := range list {
 		if s.Name != name || (version != "" && s.Version != version) {
@@ -28,7 +28,7 @@ func pickStats(list []kserve.ModelStats, name, version string) (kserve.ModelStat
 	return out, found
 }
 
-func addDur(d *kserve.StatDuration, x kserve.StatDuration) {
+func addDur(d *wire.StatDuration, x wire.StatDuration) {
 	d.Count += x.Count
 	d.Ns += x.Ns
 }
@@ -37,11 +37,11 @@ func addDur(d *kserve.StatDuration, x kserve.StatDuration) {
 // difference of two cumulative snapshots, averaged per request. Any counter
 // that went backwards means the server restarted in between; the figures
 // are then meaningless, so they are zero and Reset is set.
-func serverDelta(before, after kserve.ModelStats) *result.ServerStats {
+func serverDelta(before, after wire.ModelStats) *result.ServerStats {
 	b, a := before.InferenceStats, after.InferenceStats
 	backwards := after.InferenceCount < before.InferenceCount ||
 		after.ExecutionCount < before.ExecutionCount
-	for _, p := range [][2]kserve.StatDuration{
+	for _, p := range [][2]wire.StatDuration{
 		{b.Success, a.Success}, {b.Fail, a.Fail}, {b.Queue, a.Queue},
 		{b.ComputeInput, a.ComputeInput}, {b.ComputeInfer, a.ComputeInfer},
 		{b.ComputeOutput, a.ComputeOutput},
@@ -66,7 +66,7 @@ func serverDelta(before, after kserve.ModelStats) *result.ServerStats {
 	}
 }
 
-func avgUs(d kserve.StatDuration) float64 {
+func avgUs(d wire.StatDuration) float64 {
 	if d.Count == 0 {
 		return 0
 	}

@@ -5,19 +5,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-func stats(success, queue, infer, ic, ec uint64) kserve.ModelStats {
-	return kserve.ModelStats{
+func stats(success, queue, infer, ic, ec uint64) wire.ModelStats {
+	return wire.ModelStats{
 		Name: "m", Version: "1", InferenceCount: ic, ExecutionCount: ec,
-		InferenceStats: kserve.InferStats{
-			Success:       kserve.StatDuration{Count: success, Ns: success * 1000_000},
-			Queue:         kserve.StatDuration{Count: success, Ns: queue},
-			ComputeInput:  kserve.StatDuration{Count: success, Ns: success * 10_000},
-			ComputeInfer:  kserve.StatDuration{Count: success, Ns: infer},
-			ComputeOutput: kserve.StatDuration{Count: success, Ns: success * 5_000},
+		InferenceStats: wire.InferStats{
+			Success:       wire.StatDuration{Count: success, Ns: success * 1000_000},
+			Queue:         wire.StatDuration{Count: success, Ns: queue},
+			ComputeInput:  wire.StatDuration{Count: success, Ns: success * 10_000},
+			ComputeInfer:  wire.StatDuration{Count: success, Ns: infer},
+			ComputeOutput: wire.StatDuration{Count: success, Ns: success * 5_000},
 		},
 	}
 }
@@ -25,7 +25,7 @@ func stats(success, queue, infer, ic, ec uint64) kserve.ModelStats {
 func TestServerDelta(t *testing.T) {
 	tests := []struct {
 		name          string
-		before, after kserve.ModelStats
+		before, after wire.ModelStats
 		want          *result.ServerStats
 	}{
 		{
@@ -64,7 +64,7 @@ func TestServerDelta(t *testing.T) {
 }
 
 func TestPickStats(t *testing.T) {
-	list := []kserve.ModelStats{stats(10, 0, 0, 10, 10), stats(5, 0, 0, 5, 5), {Name: "other", InferenceCount: 99}}
+	list := []wire.ModelStats{stats(10, 0, 0, 10, 10), stats(5, 0, 0, 5, 5), {Name: "other", InferenceCount: 99}}
 	list[1].Version = "2"
 	all, ok := pickStats(list, "m", "")
 	if !ok || all.InferenceCount != 15 || all.InferenceStats.Success.Count != 15 {

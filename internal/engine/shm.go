@@ -11,8 +11,9 @@ import (
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/shm"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -42,7 +43,7 @@ type shmSet struct {
 
 // newShmSet creates and registers the input regions of data. outSize is the
 // point's OutputShmSize (0 = derive from metadata × batch).
-func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, meta *kserve.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
+func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, meta *wire.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
 	s := &shmSet{client: c, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
 	defer func() {
 		if err != nil {
@@ -86,7 +87,7 @@ func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Da
 // outputShmSize is the region size for one output: the configured size, or
 // the metadata shape with the batch dim applied, or perf_analyzer's default
 // per batch element for variable or BYTES outputs.
-func outputShmSize(o kserve.TensorMetadata, batch int, configured int64) uint64 {
+func outputShmSize(o wire.TensorMetadata, batch int, configured int64) uint64 {
 	if configured > 0 {
 		return uint64(configured)
 	}
@@ -94,7 +95,7 @@ func outputShmSize(o kserve.TensorMetadata, batch int, configured int64) uint64 
 	if len(shape) > 0 && shape[0] == -1 {
 		shape[0] = int64(max(batch, 1))
 	}
-	if n, err := kserve.ByteSize(o.DataType, shape); err == nil && n > 0 {
+	if n, err := tensor.ByteSize(o.DataType, shape); err == nil && n > 0 {
 		return uint64(n)
 	}
 	return uint64(defaultOutputShmSize * max(batch, 1))
@@ -143,8 +144,8 @@ func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs,
 // read returns the outputs of a response whose data the server wrote into
 // this worker's regions. The tensors alias the regions; use them before the
 // worker's next request.
-func (o *workerOutputs) read(outs []kserve.Tensor) ([]kserve.Tensor, error) {
-	got := make([]kserve.Tensor, 0, len(outs))
+func (o *workerOutputs) read(outs []tensor.Tensor) ([]tensor.Tensor, error) {
+	got := make([]tensor.Tensor, 0, len(outs))
 	for _, t := range outs {
 		k := -1
 		for i, ro := range o.requested {
@@ -168,9 +169,9 @@ func (o *workerOutputs) read(outs []kserve.Tensor) ([]kserve.Tensor, error) {
 }
 
 // rawLen is the byte length of t's data at the start of buf.
-func rawLen(t kserve.Tensor, buf []byte) (int, error) {
-	if t.DataType != kserve.BYTES {
-		n, err := kserve.ByteSize(t.DataType, t.Shape)
+func rawLen(t tensor.Tensor, buf []byte) (int, error) {
+	if t.DataType != tensor.BYTES {
+		n, err := tensor.ByteSize(t.DataType, t.Shape)
 		if err != nil {
 			return 0, err
 		}
@@ -179,7 +180,7 @@ func rawLen(t kserve.Tensor, buf []byte) (int, error) {
 		}
 		return int(n), nil
 	}
-	count, err := kserve.ElementCount(t.Shape)
+	count, err := tensor.ElementCount(t.Shape)
 	if err != nil {
 		return 0, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/validate"
 )
 
@@ -20,7 +20,7 @@ const defaultSequenceLength = 20
 
 // compareFunc returns "" when got matches expected, else a description of
 // the first difference.
-type compareFunc func(expected, got []kserve.Tensor) string
+type compareFunc func(expected, got []tensor.Tensor) string
 
 // pointLoad is what every worker of a point shares; it is read-only once
 // built.

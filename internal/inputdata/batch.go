@@ -3,7 +3,7 @@ package inputdata
 import (
 	"slices"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // assemble turns batch-1 samples into requests using perf_analyzer's rule:
@@ -61,7 +61,7 @@ func batchStep(spec ModelSpec, set *sampleSet, stream int, idx []int) (Step, err
 
 // batchTensor concatenates one tensor's samples for the batch. A tensor must
 // be present in all of the batch's steps or in none, with one shape.
-func batchTensor(spec ModelSpec, ts TensorSpec, set *sampleSet, steps []map[string]sample, stream int, idx []int, validation bool) (kserve.Tensor, bool, error) {
+func batchTensor(spec ModelSpec, ts TensorSpec, set *sampleSet, steps []map[string]sample, stream int, idx []int, validation bool) (tensor.Tensor, bool, error) {
 	first, ok := steps[idx[0]][ts.Name]
 	for _, k := range idx[1:] {
 		s, has := steps[k][ts.Name]
@@ -69,17 +69,17 @@ func batchTensor(spec ModelSpec, ts TensorSpec, set *sampleSet, steps []map[stri
 		l.validation, l.tensor = validation, ts.Name
 		switch {
 		case has != ok:
-			return kserve.Tensor{}, false, l.errf(nil, "cannot batch with step %d: the tensor is given in only one of them",
+			return tensor.Tensor{}, false, l.errf(nil, "cannot batch with step %d: the tensor is given in only one of them",
 				set.locs[stream][idx[0]].step)
 		case ok && !slices.Equal(s.shape, first.shape):
-			return kserve.Tensor{}, false, l.errf(nil, "cannot batch shape %s with shape %s of step %d",
+			return tensor.Tensor{}, false, l.errf(nil, "cannot batch shape %s with shape %s of step %d",
 				formatDims(s.shape), formatDims(first.shape), set.locs[stream][idx[0]].step)
 		}
 	}
 	if !ok {
-		return kserve.Tensor{}, false, nil
+		return tensor.Tensor{}, false, nil
 	}
-	t := kserve.Tensor{Name: ts.Name, DataType: ts.DataType, Shape: first.shape, Raw: first.raw}
+	t := tensor.Tensor{Name: ts.Name, DataType: ts.DataType, Shape: first.shape, Raw: first.raw}
 	if spec.MaxBatchSize > 0 {
 		t.Shape = append([]int64{int64(len(idx))}, first.shape...)
 	}

@@ -1,6 +1,6 @@
 package inputdata
 
-import "github.com/perfscen/perfscen/internal/kserve"
+import "github.com/perfscen/perfscen/internal/tensor"
 
 // Data is the ready-to-send request payloads of one model and source.
 type Data struct {
@@ -18,8 +18,8 @@ type Data struct {
 // Step is one request: inputs with the batch dim applied ([batch, dims...]
 // when the model batches) and the outputs expected back, if the data says.
 type Step struct {
-	Inputs   []kserve.Tensor
-	Expected []kserve.Tensor // empty when the data has no validation_data
+	Inputs   []tensor.Tensor
+	Expected []tensor.Tensor // empty when the data has no validation_data
 	Origin   string          // where the first sample came from, for reports ("data.json step 3")
 }
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // readDir reads perf_analyzer's directory form: one file per input named
@@ -76,12 +76,12 @@ func readBinary(path string, ts TensorSpec, src Source) (sample, error) {
 	l := loc{file: path, stream: -1, step: -1, tensor: ts.Name}
 	var raw []byte
 	var count int64
-	if ts.DataType == kserve.BYTES {
+	if ts.DataType == tensor.BYTES {
 		lines := bytes.Split(data, []byte{'\n'})
 		if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
 			lines = lines[:len(lines)-1] // a final newline ends the last element
 		}
-		raw, count = kserve.EncodeBytesElements(lines), int64(len(lines))
+		raw, count = tensor.EncodeBytesElements(lines), int64(len(lines))
 	} else {
 		size := int64(ts.DataType.Size())
 		if int64(len(data))%size != 0 {

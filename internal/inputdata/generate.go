@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Random integers stay in a small range so arithmetic models neither
@@ -28,7 +28,7 @@ func generate(spec ModelSpec, src Source) (*sampleSet, error) {
 				return nil, l.errf(nil, "dims %s are variable; give a shape in the scenario", formatDims(shape))
 			}
 		}
-		n, err := kserve.ElementCount(shape)
+		n, err := tensor.ElementCount(shape)
 		if err != nil {
 			return nil, l.errf(nil, "dims %s: %v", formatDims(shape), err)
 		}
@@ -46,10 +46,10 @@ func generate(spec ModelSpec, src Source) (*sampleSet, error) {
 	}, nil
 }
 
-func fill(dt kserve.DataType, n int, src Source, rng *rand.Rand) ([]byte, error) {
+func fill(dt tensor.DataType, n int, src Source, rng *rand.Rand) ([]byte, error) {
 	zero := src.Kind == KindZero
 	switch {
-	case dt == kserve.BYTES:
+	case dt == tensor.BYTES:
 		elems := make([][]byte, n)
 		for i := range elems {
 			switch {
@@ -65,7 +65,7 @@ func fill(dt kserve.DataType, n int, src Source, rng *rand.Rand) ([]byte, error)
 				elems[i] = b
 			}
 		}
-		return kserve.EncodeBytesElements(elems), nil
+		return tensor.EncodeBytesElements(elems), nil
 	case zero:
 		return make([]byte, n*dt.Size()), nil
 	case dt.IsFloat():
@@ -73,13 +73,13 @@ func fill(dt kserve.DataType, n int, src Source, rng *rand.Rand) ([]byte, error)
 		for i := range v {
 			v[i] = rng.Float64()
 		}
-		return kserve.FromFloat64s(dt, v)
-	case dt == kserve.BOOL:
+		return tensor.FromFloat64s(dt, v)
+	case dt == tensor.BOOL:
 		v := make([]int64, n)
 		for i := range v {
 			v[i] = rng.Int64N(2)
 		}
-		return kserve.FromInt64s(dt, v)
+		return tensor.FromInt64s(dt, v)
 	case dt.IsInteger():
 		lo := int64(0)
 		if lo0, _ := intBounds(dt); lo0 < 0 {
@@ -89,7 +89,7 @@ func fill(dt kserve.DataType, n int, src Source, rng *rand.Rand) ([]byte, error)
 		for i := range v {
 			v[i] = lo + rng.Int64N(randIntSpan)
 		}
-		return kserve.FromInt64s(dt, v)
+		return tensor.FromInt64s(dt, v)
 	}
 	return nil, fmt.Errorf("unsupported datatype %q", dt)
 }

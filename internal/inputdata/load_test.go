@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -17,34 +17,34 @@ var update = flag.Bool("update", false, "rewrite golden files")
 var (
 	simple = ModelSpec{Name: "simple", MaxBatchSize: 8,
 		Inputs: []TensorSpec{
-			{Name: "INPUT0", DataType: kserve.INT32, Dims: []int64{16}},
-			{Name: "INPUT1", DataType: kserve.INT32, Dims: []int64{16}},
+			{Name: "INPUT0", DataType: tensor.INT32, Dims: []int64{16}},
+			{Name: "INPUT1", DataType: tensor.INT32, Dims: []int64{16}},
 		},
 		Outputs: []TensorSpec{
-			{Name: "OUTPUT0", DataType: kserve.INT32, Dims: []int64{16}},
-			{Name: "OUTPUT1", DataType: kserve.INT32, Dims: []int64{16}},
+			{Name: "OUTPUT0", DataType: tensor.INT32, Dims: []int64{16}},
+			{Name: "OUTPUT1", DataType: tensor.INT32, Dims: []int64{16}},
 		}}
 	variable = ModelSpec{Name: "variable", MaxBatchSize: 4,
-		Inputs: []TensorSpec{{Name: "INPUT", DataType: kserve.INT32, Dims: []int64{-1, -1}}}}
+		Inputs: []TensorSpec{{Name: "INPUT", DataType: tensor.INT32, Dims: []int64{-1, -1}}}}
 	strings1 = ModelSpec{Name: "seq", MaxBatchSize: 0,
-		Inputs:  []TensorSpec{{Name: "INPUT", DataType: kserve.BYTES, Dims: []int64{1}}},
-		Outputs: []TensorSpec{{Name: "OUTPUT", DataType: kserve.BYTES, Dims: []int64{1}}}}
+		Inputs:  []TensorSpec{{Name: "INPUT", DataType: tensor.BYTES, Dims: []int64{1}}},
+		Outputs: []TensorSpec{{Name: "OUTPUT", DataType: tensor.BYTES, Dims: []int64{1}}}}
 	mixedTypes = ModelSpec{Name: "mixed", MaxBatchSize: 0,
 		Inputs: []TensorSpec{
-			{Name: "X", DataType: kserve.FP32, Dims: []int64{2, 2}},
-			{Name: "H", DataType: kserve.FP16, Dims: []int64{4}},
-			{Name: "FLAG", DataType: kserve.BOOL, Dims: []int64{2}},
-			{Name: "BIG", DataType: kserve.UINT64, Dims: []int64{2}},
-			{Name: "OPT", DataType: kserve.INT8, Dims: []int64{3}, Optional: true},
+			{Name: "X", DataType: tensor.FP32, Dims: []int64{2, 2}},
+			{Name: "H", DataType: tensor.FP16, Dims: []int64{4}},
+			{Name: "FLAG", DataType: tensor.BOOL, Dims: []int64{2}},
+			{Name: "BIG", DataType: tensor.UINT64, Dims: []int64{2}},
+			{Name: "OPT", DataType: tensor.INT8, Dims: []int64{3}, Optional: true},
 		},
-		Outputs: []TensorSpec{{Name: "Y", DataType: kserve.FP64, Dims: []int64{4}}}}
+		Outputs: []TensorSpec{{Name: "Y", DataType: tensor.FP64, Dims: []int64{4}}}}
 	generated = ModelSpec{Name: "gen", MaxBatchSize: 2,
 		Inputs: []TensorSpec{
-			{Name: "IMG", DataType: kserve.UINT8, Dims: []int64{2, -1}},
-			{Name: "S", DataType: kserve.INT16, Dims: []int64{3}},
-			{Name: "F", DataType: kserve.BF16, Dims: []int64{2}},
-			{Name: "B", DataType: kserve.BOOL, Dims: []int64{2}},
-			{Name: "TXT", DataType: kserve.BYTES, Dims: []int64{2}},
+			{Name: "IMG", DataType: tensor.UINT8, Dims: []int64{2, -1}},
+			{Name: "S", DataType: tensor.INT16, Dims: []int64{3}},
+			{Name: "F", DataType: tensor.BF16, Dims: []int64{2}},
+			{Name: "B", DataType: tensor.BOOL, Dims: []int64{2}},
+			{Name: "TXT", DataType: tensor.BYTES, Dims: []int64{2}},
 		}}
 )
 
@@ -85,7 +85,7 @@ func TestLoadGolden(t *testing.T) {
 			}
 			for _, s := range d.Streams {
 				for _, st := range s {
-					for _, x := range append(append([]kserve.Tensor(nil), st.Inputs...), st.Expected...) {
+					for _, x := range append(append([]tensor.Tensor(nil), st.Inputs...), st.Expected...) {
 						if err := x.Check(); err != nil {
 							t.Errorf("%s: %v", st.Origin, err)
 						}
@@ -131,23 +131,23 @@ func dump(t *testing.T, d *Data) string {
 	return b.String()
 }
 
-func tensorString(t *testing.T, x kserve.Tensor) string {
+func tensorString(t *testing.T, x tensor.Tensor) string {
 	t.Helper()
 	var vals any
 	var err error
 	switch {
-	case x.DataType == kserve.BYTES:
+	case x.DataType == tensor.BYTES:
 		var elems [][]byte
-		elems, err = kserve.BytesElements(x.Raw)
+		elems, err = tensor.BytesElements(x.Raw)
 		strs := make([]string, len(elems))
 		for i, e := range elems {
 			strs[i] = fmt.Sprintf("%q", e)
 		}
 		vals = strs
-	case x.DataType == kserve.UINT64:
-		vals, err = kserve.ToUint64s(x.DataType, x.Raw)
+	case x.DataType == tensor.UINT64:
+		vals, err = tensor.ToUint64s(x.DataType, x.Raw)
 	default:
-		vals, err = kserve.ToFloat64s(x.DataType, x.Raw)
+		vals, err = tensor.ToFloat64s(x.DataType, x.Raw)
 	}
 	if err != nil {
 		t.Fatalf("decoding %s: %v", x.Name, err)

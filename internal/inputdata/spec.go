@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // ModelSpec is what inputdata needs to know about a model. The runner fills it
@@ -19,7 +19,7 @@ type ModelSpec struct {
 // TensorSpec describes one model input or output.
 type TensorSpec struct {
 	Name     string
-	DataType kserve.DataType
+	DataType tensor.DataType
 	Dims     []int64 // without the batch dimension; -1 marks a variable dim
 	Optional bool    // inputs only: the model runs without it
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // sample is one batch-1 tensor read from the data, before batching.
@@ -131,7 +131,7 @@ func resolveShape(l loc, at *value, ts TensorSpec, shape []int64, count int64, f
 		shape[variable] = count / rest
 		return shape, nil
 	}
-	want, err := kserve.ElementCount(shape)
+	want, err := tensor.ElementCount(shape)
 	if err != nil {
 		return nil, l.errf(at, "dims %s: %v", formatDims(shape), err)
 	}
@@ -163,13 +163,13 @@ func flatten(l loc, v value, out []value, depth int) ([]value, error) {
 
 // encodeLeaves converts JSON scalars to the raw form of dt, naming the first
 // element that does not fit.
-func encodeLeaves(l loc, leaves []value, dt kserve.DataType) ([]byte, error) {
+func encodeLeaves(l loc, leaves []value, dt tensor.DataType) ([]byte, error) {
 	bad := func(i int, want string) error {
 		e := leaves[i]
 		return l.err(&e, fmt.Sprintf("%s (element %d)", want, i), describe(l.src, e))
 	}
 	switch {
-	case dt == kserve.BYTES:
+	case dt == tensor.BYTES:
 		elems := make([][]byte, len(leaves))
 		for i, e := range leaves {
 			if e.kind != kString {
@@ -177,8 +177,8 @@ func encodeLeaves(l loc, leaves []value, dt kserve.DataType) ([]byte, error) {
 			}
 			elems[i] = []byte(e.str(l.src))
 		}
-		return kserve.EncodeBytesElements(elems), nil
-	case dt == kserve.BOOL:
+		return tensor.EncodeBytesElements(elems), nil
+	case dt == tensor.BOOL:
 		ints := make([]int64, len(leaves))
 		for i, e := range leaves {
 			if e.kind != kBool {
@@ -188,7 +188,7 @@ func encodeLeaves(l loc, leaves []value, dt kserve.DataType) ([]byte, error) {
 				ints[i] = 1
 			}
 		}
-		return kserve.FromInt64s(dt, ints)
+		return tensor.FromInt64s(dt, ints)
 	case dt.IsFloat():
 		fs := make([]float64, len(leaves))
 		for i, e := range leaves {
@@ -197,9 +197,9 @@ func encodeLeaves(l loc, leaves []value, dt kserve.DataType) ([]byte, error) {
 			}
 			fs[i] = parseFloat(e.raw(l.src))
 		}
-		return kserve.FromFloat64s(dt, fs)
+		return tensor.FromFloat64s(dt, fs)
 	default: // integers
-		if dt == kserve.UINT64 {
+		if dt == tensor.UINT64 {
 			us := make([]uint64, len(leaves))
 			for i, e := range leaves {
 				u, err := strconv.ParseUint(string(e.raw(l.src)), 10, 64)
@@ -208,7 +208,7 @@ func encodeLeaves(l loc, leaves []value, dt kserve.DataType) ([]byte, error) {
 				}
 				us[i] = u
 			}
-			return kserve.FromUint64s(dt, us)
+			return tensor.FromUint64s(dt, us)
 		}
 		is := make([]int64, len(leaves))
 		lo, hi := intBounds(dt)
@@ -219,23 +219,23 @@ func encodeLeaves(l loc, leaves []value, dt kserve.DataType) ([]byte, error) {
 			}
 			is[i] = n
 		}
-		return kserve.FromInt64s(dt, is)
+		return tensor.FromInt64s(dt, is)
 	}
 }
 
-func intBounds(dt kserve.DataType) (lo, hi int64) {
+func intBounds(dt tensor.DataType) (lo, hi int64) {
 	switch dt {
-	case kserve.UINT8:
+	case tensor.UINT8:
 		return 0, math.MaxUint8
-	case kserve.UINT16:
+	case tensor.UINT16:
 		return 0, math.MaxUint16
-	case kserve.UINT32:
+	case tensor.UINT32:
 		return 0, math.MaxUint32
-	case kserve.INT8:
+	case tensor.INT8:
 		return math.MinInt8, math.MaxInt8
-	case kserve.INT16:
+	case tensor.INT16:
 		return math.MinInt16, math.MaxInt16
-	case kserve.INT32:
+	case tensor.INT32:
 		return math.MinInt32, math.MaxInt32
 	}
 	return math.MinInt64, math.MaxInt64
@@ -281,8 +281,8 @@ func decodeB64(l loc, b value, ts TensorSpec, shape []int64, fromFile bool) (sam
 		return sample{}, l.errf(&b, "invalid base64: %v", err)
 	}
 	var count int64
-	if ts.DataType == kserve.BYTES {
-		n, err := kserve.CountBytesElements(raw)
+	if ts.DataType == tensor.BYTES {
+		n, err := tensor.CountBytesElements(raw)
 		if err != nil {
 			return sample{}, l.errf(&b, "b64 data is not serialized BYTES (4-byte length before each element): %v", err)
 		}
@@ -296,7 +296,7 @@ func decodeB64(l loc, b value, ts TensorSpec, shape []int64, fromFile bool) (sam
 	}
 	shape, err = resolveShape(l, &b, ts, shape, count, fromFile)
 	if err != nil {
-		if e, ok := err.(*Error); ok && ts.DataType != kserve.BYTES && e.Found != "" {
+		if e, ok := err.(*Error); ok && ts.DataType != tensor.BYTES && e.Found != "" {
 			e.Found += fmt.Sprintf(" (%d bytes)", len(raw))
 		}
 		return sample{}, err

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/sse"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -400,11 +400,11 @@ func (c *Client) ModelReady(ctx context.Context, name, _ string) (bool, error) {
 }
 
 // ServerMetadata names the kind; OpenAI servers report no version.
-func (c *Client) ServerMetadata(ctx context.Context) (*kserve.ServerMetadata, error) {
+func (c *Client) ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error) {
 	if _, err := c.listModels(ctx); err != nil {
 		return nil, err
 	}
-	return &kserve.ServerMetadata{Name: "openai-compatible", Extensions: []string{c.opts.Endpoint}}, nil
+	return &wire.ServerMetadata{Name: "openai-compatible", Extensions: []string{c.opts.Endpoint}}, nil
 }
 
 // Models lists the model ids the server serves.
@@ -419,13 +419,13 @@ func (c *Client) Close() error {
 // ErrKServeOnly is returned by the KServe v2 calls an OpenAI server lacks.
 var ErrKServeOnly = errors.New("not part of the OpenAI-compatible API")
 
-func (c *Client) ModelMetadata(context.Context, string, string) (*kserve.ModelMetadata, error) {
+func (c *Client) ModelMetadata(context.Context, string, string) (*wire.ModelMetadata, error) {
 	return nil, fmt.Errorf("model metadata: %w", ErrKServeOnly)
 }
 func (c *Client) ModelConfig(context.Context, string, string) (*client.ModelConfig, error) {
 	return nil, fmt.Errorf("model config: %w", ErrKServeOnly)
 }
-func (c *Client) RepositoryIndex(context.Context) ([]kserve.RepositoryModel, error) {
+func (c *Client) RepositoryIndex(context.Context) ([]wire.RepositoryModel, error) {
 	return nil, fmt.Errorf("repository index: %w", ErrKServeOnly)
 }
 func (c *Client) LoadModel(context.Context, string) error {
@@ -446,7 +446,7 @@ func (c *Client) RegisterSystemSharedMemory(context.Context, string, string, uin
 func (c *Client) UnregisterSystemSharedMemory(context.Context, string) error {
 	return fmt.Errorf("shared memory: %w", ErrKServeOnly)
 }
-func (c *Client) SystemSharedMemoryStatus(context.Context, string) ([]kserve.SystemSharedMemoryStatus, error) {
+func (c *Client) SystemSharedMemoryStatus(context.Context, string) ([]wire.SystemSharedMemoryStatus, error) {
 	return nil, fmt.Errorf("shared memory: %w", ErrKServeOnly)
 }
 func (c *Client) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {

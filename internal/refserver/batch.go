@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // batchKey groups jobs that may share one execution: equal non-batch dims
@@ -46,7 +46,7 @@ func mergeInputs(jobs []*job, total int) []tensorBuf {
 
 // splitOutput cuts one merged output back into per-job pieces of the given
 // batch sizes.
-func splitOutput(t tensorBuf, dt kserve.DataType, sizes []int) ([]tensorBuf, error) {
+func splitOutput(t tensorBuf, dt tensor.DataType, sizes []int) ([]tensorBuf, error) {
 	if len(sizes) == 1 {
 		return []tensorBuf{t}, nil
 	}
@@ -57,7 +57,7 @@ func splitOutput(t tensorBuf, dt kserve.DataType, sizes []int) ([]tensorBuf, err
 	if len(t.shape) == 0 || t.shape[0] != int64(total) {
 		return nil, fmt.Errorf("model output shape %v does not start with the batch size %d", t.shape, total)
 	}
-	per, err := kserve.ElementCount(t.shape[1:])
+	per, err := tensor.ElementCount(t.shape[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func splitOutput(t tensorBuf, dt kserve.DataType, sizes []int) ([]tensorBuf, err
 	off := 0
 	for k, s := range sizes {
 		var n int
-		if dt == kserve.BYTES {
+		if dt == tensor.BYTES {
 			n, err = bytesSpan(t.raw[off:], int(per)*s)
 			if err != nil {
 				return nil, err

@@ -4,7 +4,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Triton's classification extension: an output requested with the
@@ -18,10 +19,10 @@ const maxClassElements = 1_000_000
 // classify turns out into its top-k form; batched says whether the first
 // dim is the batch.
 func classify(o inferOutput, k int, batched bool) (inferOutput, error) {
-	if !o.dtype.IsInteger() && o.dtype != kserve.FP32 && o.dtype != kserve.FP64 {
+	if !o.dtype.IsInteger() && o.dtype != tensor.FP32 && o.dtype != tensor.FP64 {
 		return o, errorf(codeInvalidArg, "class result not available for output '%s' due to unsupported type '%s'", o.name, o.dtype)
 	}
-	vals, err := kserve.ToFloat64s(o.dtype, o.raw)
+	vals, err := tensor.ToFloat64s(o.dtype, o.raw)
 	if err != nil {
 		return o, errorf(codeInternal, "output '%s': %v", o.name, err)
 	}
@@ -39,7 +40,7 @@ func classify(o inferOutput, k int, batched bool) (inferOutput, error) {
 	n := min(k, per)
 	var ints []int64 // exact values for integer outputs
 	if o.dtype.IsInteger() {
-		if ints, err = kserve.ToInt64s(o.dtype, o.raw); err != nil {
+		if ints, err = tensor.ToInt64s(o.dtype, o.raw); err != nil {
 			ints = nil
 		}
 	}
@@ -65,7 +66,7 @@ func classify(o inferOutput, k int, batched bool) (inferOutput, error) {
 			elems = append(elems, strconv.AppendInt(s, int64(i), 10))
 		}
 	}
-	o.dtype, o.raw = kserve.BYTES, kserve.EncodeBytesElements(elems)
+	o.dtype, o.raw = tensor.BYTES, tensor.EncodeBytesElements(elems)
 	if batched {
 		o.shape = []int64{int64(batch), int64(n)}
 	} else {
@@ -75,8 +76,8 @@ func classify(o inferOutput, k int, batched bool) (inferOutput, error) {
 }
 
 // classParam reads an output's classification count; 0 when absent.
-func classParam(p kserve.Parameters, name string) (int, error) {
-	v, ok, err := p.Int64(kserve.ParamClassification)
+func classParam(p wire.Parameters, name string) (int, error) {
+	v, ok, err := p.Int64(wire.ParamClassification)
 	if err != nil || (ok && v <= 0) {
 		return 0, errorf(codeInvalidArg, "output '%s': parameter 'classification' must be an integer greater than 0", name)
 	}

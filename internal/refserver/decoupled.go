@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // decoupledPart is one response of a decoupled model, or the error that
@@ -25,13 +25,13 @@ func repeatInt32Model() *modelDef {
 	return &modelDef{
 		name: "repeat_int32", platform: builtinPlatform, maxBatchSize: 0, decoupled: true,
 		inputs: []tensorSpec{
-			{name: "IN", dtype: kserve.INT32, dims: []int64{-1}},
-			{name: "DELAY", dtype: kserve.UINT32, dims: []int64{-1}},
-			{name: "WAIT", dtype: kserve.UINT32, dims: []int64{1}},
+			{name: "IN", dtype: tensor.INT32, dims: []int64{-1}},
+			{name: "DELAY", dtype: tensor.UINT32, dims: []int64{-1}},
+			{name: "WAIT", dtype: tensor.UINT32, dims: []int64{1}},
 		},
 		outputs: []tensorSpec{
-			{name: "OUT", dtype: kserve.INT32, dims: []int64{1}},
-			{name: "IDX", dtype: kserve.UINT32, dims: []int64{1}},
+			{name: "OUT", dtype: tensor.INT32, dims: []int64{1}},
+			{name: "IDX", dtype: tensor.UINT32, dims: []int64{1}},
 		},
 		newEngine: func() engine { return engineFunc(repeatExecute) },
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func (g *grpcService) ModelInfer(ctx context.Context, r *inferencepb.ModelInferRequest) (*inferencepb.ModelInferResponse, error) {
@@ -59,12 +60,12 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 	raws := r.GetRawInputContents()
 	next := 0
 	for _, in := range r.GetInputs() {
-		dt, err := kserve.ParseDataType(in.GetDatatype())
+		dt, err := tensor.ParseDataType(in.GetDatatype())
 		if err != nil {
 			return nil, errorf(codeInvalidArg, "input '%s': %v", in.GetName(), err)
 		}
 		ii := inferInput{name: in.GetName(), dtype: dt, shape: in.GetShape()}
-		ref, err := shmParams(kserve.ParamsFromProto(in.GetParameters()), "input", in.GetName())
+		ref, err := shmParams(wire.ParamsFromProto(in.GetParameters()), "input", in.GetName())
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +80,7 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 				return nil, errorf(codeInvalidArg, "contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), r.GetModelName())
 			}
 			contents := in.GetContents()
-			ii.decode = func(dt kserve.DataType, _ []int64) ([]byte, error) { return kserve.ContentsToRaw(dt, contents) }
+			ii.decode = func(dt tensor.DataType, _ []int64) ([]byte, error) { return wire.ContentsToRaw(dt, contents) }
 		default:
 			if next >= len(raws) {
 				return nil, errorf(codeInvalidArg, "input '%s' for model '%s' has no data: no contents, shared memory or raw_input_contents entry", in.GetName(), r.GetModelName())
@@ -96,12 +97,12 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 		req.outputs = []outputRequest{}
 	}
 	for _, o := range r.GetOutputs() {
-		ref, err := shmParams(kserve.ParamsFromProto(o.GetParameters()), "output", o.GetName())
+		ref, err := shmParams(wire.ParamsFromProto(o.GetParameters()), "output", o.GetName())
 		if err != nil {
 			return nil, err
 		}
 		cls := 0
-		if c, ok := o.GetParameters()[kserve.ParamClassification]; ok {
+		if c, ok := o.GetParameters()[wire.ParamClassification]; ok {
 			v, isInt := c.GetParameterChoice().(*inferencepb.InferParameter_Int64Param)
 			if !isInt {
 				return nil, errorf(codeInvalidArg, "invalid value type for 'classification' parameter, expected int64_param")

@@ -4,8 +4,8 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 )
 
 // paramEnableEmptyFinal is the one triton_* request key Triton accepts over
@@ -36,6 +36,6 @@ func grpcRequestParams(ps map[string]*inferencepb.InferParameter, req *inferRequ
 		}
 		delete(rest, k)
 	}
-	_, err := parseRequestParams(kserve.ParamsFromProto(rest), &req.seq, &req.timeout)
+	_, err := parseRequestParams(wire.ParamsFromProto(rest), &req.seq, &req.timeout)
 	return err
 }

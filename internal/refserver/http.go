@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 )
 
 // Handler returns the HTTP/REST API (KServe v2 plus Triton extensions).
@@ -139,11 +139,11 @@ func (s *Server) onlyPOST(w http.ResponseWriter, r *http.Request, h http.Handler
 }
 
 func notFound(w http.ResponseWriter) {
-	writeJSON(w, http.StatusNotFound, kserve.Error{Error: "Not Found"})
+	writeJSON(w, http.StatusNotFound, wire.Error{Error: "Not Found"})
 }
 
 func methodNotAllowed(w http.ResponseWriter) {
-	writeJSON(w, http.StatusMethodNotAllowed, kserve.Error{Error: "Method Not Allowed"})
+	writeJSON(w, http.StatusMethodNotAllowed, wire.Error{Error: "Method Not Allowed"})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -160,11 +160,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errDropped) {
 		err = errorf(codeUnavailable, "%v", err)
 	}
-	writeJSON(w, httpStatus(err), kserve.Error{Error: err.Error()})
+	writeJSON(w, httpStatus(err), wire.Error{Error: err.Error()})
 }
 
 func (s *Server) httpServerMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, kserve.ServerMetadata{Name: ServerName, Version: s.version, Extensions: serverExtensions})
+	writeJSON(w, http.StatusOK, wire.ServerMetadata{Name: ServerName, Version: s.version, Extensions: serverExtensions})
 }
 
 func (s *Server) httpModelMetadata(w http.ResponseWriter, model, version string) {
@@ -182,7 +182,7 @@ func (s *Server) httpModelConfig(w http.ResponseWriter, model, version string) {
 		writeError(w, err)
 		return
 	}
-	b, err := kserve.MarshalModelConfigJSON(m.modelConfig())
+	b, err := wire.MarshalModelConfigJSON(m.modelConfig())
 	if err != nil {
 		writeError(w, errorf(codeInternal, "%v", err))
 		return
@@ -197,12 +197,12 @@ func (s *Server) httpStats(w http.ResponseWriter, model, version string) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, kserve.StatisticsResponse{ModelStats: stats})
+	writeJSON(w, http.StatusOK, wire.StatisticsResponse{ModelStats: stats})
 }
 
 // modelStats collects statistics for one model (and version) or for all
 // loaded models when model is "".
-func (s *Server) modelStats(model, version string) ([]kserve.ModelStats, error) {
+func (s *Server) modelStats(model, version string) ([]wire.ModelStats, error) {
 	var models []*loadedModel
 	if model == "" {
 		models = s.repo.loadedModels()
@@ -213,28 +213,28 @@ func (s *Server) modelStats(model, version string) ([]kserve.ModelStats, error) 
 		}
 		models = []*loadedModel{m}
 	}
-	out := make([]kserve.ModelStats, 0, len(models))
+	out := make([]wire.ModelStats, 0, len(models))
 	for _, m := range models {
 		out = append(out, toKServeStats(m.stats.snapshot()))
 	}
 	return out, nil
 }
 
-func toKServeStats(s ModelStats) kserve.ModelStats {
-	d := func(x durationStat) kserve.StatDuration { return kserve.StatDuration{Count: x.Count, Ns: x.NS} }
-	ks := kserve.ModelStats{
+func toKServeStats(s ModelStats) wire.ModelStats {
+	d := func(x durationStat) wire.StatDuration { return wire.StatDuration{Count: x.Count, Ns: x.NS} }
+	ks := wire.ModelStats{
 		Name: s.Name, Version: s.Version, LastInference: s.LastInference,
 		InferenceCount: s.InferenceCount, ExecutionCount: s.ExecutionCount,
-		InferenceStats: kserve.InferStats{
+		InferenceStats: wire.InferStats{
 			Success: d(s.Success), Fail: d(s.Fail), Queue: d(s.Queue),
 			ComputeInput: d(s.ComputeInput), ComputeInfer: d(s.ComputeInfer), ComputeOutput: d(s.ComputeOutput),
 		},
-		ResponseStats: map[string]kserve.ResponseStats{},
-		BatchStats:    []kserve.BatchStats{},
-		MemoryUsage:   []kserve.MemoryUsage{},
+		ResponseStats: map[string]wire.ResponseStats{},
+		BatchStats:    []wire.BatchStats{},
+		MemoryUsage:   []wire.MemoryUsage{},
 	}
 	for _, b := range s.Batches {
-		ks.BatchStats = append(ks.BatchStats, kserve.BatchStats{
+		ks.BatchStats = append(ks.BatchStats, wire.BatchStats{
 			BatchSize: b.BatchSize, ComputeInput: d(b.ComputeInput), ComputeInfer: d(b.ComputeInfer), ComputeOutput: d(b.ComputeOutput),
 		})
 	}

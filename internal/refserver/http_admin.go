@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 )
 
 // readJSONBody decodes an optional JSON body into v; an empty body leaves
@@ -31,7 +31,7 @@ func (s *Server) routeRepository(w http.ResponseWriter, r *http.Request, seg []s
 		s.onlyPOST(w, r, s.httpRepositoryIndex)
 	case len(seg) == 3 && seg[0] == "models" && (seg[2] == "load" || seg[2] == "unload"):
 		s.onlyPOST(w, r, func(w http.ResponseWriter, r *http.Request) {
-			var req kserve.RepositoryControlRequest
+			var req wire.RepositoryControlRequest
 			if err := readJSONBody(r, &req); err != nil {
 				writeError(w, err)
 				return
@@ -51,7 +51,7 @@ func (s *Server) routeRepository(w http.ResponseWriter, r *http.Request, seg []s
 
 // repositoryControl loads or unloads a model; a load may carry a config
 // override ("config", JSON text).
-func (s *Server) repositoryControl(model string, load bool, params kserve.Parameters) error {
+func (s *Server) repositoryControl(model string, load bool, params wire.Parameters) error {
 	if !load {
 		return s.repo.unload(model)
 	}
@@ -74,14 +74,14 @@ func (s *Server) repositoryControl(model string, load bool, params kserve.Parame
 }
 
 func (s *Server) httpRepositoryIndex(w http.ResponseWriter, r *http.Request) {
-	var req kserve.RepositoryIndexRequest
+	var req wire.RepositoryIndexRequest
 	if err := readJSONBody(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	out := []kserve.RepositoryModel{}
+	out := []wire.RepositoryModel{}
 	for _, e := range s.repo.index(req.Ready) {
-		out = append(out, kserve.RepositoryModel{Name: e.name, Version: e.version, State: e.state, Reason: e.reason})
+		out = append(out, wire.RepositoryModel{Name: e.name, Version: e.version, State: e.state, Reason: e.reason})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -101,9 +101,9 @@ func (s *Server) routeSystemShm(w http.ResponseWriter, r *http.Request, seg []st
 				writeError(w, err)
 				return
 			}
-			out := make([]kserve.SystemSharedMemoryStatus, len(regs))
+			out := make([]wire.SystemSharedMemoryStatus, len(regs))
 			for i, reg := range regs {
-				out[i] = kserve.SystemSharedMemoryStatus{Name: reg.name, Key: reg.key, Offset: reg.offset, ByteSize: reg.byteSize}
+				out[i] = wire.SystemSharedMemoryStatus{Name: reg.name, Key: reg.key, Offset: reg.offset, ByteSize: reg.byteSize}
 			}
 			writeJSON(w, http.StatusOK, out)
 		})
@@ -113,7 +113,7 @@ func (s *Server) routeSystemShm(w http.ResponseWriter, r *http.Request, seg []st
 			return
 		}
 		s.onlyPOST(w, r, func(w http.ResponseWriter, r *http.Request) {
-			var req kserve.SystemSharedMemoryRegister
+			var req wire.SystemSharedMemoryRegister
 			if err := readJSONBody(r, &req); err != nil {
 				writeError(w, err)
 				return

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func (s *Server) httpInfer(w http.ResponseWriter, r *http.Request, model, version string) {
@@ -45,7 +46,7 @@ func (s *Server) httpInfer(w http.ResponseWriter, r *http.Request, model, versio
 	h := w.Header()
 	if headerLen < len(resp) {
 		h.Set("Content-Type", "application/octet-stream")
-		h.Set(kserve.HeaderContentLength, strconv.Itoa(headerLen))
+		h.Set(wire.HeaderContentLength, strconv.Itoa(headerLen))
 	} else {
 		h.Set("Content-Type", "application/json")
 	}
@@ -72,9 +73,9 @@ func dropConnection(w http.ResponseWriter) {
 // parseHTTPInfer turns an infer body into an inferRequest. binaryDefault
 // is the binary_data_output request parameter.
 func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version string) (*inferRequest, bool, error) {
-	hl := h.Get(kserve.HeaderContentLength)
+	hl := h.Get(wire.HeaderContentLength)
 	if hl != "" {
-		n, err := kserve.ParseHeaderLength(hl, len(body))
+		n, err := wire.ParseHeaderLength(hl, len(body))
 		if err != nil {
 			return nil, false, errorf(codeInvalidArg, "%v", err)
 		}
@@ -85,10 +86,10 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 	}
 	header, rest := body, []byte(nil)
 	if hl != "" {
-		n, _ := kserve.ParseHeaderLength(hl, len(body))
-		header, rest, _ = kserve.SplitBinaryBody(body, n)
+		n, _ := wire.ParseHeaderLength(hl, len(body))
+		header, rest, _ = wire.SplitBinaryBody(body, n)
 	}
-	var kr kserve.InferRequest
+	var kr wire.InferRequest
 	if err := json.Unmarshal(header, &kr); err != nil {
 		return nil, false, errorf(codeInvalidArg, "failed to parse the request JSON buffer: %v", err)
 	}
@@ -99,12 +100,12 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 	}
 	if hl == "" {
 		for _, in := range kr.Inputs {
-			if _, ok := in.Parameters[kserve.ParamBinaryDataSize]; ok {
+			if _, ok := in.Parameters[wire.ParamBinaryDataSize]; ok {
 				return nil, false, errorf(codeInvalidArg, "must specify valid 'Infer-Header-Content-Length' in request header and 'binary_data_size' when passing inputs in binary data format")
 			}
 		}
 	}
-	bins, err := kserve.SliceInputs(kr.Inputs, rest)
+	bins, err := wire.SliceInputs(kr.Inputs, rest)
 	if err != nil {
 		return nil, false, errorf(codeInvalidArg, "%v", err)
 	}
@@ -120,7 +121,7 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 	}
 	for _, o := range kr.Outputs {
 		or := outputRequest{name: o.Name, binary: binaryDefault}
-		if b, ok, err := o.Parameters.Bool(kserve.ParamBinaryData); err != nil {
+		if b, ok, err := o.Parameters.Bool(wire.ParamBinaryData); err != nil {
 			return nil, false, errorf(codeInvalidArg, "output '%s': %v", o.Name, err)
 		} else if ok {
 			or.binary = b
@@ -129,7 +130,7 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 		if err != nil {
 			return nil, false, err
 		}
-		if ref != nil && or.binary && o.Parameters[kserve.ParamBinaryData] == true {
+		if ref != nil && or.binary && o.Parameters[wire.ParamBinaryData] == true {
 			return nil, false, errorf(codeInvalidArg, "Output can't set both 'shared_memory_region' and 'binary_data'")
 		}
 		if ref != nil {
@@ -147,14 +148,14 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 // httpInput builds one input from its JSON form and binary bytes.
 // halfJSON accepts FP16 and BF16 as JSON numbers, which plain KServe v2
 // servers do and Triton does not.
-func httpInput(in kserve.InferInput, bin []byte, halfJSON bool) (inferInput, error) {
-	dt, err := kserve.ParseDataType(string(in.DataType))
+func httpInput(in wire.InferInput, bin []byte, halfJSON bool) (inferInput, error) {
+	dt, err := tensor.ParseDataType(string(in.DataType))
 	if err != nil {
 		return inferInput{}, errorf(codeInvalidArg, "input '%s': %v", in.Name, err)
 	}
 	ii := inferInput{name: in.Name, dtype: dt, shape: in.Shape}
 	hasData := len(in.Data) > 0 && string(in.Data) != "null"
-	_, hasBin := in.Parameters[kserve.ParamBinaryDataSize]
+	_, hasBin := in.Parameters[wire.ParamBinaryDataSize]
 	ref, err := shmParams(in.Parameters, "input", in.Name)
 	if err != nil {
 		return ii, err
@@ -174,12 +175,12 @@ func httpInput(in kserve.InferInput, bin []byte, halfJSON bool) (inferInput, err
 	case ref != nil:
 		ii.shm = ref
 	default:
-		if !kserve.JSONAllowed(dt) && !halfJSON {
+		if !tensor.JSONAllowed(dt) && !halfJSON {
 			return ii, errorf(codeInvalidArg, "sending %s data via JSON is not supported. Please use the binary data format for input '%s'", dt, in.Name)
 		}
 		data := in.Data
-		ii.decode = func(dt kserve.DataType, shape []int64) ([]byte, error) {
-			t, err := kserve.FromJSONData(in.Name, dt, shape, data)
+		ii.decode = func(dt tensor.DataType, shape []int64) ([]byte, error) {
+			t, err := tensor.FromJSONData(in.Name, dt, shape, data)
 			return t.Raw, err
 		}
 	}
@@ -187,16 +188,16 @@ func httpInput(in kserve.InferInput, bin []byte, halfJSON bool) (inferInput, err
 }
 
 // shmParams reads a tensor's shared_memory_* parameters; nil when absent.
-func shmParams(p kserve.Parameters, kind, name string) (*shmRef, error) {
-	region, hasRegion, err := p.String(kserve.ParamShmRegion)
+func shmParams(p wire.Parameters, kind, name string) (*shmRef, error) {
+	region, hasRegion, err := p.String(wire.ParamShmRegion)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "%s '%s': %v", kind, name, err)
 	}
-	size, hasSize, err := p.Int64(kserve.ParamShmByteSize)
+	size, hasSize, err := p.Int64(wire.ParamShmByteSize)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "%s '%s': %v", kind, name, err)
 	}
-	off, _, err := p.Int64(kserve.ParamShmOffset)
+	off, _, err := p.Int64(wire.ParamShmOffset)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "%s '%s': %v", kind, name, err)
 	}
@@ -218,39 +219,39 @@ func makeShmRef(kind, name, region string, hasRegion bool, size int64, hasSize b
 
 // parseRequestParams reads the reserved request parameters (sequence,
 // schedule policy, binary_data_output) and rejects triton_* keys.
-func parseRequestParams(p kserve.Parameters, seq *sequenceParams, timeout *time.Duration) (binaryDefault bool, err error) {
+func parseRequestParams(p wire.Parameters, seq *sequenceParams, timeout *time.Duration) (binaryDefault bool, err error) {
 	for k := range p {
 		if strings.HasPrefix(k, "triton_") {
 			return false, errorf(codeInvalidArg, "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.")
 		}
 	}
-	switch v := p[kserve.ParamSequenceID].(type) {
+	switch v := p[wire.ParamSequenceID].(type) {
 	case nil:
 	case string:
 		seq.id = v
 	default:
-		id, err := kserve.AnyToInt64(v)
+		id, err := wire.AnyToInt64(v)
 		if err != nil || id < 0 {
 			return false, errorf(codeInvalidArg, "parameter 'sequence_id' must be a non-negative integer or a string, got %v", v)
 		}
 		seq.id = strconv.FormatInt(id, 10)
 	}
-	if seq.start, _, err = p.Bool(kserve.ParamSequenceStart); err != nil {
+	if seq.start, _, err = p.Bool(wire.ParamSequenceStart); err != nil {
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
-	if seq.end, _, err = p.Bool(kserve.ParamSequenceEnd); err != nil {
+	if seq.end, _, err = p.Bool(wire.ParamSequenceEnd); err != nil {
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
-	for _, k := range []string{kserve.ParamPriority, kserve.ParamTimeout} {
+	for _, k := range []string{wire.ParamPriority, wire.ParamTimeout} {
 		v, ok, err := p.Int64(k)
 		if err != nil || (ok && v < 0) {
 			return false, errorf(codeInvalidArg, "parameter '%s' must be a non-negative integer", k)
 		}
-		if k == kserve.ParamTimeout {
+		if k == wire.ParamTimeout {
 			*timeout = time.Duration(v) * time.Microsecond
 		}
 	}
-	if binaryDefault, _, err = p.Bool(kserve.ParamBinaryDataOutput); err != nil {
+	if binaryDefault, _, err = p.Bool(wire.ParamBinaryDataOutput); err != nil {
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
 	return binaryDefault, nil
@@ -282,7 +283,7 @@ func (s *Server) rawBinaryRequest(body []byte, model, version string) (*inferReq
 // rawShape infers the input shape from the body size: at most one variable
 // dim for fixed-size types, shape [1] for BYTES.
 func rawShape(spec tensorSpec, n int) ([]int64, error) {
-	if spec.dtype == kserve.BYTES {
+	if spec.dtype == tensor.BYTES {
 		return []int64{1}, nil
 	}
 	fixed, variable := int64(spec.dtype.Size()), -1
@@ -310,21 +311,21 @@ func rawShape(spec tensorSpec, n int) ([]int64, error) {
 // it; headerLen is the JSON length. halfJSON writes FP16 and BF16 as JSON
 // numbers (plain KServe v2) instead of refusing them (Triton).
 func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault, halfJSON bool) ([]byte, int, error) {
-	resp := kserve.InferResponse{ID: id, ModelName: model, ModelVersion: out.version, Outputs: make([]kserve.InferOutput, 0, len(out.outputs))}
+	resp := wire.InferResponse{ID: id, ModelName: model, ModelVersion: out.version, Outputs: make([]wire.InferOutput, 0, len(out.outputs))}
 	var bins [][]byte
 	for _, o := range out.outputs {
-		ko := kserve.InferOutput{Name: o.name, DataType: o.dtype, Shape: o.shape}
+		ko := wire.InferOutput{Name: o.name, DataType: o.dtype, Shape: o.shape}
 		switch {
 		case o.req.shm != nil:
 			// Written to shared memory: the entry carries no data.
 		case o.req.binary || (o.req.implicit && binaryDefault):
-			ko.Parameters = kserve.Parameters{kserve.ParamBinaryDataSize: len(o.raw)}
+			ko.Parameters = wire.Parameters{wire.ParamBinaryDataSize: len(o.raw)}
 			bins = append(bins, o.raw)
 		default:
-			if !kserve.JSONAllowed(o.dtype) && !halfJSON {
+			if !tensor.JSONAllowed(o.dtype) && !halfJSON {
 				return nil, 0, errorf(codeInvalidArg, "sending %s data via JSON is not supported. Please use the binary data format for output", o.dtype)
 			}
-			data, err := kserve.MarshalJSONData(kserve.Tensor{Name: o.name, DataType: o.dtype, Shape: o.shape, Raw: o.raw})
+			data, err := tensor.MarshalJSONData(tensor.Tensor{Name: o.name, DataType: o.dtype, Shape: o.shape, Raw: o.raw})
 			if err != nil {
 				return nil, 0, errorf(codeInternal, "encoding output '%s': %v", o.name, err)
 			}
@@ -336,5 +337,5 @@ func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault, halfJSO
 	if err != nil {
 		return nil, 0, errorf(codeInternal, "encoding response: %v", err)
 	}
-	return kserve.EncodeBinaryBody(header, bins...), len(header), nil
+	return wire.EncodeBinaryBody(header, bins...), len(header), nil
 }

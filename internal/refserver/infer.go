@@ -6,19 +6,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // inferInput is one request input after protocol parsing; exactly one of
 // raw, decode and shm says where its data is.
 type inferInput struct {
 	name  string
-	dtype kserve.DataType
+	dtype tensor.DataType
 	shape []int64
 	raw   []byte
 	// decode turns typed data (JSON, gRPC contents) into raw form; it runs
 	// after the input is validated and is timed as compute_input.
-	decode func(dt kserve.DataType, shape []int64) ([]byte, error)
+	decode func(dt tensor.DataType, shape []int64) ([]byte, error)
 	shm    *shmRef
 	hasRaw bool
 }
@@ -54,7 +54,7 @@ type inferRequest struct {
 // inferOutput is one response tensor; raw is nil when it went to shm.
 type inferOutput struct {
 	name  string
-	dtype kserve.DataType
+	dtype tensor.DataType
 	shape []int64
 	raw   []byte
 	req   outputRequest
@@ -343,12 +343,12 @@ func (s *Server) materialize(def *modelDef, in *inferInput) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := kserve.ElementCount(in.shape)
+	n, err := tensor.ElementCount(in.shape)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "input '%s': %v", in.name, err)
 	}
-	if in.dtype == kserve.BYTES {
-		got, err := kserve.CountBytesElements(raw)
+	if in.dtype == tensor.BYTES {
+		got, err := tensor.CountBytesElements(raw)
 		if err != nil {
 			return nil, errorf(codeInvalidArg, "input '%s' for model '%s': %v", in.name, def.name, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Version is the only version every built-in model has.
@@ -18,7 +18,7 @@ const modelVersion = "1"
 // exclude the batch dimension when the model batches; -1 is variable.
 type tensorSpec struct {
 	name  string
-	dtype kserve.DataType
+	dtype tensor.DataType
 	dims  []int64
 }
 

@@ -8,17 +8,17 @@ import (
 	"sort"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // builtinModels returns the definitions of every built-in model, by name.
 func builtinModels() map[string]*modelDef {
 	defs := []*modelDef{
 		simpleModel(),
-		identityModel("identity_fp32", kserve.FP32),
-		identityModel("identity_int32", kserve.INT32),
-		identityModel("identity_bytes", kserve.BYTES),
-		identityModel("identity_fp16", kserve.FP16),
+		identityModel("identity_fp32", tensor.FP32),
+		identityModel("identity_int32", tensor.INT32),
+		identityModel("identity_bytes", tensor.BYTES),
+		identityModel("identity_fp16", tensor.FP16),
 		delayModel(),
 		mlpModel("mlp_reference", mlpReference),
 		mlpModel("mlp_optimized", mlpOptimized),
@@ -47,7 +47,7 @@ const builtinPlatform = "perfscen_builtin"
 // simple is Triton's example model: OUTPUT0 = INPUT0+INPUT1 and
 // OUTPUT1 = INPUT0-INPUT1 on INT32 [16], batching up to 8.
 func simpleModel() *modelDef {
-	spec := func(n string) tensorSpec { return tensorSpec{name: n, dtype: kserve.INT32, dims: []int64{16}} }
+	spec := func(n string) tensorSpec { return tensorSpec{name: n, dtype: tensor.INT32, dims: []int64{16}} }
 	return &modelDef{
 		name: "simple", platform: builtinPlatform, maxBatchSize: 8,
 		inputs:    []tensorSpec{spec("INPUT0"), spec("INPUT1")},
@@ -72,7 +72,7 @@ func simpleExecute(_ context.Context, b *execBatch) ([]tensorBuf, error) {
 
 // identity models copy INPUT0 to OUTPUT0; the copy is real so the compute
 // cost grows with the tensor like a model's would.
-func identityModel(name string, dt kserve.DataType) *modelDef {
+func identityModel(name string, dt tensor.DataType) *modelDef {
 	return &modelDef{
 		name: name, platform: builtinPlatform, maxBatchSize: 8,
 		inputs:    []tensorSpec{{name: "INPUT0", dtype: dt, dims: []int64{-1}}},
@@ -90,8 +90,8 @@ func copyExecute(_ context.Context, b *execBatch) ([]tensorBuf, error) {
 func delayModel() *modelDef {
 	return &modelDef{
 		name: "delay", platform: builtinPlatform, maxBatchSize: 8, own: []string{ParamDelay, ParamJitter},
-		inputs:  []tensorSpec{{name: "INPUT0", dtype: kserve.FP32, dims: []int64{-1}}},
-		outputs: []tensorSpec{{name: "OUTPUT0", dtype: kserve.FP32, dims: []int64{-1}}},
+		inputs:  []tensorSpec{{name: "INPUT0", dtype: tensor.FP32, dims: []int64{-1}}},
+		outputs: []tensorSpec{{name: "OUTPUT0", dtype: tensor.FP32, dims: []int64{-1}}},
 		newEngine: func() engine {
 			return engineFunc(func(ctx context.Context, b *execBatch) ([]tensorBuf, error) {
 				if err := b.after.sleep(ctx, b.params.delay+b.jitter); err != nil {
@@ -107,8 +107,8 @@ func delayModel() *modelDef {
 func mlpModel(name string, run func(*mlpWeights, []float32, []float32, int, float64)) *modelDef {
 	return &modelDef{
 		name: name, platform: builtinPlatform, maxBatchSize: 8, own: []string{ParamSlowdown},
-		inputs:  []tensorSpec{{name: "INPUT0", dtype: kserve.FP32, dims: []int64{mlpIn}}},
-		outputs: []tensorSpec{{name: "OUTPUT0", dtype: kserve.FP32, dims: []int64{mlpOut}}},
+		inputs:  []tensorSpec{{name: "INPUT0", dtype: tensor.FP32, dims: []int64{mlpIn}}},
+		outputs: []tensorSpec{{name: "OUTPUT0", dtype: tensor.FP32, dims: []int64{mlpOut}}},
 		defaults: func(p *modelParams) {
 			p.dynamicBatching = true
 			p.maxQueueDelay = 100 * time.Microsecond
@@ -130,8 +130,8 @@ func mlpModel(name string, run func(*mlpWeights, []float32, []float32, int, floa
 func accumulateModel() *modelDef {
 	return &modelDef{
 		name: "accumulate", platform: builtinPlatform, maxBatchSize: 0, sequence: true,
-		inputs:  []tensorSpec{{name: "INPUT", dtype: kserve.INT32, dims: []int64{1}}},
-		outputs: []tensorSpec{{name: "OUTPUT", dtype: kserve.INT32, dims: []int64{1}}},
+		inputs:  []tensorSpec{{name: "INPUT", dtype: tensor.INT32, dims: []int64{1}}},
+		outputs: []tensorSpec{{name: "OUTPUT", dtype: tensor.INT32, dims: []int64{1}}},
 		newEngine: func() engine {
 			states := &sequenceStates{}
 			return engineFunc(func(_ context.Context, b *execBatch) ([]tensorBuf, error) {

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"strconv"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Triton's example models (server docs/examples/model_repository and the
@@ -15,9 +15,9 @@ import (
 
 func tritonExampleModels() []*modelDef {
 	return []*modelDef{
-		addSubModel("simple_int8", kserve.INT8, addSubInt8),
-		addSubModel("simple_string", kserve.BYTES, addSubString),
-		identityModel("simple_identity", kserve.BYTES),
+		addSubModel("simple_int8", tensor.INT8, addSubInt8),
+		addSubModel("simple_string", tensor.BYTES, addSubString),
+		identityModel("simple_identity", tensor.BYTES),
 		customIdentityInt32Model(),
 		sequenceModel("simple_sequence", false),
 		sequenceModel("simple_dyna_sequence", true),
@@ -28,7 +28,7 @@ func tritonExampleModels() []*modelDef {
 
 // addSubModel is simple's contract on another datatype: OUTPUT0 =
 // INPUT0+INPUT1, OUTPUT1 = INPUT0-INPUT1 on [16], batching up to 8.
-func addSubModel(name string, dt kserve.DataType, fn func(a, b []byte) (sum, diff []byte, err error)) *modelDef {
+func addSubModel(name string, dt tensor.DataType, fn func(a, b []byte) (sum, diff []byte, err error)) *modelDef {
 	spec := func(n string) tensorSpec { return tensorSpec{name: n, dtype: dt, dims: []int64{16}} }
 	return &modelDef{
 		name: name, platform: builtinPlatform, maxBatchSize: 8,
@@ -73,11 +73,11 @@ func addSubString(a, c []byte) ([]byte, []byte, error) {
 		sum[i] = strconv.AppendInt(nil, int64(xs[i]+ys[i]), 10)
 		diff[i] = strconv.AppendInt(nil, int64(xs[i]-ys[i]), 10)
 	}
-	return kserve.EncodeBytesElements(sum), kserve.EncodeBytesElements(diff), nil
+	return tensor.EncodeBytesElements(sum), tensor.EncodeBytesElements(diff), nil
 }
 
 func decimalInt32s(name string, raw []byte) ([]int32, error) {
-	elems, err := kserve.BytesElements(raw)
+	elems, err := tensor.BytesElements(raw)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "input '%s': %v", name, err)
 	}
@@ -96,7 +96,7 @@ func decimalInt32s(name string, raw []byte) ([]int32, error) {
 // (perf_analyzer's and the client timeout tests' target): INT32 [-1],
 // batching up to 1024.
 func customIdentityInt32Model() *modelDef {
-	d := identityModel("custom_identity_int32", kserve.INT32)
+	d := identityModel("custom_identity_int32", tensor.INT32)
 	d.maxBatchSize = 1024
 	return d
 }
@@ -115,8 +115,8 @@ func sequenceModel(name string, dyna bool) *modelDef {
 	return &modelDef{
 		name: name, platform: builtinPlatform, maxBatchSize: 8, sequence: true,
 		seqOldest: dyna, seqControls: controls,
-		inputs:  []tensorSpec{{name: "INPUT", dtype: kserve.INT32, dims: []int64{1}}},
-		outputs: []tensorSpec{{name: "OUTPUT", dtype: kserve.INT32, dims: []int64{1}}},
+		inputs:  []tensorSpec{{name: "INPUT", dtype: tensor.INT32, dims: []int64{1}}},
+		outputs: []tensorSpec{{name: "OUTPUT", dtype: tensor.INT32, dims: []int64{1}}},
 		newEngine: func() engine {
 			states := &sequenceStates{}
 			return engineFunc(func(_ context.Context, b *execBatch) ([]tensorBuf, error) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 )
 
 // Triton rejects a request that fails normalization before it is queued and

@@ -13,13 +13,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 )
 
-func statsOf(t testing.TB, s *Server, model string) kserve.ModelStats {
+func statsOf(t testing.TB, s *Server, model string) wire.ModelStats {
 	t.Helper()
 	rep := do(t, s, "GET", "/v2/models/"+model+"/stats", nil, nil)
-	var sr kserve.StatisticsResponse
+	var sr wire.StatisticsResponse
 	if err := json.Unmarshal(rep.body, &sr); err != nil || len(sr.ModelStats) != 1 {
 		t.Fatalf("stats %s (%v)", rep.body, err)
 	}

@@ -9,15 +9,16 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func TestBadRequests(t *testing.T) {
 	good := func() []client.Input {
 		return []client.Input{
-			input("INPUT0", kserve.INT32, []int64{1, 16}, i32(make([]int32, 16)...)),
-			input("INPUT1", kserve.INT32, []int64{1, 16}, i32(make([]int32, 16)...)),
+			input("INPUT0", tensor.INT32, []int64{1, 16}, i32(make([]int32, 16)...)),
+			input("INPUT1", tensor.INT32, []int64{1, 16}, i32(make([]int32, 16)...)),
 		}
 	}
 	with := func(f func([]client.Input) []client.Input) []client.Input { return f(good()) }
@@ -44,7 +45,7 @@ func TestBadRequests(t *testing.T) {
 			return in
 		})}, httpCode: 400, grpcCode: codes.InvalidArgument, substring: "batch-size must be <= 8"},
 		{name: "wrong datatype", req: client.InferRequest{Model: "simple", Inputs: with(func(in []client.Input) []client.Input {
-			in[1].DataType = kserve.FP32
+			in[1].DataType = tensor.FP32
 			return in
 		})}, httpCode: 400, grpcCode: codes.InvalidArgument, substring: "data-type is 'FP32', but model 'simple' expects 'INT32'"},
 		{name: "unknown input", req: client.InferRequest{Model: "simple", Inputs: with(func(in []client.Input) []client.Input {
@@ -104,10 +105,10 @@ func TestBadHTTPBodies(t *testing.T) {
 		substring string
 	}{
 		{"malformed JSON", nil, `{"inputs":[`, 400, "failed to parse the request JSON"},
-		{"truncated binary", map[string]string{kserve.HeaderContentLength: strconv.Itoa(len(hdr))}, hdr + strings.Repeat("\x00", 100), 400, "binary"},
-		{"header length beyond body", map[string]string{kserve.HeaderContentLength: "9999"}, hdr, 400, "outside body length"},
+		{"truncated binary", map[string]string{wire.HeaderContentLength: strconv.Itoa(len(hdr))}, hdr + strings.Repeat("\x00", 100), 400, "binary"},
+		{"header length beyond body", map[string]string{wire.HeaderContentLength: "9999"}, hdr, 400, "outside body length"},
 		{"binary without header", nil, hdr, 400, "Infer-Header-Content-Length"},
-		{"data and binary", map[string]string{kserve.HeaderContentLength: "10"}, `{"inputs":[{"name":"INPUT0","shape":[1],"datatype":"INT32","data":[1],"parameters":{"binary_data_size":4}}]}`[:10], 400, ""},
+		{"data and binary", map[string]string{wire.HeaderContentLength: "10"}, `{"inputs":[{"name":"INPUT0","shape":[1],"datatype":"INT32","data":[1],"parameters":{"binary_data_size":4}}]}`[:10], 400, ""},
 		{"reserved parameter", nil, `{"parameters":{"triton_x":1},"inputs":[]}`, 400, "reserved for Triton"},
 		{"unknown datatype", nil, `{"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT33","data":[1]}]}`, 400, "unknown datatype"},
 		{"JSON element count", nil, `{"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT32","data":[1,2]},{"name":"INPUT1","shape":[1,16],"datatype":"INT32","data":[1,2]}]}`, 400, "needs 16"},

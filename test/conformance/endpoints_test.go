@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func TestEndpoints(t *testing.T) {
@@ -32,7 +32,7 @@ func TestEndpoints(t *testing.T) {
 				}
 			}
 			mm, err := c.ModelMetadata(ctx, "simple", "")
-			if err != nil || len(mm.Inputs) != 2 || !slices.Equal(mm.Inputs[0].Shape, []int64{-1, 16}) || mm.Inputs[0].DataType != kserve.INT32 || !slices.Equal(mm.Versions, []string{"1"}) {
+			if err != nil || len(mm.Inputs) != 2 || !slices.Equal(mm.Inputs[0].Shape, []int64{-1, 16}) || mm.Inputs[0].DataType != tensor.INT32 || !slices.Equal(mm.Versions, []string{"1"}) {
 				t.Errorf("model metadata %+v %v", mm, err)
 			}
 			if ok, err := c.ModelReady(ctx, "simple", "1"); !ok || err != nil {

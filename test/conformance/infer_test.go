@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
-func input(name string, dt kserve.DataType, shape []int64, raw []byte) client.Input {
-	return client.Input{Tensor: kserve.Tensor{Name: name, DataType: dt, Shape: shape, Raw: raw}}
+func input(name string, dt tensor.DataType, shape []int64, raw []byte) client.Input {
+	return client.Input{Tensor: tensor.Tensor{Name: name, DataType: dt, Shape: shape, Raw: raw}}
 }
 
 func mlpInput(batch int) []byte {
@@ -20,7 +20,7 @@ func mlpInput(batch int) []byte {
 	for i := range v {
 		v[i] = float32(math.Sin(float64(i)))
 	}
-	return kserve.EncodeFloat32s(v)
+	return tensor.EncodeFloat32s(v)
 }
 
 // The same request over HTTP (binary and JSON tensors) and gRPC must give
@@ -29,14 +29,14 @@ func TestSameTensorsAcrossProtocols(t *testing.T) {
 	s := start(t, refserver.Options{Models: []string{"simple", "identity_fp32", "identity_bytes", "identity_int32", "mlp_reference", "mlp_optimized"}})
 	reqs := []*client.InferRequest{
 		{Model: "simple", Inputs: []client.Input{
-			input("INPUT0", kserve.INT32, []int64{1, 16}, i32(seq(16, func(i int) int32 { return int32(i) })...)),
-			input("INPUT1", kserve.INT32, []int64{1, 16}, i32(seq(16, func(int) int32 { return -1 })...)),
+			input("INPUT0", tensor.INT32, []int64{1, 16}, i32(seq(16, func(i int) int32 { return int32(i) })...)),
+			input("INPUT1", tensor.INT32, []int64{1, 16}, i32(seq(16, func(int) int32 { return -1 })...)),
 		}},
-		{Model: "identity_fp32", Inputs: []client.Input{input("INPUT0", kserve.FP32, []int64{2, 3}, kserve.EncodeFloat32s([]float32{0.5, -1, 3.25, 1e-3, 7, 0}))}},
-		{Model: "identity_int32", Inputs: []client.Input{input("INPUT0", kserve.INT32, []int64{1, 2}, i32(math.MaxInt32, math.MinInt32))}},
-		{Model: "identity_bytes", Inputs: []client.Input{input("INPUT0", kserve.BYTES, []int64{1, 3},
-			kserve.EncodeBytesElements([][]byte{[]byte("a"), {}, []byte("héllo")}))}},
-		{Model: "mlp_reference", Inputs: []client.Input{input("INPUT0", kserve.FP32, []int64{3, 256}, mlpInput(3))}},
+		{Model: "identity_fp32", Inputs: []client.Input{input("INPUT0", tensor.FP32, []int64{2, 3}, tensor.EncodeFloat32s([]float32{0.5, -1, 3.25, 1e-3, 7, 0}))}},
+		{Model: "identity_int32", Inputs: []client.Input{input("INPUT0", tensor.INT32, []int64{1, 2}, i32(math.MaxInt32, math.MinInt32))}},
+		{Model: "identity_bytes", Inputs: []client.Input{input("INPUT0", tensor.BYTES, []int64{1, 3},
+			tensor.EncodeBytesElements([][]byte{[]byte("a"), {}, []byte("héllo")}))}},
+		{Model: "mlp_reference", Inputs: []client.Input{input("INPUT0", tensor.FP32, []int64{3, 256}, mlpInput(3))}},
 	}
 	variants := []struct {
 		name  string
@@ -52,7 +52,7 @@ func TestSameTensorsAcrossProtocols(t *testing.T) {
 		{"grpc-own", "grpc", true, func(*client.Options) {}},
 	}
 	for _, req := range reqs {
-		var first []kserve.Tensor
+		var first []tensor.Tensor
 		for _, v := range variants {
 			infer := newClient(t, s, v.proto, v.mod).Infer
 			if v.own {
@@ -73,8 +73,8 @@ func TestSameTensorsAcrossProtocols(t *testing.T) {
 	}
 }
 
-func sameTensors(a, b []kserve.Tensor) bool {
-	return slices.EqualFunc(a, b, func(x, y kserve.Tensor) bool {
+func sameTensors(a, b []tensor.Tensor) bool {
+	return slices.EqualFunc(a, b, func(x, y tensor.Tensor) bool {
 		return x.Name == y.Name && x.DataType == y.DataType && slices.Equal(x.Shape, y.Shape) && bytes.Equal(x.Raw, y.Raw)
 	})
 }
@@ -85,11 +85,11 @@ func TestMLPEnginesAgreeOverTheWire(t *testing.T) {
 	c := newClient(t, s, "grpc")
 	var outs [][]float32
 	for _, m := range []string{"mlp_reference", "mlp_optimized"} {
-		resp, err := c.Infer(ctxT(t), &client.InferRequest{Model: m, Inputs: []client.Input{input("INPUT0", kserve.FP32, []int64{5, 256}, mlpInput(5))}})
+		resp, err := c.Infer(ctxT(t), &client.InferRequest{Model: m, Inputs: []client.Input{input("INPUT0", tensor.FP32, []int64{5, 256}, mlpInput(5))}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := kserve.DecodeFloat32s(resp.Outputs[0].Raw)
+		v, err := tensor.DecodeFloat32s(resp.Outputs[0].Raw)
 		if err != nil || len(v) != 5*256 {
 			t.Fatalf("%s: %d values, %v", m, len(v), err)
 		}

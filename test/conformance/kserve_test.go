@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/runner"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/runner"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
 )

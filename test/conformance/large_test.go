@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Large inputs travel from their own memory rather than copied behind the
@@ -30,9 +30,9 @@ func TestLargeAndSmallInputsAlternate(t *testing.T) {
 			for j := range v {
 				v[j] = float32(i*1000 + j%977)
 			}
-			raw := kserve.EncodeFloat32s(v)
+			raw := tensor.EncodeFloat32s(v)
 			resp, err := infer(ctxT(t), &client.InferRequest{Model: "identity_fp32",
-				Inputs: []client.Input{input("INPUT0", kserve.FP32, []int64{1, int64(n)}, raw)}})
+				Inputs: []client.Input{input("INPUT0", tensor.FP32, []int64{1, int64(n)}, raw)}})
 			if err != nil {
 				t.Fatalf("%s gzip=%v, request %d (%d floats): %v", proto, gzip, i, n, err)
 			}

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // createShm makes a POSIX shared-memory object as a client would
@@ -55,7 +55,7 @@ func TestSharedMemoryRoundTrip(t *testing.T) {
 				t.Fatalf("status %+v %v", st, err)
 			}
 			shmIn := func(name string, off uint64) client.Input {
-				return client.Input{Tensor: kserve.Tensor{Name: name, DataType: kserve.INT32, Shape: []int64{1, 16}},
+				return client.Input{Tensor: tensor.Tensor{Name: name, DataType: tensor.INT32, Shape: []int64{1, 16}},
 					Shm: &client.ShmRef{Region: "input_data", Offset: off, ByteSize: 64}}
 			}
 			resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple",

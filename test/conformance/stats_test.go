@@ -4,8 +4,9 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Statistics deltas must equal what was sent, and the three compute counts
@@ -18,7 +19,7 @@ func TestStatisticsDeltas(t *testing.T) {
 			s := start(t, refserver.Options{Models: []string{"identity_fp32"}})
 			c := newClient(t, s, proto)
 			ctx := ctxT(t)
-			get := func() kserve.ModelStats {
+			get := func() wire.ModelStats {
 				st, err := c.ModelStatistics(ctx, "identity_fp32", "1")
 				if err != nil || len(st) != 1 {
 					t.Fatalf("statistics %+v %v", st, err)
@@ -29,18 +30,18 @@ func TestStatisticsDeltas(t *testing.T) {
 			const n, batch = 7, 3
 			for range n {
 				_, err := c.Infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
-					input("INPUT0", kserve.FP32, []int64{batch, 4}, make([]byte, batch*16))}})
+					input("INPUT0", tensor.FP32, []int64{batch, 4}, make([]byte, batch*16))}})
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
 			_, err := c.Infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
-				input("INPUT0", kserve.FP32, []int64{9, 1}, make([]byte, 36))}})
+				input("INPUT0", tensor.FP32, []int64{9, 1}, make([]byte, 36))}})
 			if err == nil {
 				t.Fatal("batch 9 accepted by a max_batch_size 8 model")
 			}
 			after := get()
-			d := func(a, b kserve.StatDuration) kserve.StatDuration { return a.Sub(b) }
+			d := func(a, b wire.StatDuration) wire.StatDuration { return a.Sub(b) }
 			ai, bi := after.InferenceStats, before.InferenceStats
 			for name, got := range map[string]uint64{
 				"success": d(ai.Success, bi.Success).Count, "queue": d(ai.Queue, bi.Queue).Count,
@@ -67,7 +68,7 @@ func TestStatisticsDeltas(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, err := c.Infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
-				input("INPUT0", kserve.FP32, []int64{1, 4}, make([]byte, 16))}}); err == nil {
+				input("INPUT0", tensor.FP32, []int64{1, 4}, make([]byte, 16))}}); err == nil {
 				t.Fatal("injected fault answered")
 			}
 			if f := d(get().InferenceStats.Fail, ai.Fail).Count; f != 1 {

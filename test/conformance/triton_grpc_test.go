@@ -13,9 +13,9 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // Cases replaying what Triton's own clients (perf_analyzer, tritonclient)
@@ -363,7 +363,7 @@ func TestClassification(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := resp.GetOutputs()[0]
-		elems, err := kserve.BytesElements(resp.GetRawOutputContents()[0])
+		elems, err := tensor.BytesElements(resp.GetRawOutputContents()[0])
 		if err != nil || out.GetDatatype() != "BYTES" || !slices.Equal(out.GetShape(), []int64{1, 3}) || len(elems) != 3 {
 			t.Fatalf("output %v, elements %q, %v", out, elems, err)
 		}

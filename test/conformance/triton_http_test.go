@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/kserve"
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func get(t *testing.T, url string) reply {
@@ -100,7 +100,7 @@ func TestLoadWithConfigOverride(t *testing.T) {
 			ones := i32(seq(16, func(int) int32 { return 1 })...)
 			big := append(append(append(append(append([]byte{}, ones...), ones...), ones...), ones...), ones...)
 			_, err = c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
-				input("INPUT0", kserve.INT32, []int64{5, 16}, big), input("INPUT1", kserve.INT32, []int64{5, 16}, big)}})
+				input("INPUT0", tensor.INT32, []int64{5, 16}, big), input("INPUT1", tensor.INT32, []int64{5, 16}, big)}})
 			if err == nil || !strings.Contains(err.Error(), "batch-size must be <= 4") {
 				t.Errorf("batch 5 after max_batch_size 4: %v", err)
 			}
@@ -132,11 +132,11 @@ func TestMetricsPort(t *testing.T) {
 	a := i32(seq(16, func(i int) int32 { return int32(i) })...)
 	for range 3 {
 		if _, err := c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
-			input("INPUT0", kserve.INT32, []int64{1, 16}, a), input("INPUT1", kserve.INT32, []int64{1, 16}, a)}}); err != nil {
+			input("INPUT0", tensor.INT32, []int64{1, 16}, a), input("INPUT1", tensor.INT32, []int64{1, 16}, a)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{input("INPUT0", kserve.INT32, []int64{1, 16}, a)}}); err == nil {
+	if _, err := c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{input("INPUT0", tensor.INT32, []int64{1, 16}, a)}}); err == nil {
 		t.Fatal("request missing an input succeeded")
 	}
 	r := get(t, "http://"+s.MetricsAddr()+"/metrics")
@@ -178,7 +178,7 @@ func TestInt32Wraps(t *testing.T) {
 			ctx := ctxT(t)
 			max := i32(seq(16, func(int) int32 { return 2147483647 })...)
 			resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
-				input("INPUT0", kserve.INT32, []int64{1, 16}, max), input("INPUT1", kserve.INT32, []int64{1, 16}, max)}})
+				input("INPUT0", tensor.INT32, []int64{1, 16}, max), input("INPUT1", tensor.INT32, []int64{1, 16}, max)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestInt32Wraps(t *testing.T) {
 			var last int32
 			for i, v := range []int32{2147483647, 2147483647, 5} {
 				resp, err := c.Infer(ctx, &client.InferRequest{Model: "accumulate",
-					Inputs:     []client.Input{input("INPUT", kserve.INT32, []int64{1}, i32(v))},
+					Inputs:     []client.Input{input("INPUT", tensor.INT32, []int64{1}, i32(v))},
 					Parameters: map[string]any{"sequence_id": proto + "-wrap", "sequence_start": i == 0, "sequence_end": i == 2}})
 				if err != nil {
 					t.Fatalf("accumulate step %d: %v", i, err)
@@ -210,7 +210,7 @@ func TestTritonExampleModels(t *testing.T) {
 		for _, x := range v {
 			elems = append(elems, []byte(x))
 		}
-		return kserve.EncodeBytesElements(elems)
+		return tensor.EncodeBytesElements(elems)
 	}
 	decimal := func(f func(i int) int) []string {
 		out := make([]string, 16)
@@ -229,7 +229,7 @@ func TestTritonExampleModels(t *testing.T) {
 				a[i] = byte(int8(i * 10))
 			}
 			resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple_int8", Inputs: []client.Input{
-				input("INPUT0", kserve.INT8, []int64{1, 16}, a), input("INPUT1", kserve.INT8, []int64{1, 16}, a)}})
+				input("INPUT0", tensor.INT8, []int64{1, 16}, a), input("INPUT1", tensor.INT8, []int64{1, 16}, a)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,33 +239,33 @@ func TestTritonExampleModels(t *testing.T) {
 			}
 			// simple_string adds and subtracts decimal strings.
 			resp, err = c.Infer(ctx, &client.InferRequest{Model: "simple_string", Inputs: []client.Input{
-				input("INPUT0", kserve.BYTES, []int64{1, 16}, strs(decimal(func(i int) int { return i })...)),
-				input("INPUT1", kserve.BYTES, []int64{1, 16}, strs(decimal(func(int) int { return 1 })...))}})
+				input("INPUT0", tensor.BYTES, []int64{1, 16}, strs(decimal(func(i int) int { return i })...)),
+				input("INPUT1", tensor.BYTES, []int64{1, 16}, strs(decimal(func(int) int { return 1 })...))}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum, err := kserve.BytesElements(resp.Outputs[0].Raw)
+			sum, err := tensor.BytesElements(resp.Outputs[0].Raw)
 			if err != nil || string(sum[15]) != "16" {
 				t.Errorf("simple_string OUTPUT0[15] = %q, %v", sum[15], err)
 			}
-			diff, _ := kserve.BytesElements(resp.Outputs[1].Raw)
+			diff, _ := tensor.BytesElements(resp.Outputs[1].Raw)
 			if string(diff[0]) != "-1" {
 				t.Errorf("simple_string OUTPUT1[0] = %q", diff[0])
 			}
 			if _, err := c.Infer(ctx, &client.InferRequest{Model: "simple_string", Inputs: []client.Input{
-				input("INPUT0", kserve.BYTES, []int64{1, 16}, strs(append(decimal(func(i int) int { return i })[:15], "x")...)),
-				input("INPUT1", kserve.BYTES, []int64{1, 16}, strs(decimal(func(int) int { return 1 })...))}}); err == nil {
+				input("INPUT0", tensor.BYTES, []int64{1, 16}, strs(append(decimal(func(i int) int { return i })[:15], "x")...)),
+				input("INPUT1", tensor.BYTES, []int64{1, 16}, strs(decimal(func(int) int { return 1 })...))}}); err == nil {
 				t.Error("simple_string accepted a non-decimal string")
 			}
 			// Identities.
 			resp, err = c.Infer(ctx, &client.InferRequest{Model: "simple_identity", Inputs: []client.Input{
-				input("INPUT0", kserve.BYTES, []int64{1, 2}, strs("hello", "triton"))}})
+				input("INPUT0", tensor.BYTES, []int64{1, 2}, strs("hello", "triton"))}})
 			if err != nil || string(resp.Outputs[0].Raw) != string(strs("hello", "triton")) {
 				t.Errorf("simple_identity: %v %v", resp, err)
 			}
 			big := i32(seq(2*100, func(i int) int32 { return int32(i) })...)
 			resp, err = c.Infer(ctx, &client.InferRequest{Model: "custom_identity_int32", Inputs: []client.Input{
-				input("INPUT0", kserve.INT32, []int64{2, 100}, big)}})
+				input("INPUT0", tensor.INT32, []int64{2, 100}, big)}})
 			if err != nil || string(resp.Outputs[0].Raw) != string(big) {
 				t.Errorf("custom_identity_int32: %v", err)
 			}
@@ -277,7 +277,7 @@ func TestTritonExampleModels(t *testing.T) {
 			var outs []int32
 			for i, v := range []int32{0, 11, 7} {
 				resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple_sequence",
-					Inputs:     []client.Input{input("INPUT", kserve.INT32, []int64{1, 1}, i32(v))},
+					Inputs:     []client.Input{input("INPUT", tensor.INT32, []int64{1, 1}, i32(v))},
 					Parameters: map[string]any{"sequence_id": proto + "-seq", "sequence_start": i == 0, "sequence_end": i == 2}})
 				if err != nil {
 					t.Fatal(err)

@@ -1,4 +1,4 @@
-package kserve
+package wire
 
 import (
 	"encoding/json"
@@ -6,7 +6,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // ParamToProto converts a parameter value to its gRPC form. Integral numbers
@@ -101,9 +102,9 @@ func ParamsFromProto(ps map[string]*inferencepb.InferParameter) Parameters {
 
 // ContentsToRaw converts typed InferTensorContents into the raw form. The
 // field used must match the datatype (protocol.md §1.5); FP16/BF16 have none.
-func ContentsToRaw(dt DataType, c *inferencepb.InferTensorContents) ([]byte, error) {
+func ContentsToRaw(dt tensor.DataType, c *inferencepb.InferTensorContents) ([]byte, error) {
 	switch dt {
-	case BOOL:
+	case tensor.BOOL:
 		out := make([]byte, len(c.GetBoolContents()))
 		for i, b := range c.GetBoolContents() {
 			if b {
@@ -111,45 +112,45 @@ func ContentsToRaw(dt DataType, c *inferencepb.InferTensorContents) ([]byte, err
 			}
 		}
 		return out, nil
-	case UINT8, UINT16, UINT32:
+	case tensor.UINT8, tensor.UINT16, tensor.UINT32:
 		v := make([]uint64, len(c.GetUintContents()))
 		for i, x := range c.GetUintContents() {
 			v[i] = uint64(x)
 		}
-		return FromUint64s(dt, v)
-	case UINT64:
-		return FromUint64s(dt, c.GetUint64Contents())
-	case INT8, INT16, INT32:
+		return tensor.FromUint64s(dt, v)
+	case tensor.UINT64:
+		return tensor.FromUint64s(dt, c.GetUint64Contents())
+	case tensor.INT8, tensor.INT16, tensor.INT32:
 		v := make([]int64, len(c.GetIntContents()))
 		for i, x := range c.GetIntContents() {
 			v[i] = int64(x)
 		}
-		return FromInt64s(dt, v)
-	case INT64:
-		return EncodeInt64s(c.GetInt64Contents()), nil
-	case FP32:
-		return EncodeFloat32s(c.GetFp32Contents()), nil
-	case FP64:
-		return EncodeFloat64s(c.GetFp64Contents()), nil
-	case BYTES:
-		return AppendBytesElements(make([]byte, 0), c.GetBytesContents()), nil
-	case FP16, BF16:
+		return tensor.FromInt64s(dt, v)
+	case tensor.INT64:
+		return tensor.EncodeInt64s(c.GetInt64Contents()), nil
+	case tensor.FP32:
+		return tensor.EncodeFloat32s(c.GetFp32Contents()), nil
+	case tensor.FP64:
+		return tensor.EncodeFloat64s(c.GetFp64Contents()), nil
+	case tensor.BYTES:
+		return tensor.AppendBytesElements(make([]byte, 0), c.GetBytesContents()), nil
+	case tensor.FP16, tensor.BF16:
 		return nil, fmt.Errorf("%s tensors have no typed contents field; send them raw", dt)
 	}
 	return nil, fmt.Errorf("unknown datatype %q", dt)
 }
 
 // RawToContents converts raw data into typed InferTensorContents.
-func RawToContents(dt DataType, raw []byte) (*inferencepb.InferTensorContents, error) {
+func RawToContents(dt tensor.DataType, raw []byte) (*inferencepb.InferTensorContents, error) {
 	c := &inferencepb.InferTensorContents{}
 	switch dt {
-	case BOOL:
+	case tensor.BOOL:
 		c.BoolContents = make([]bool, len(raw))
 		for i, b := range raw {
 			c.BoolContents[i] = b != 0
 		}
-	case UINT8, UINT16, UINT32:
-		v, err := ToUint64s(dt, raw)
+	case tensor.UINT8, tensor.UINT16, tensor.UINT32:
+		v, err := tensor.ToUint64s(dt, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -157,14 +158,14 @@ func RawToContents(dt DataType, raw []byte) (*inferencepb.InferTensorContents, e
 		for i, x := range v {
 			c.UintContents[i] = uint32(x)
 		}
-	case UINT64:
-		v, err := ToUint64s(dt, raw)
+	case tensor.UINT64:
+		v, err := tensor.ToUint64s(dt, raw)
 		if err != nil {
 			return nil, err
 		}
 		c.Uint64Contents = v
-	case INT8, INT16, INT32:
-		v, err := ToInt64s(dt, raw)
+	case tensor.INT8, tensor.INT16, tensor.INT32:
+		v, err := tensor.ToInt64s(dt, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -172,26 +173,26 @@ func RawToContents(dt DataType, raw []byte) (*inferencepb.InferTensorContents, e
 		for i, x := range v {
 			c.IntContents[i] = int32(x)
 		}
-	case INT64:
-		v, err := ToInt64s(dt, raw)
+	case tensor.INT64:
+		v, err := tensor.ToInt64s(dt, raw)
 		if err != nil {
 			return nil, err
 		}
 		c.Int64Contents = v
-	case FP32:
-		v, err := DecodeFloat32s(raw)
+	case tensor.FP32:
+		v, err := tensor.DecodeFloat32s(raw)
 		if err != nil {
 			return nil, err
 		}
 		c.Fp32Contents = v
-	case FP64:
-		v, err := ToFloat64s(dt, raw)
+	case tensor.FP64:
+		v, err := tensor.ToFloat64s(dt, raw)
 		if err != nil {
 			return nil, err
 		}
 		c.Fp64Contents = v
-	case BYTES:
-		elems, err := BytesElements(raw)
+	case tensor.BYTES:
+		elems, err := tensor.BytesElements(raw)
 		if err != nil {
 			return nil, err
 		}

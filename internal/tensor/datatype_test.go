@@ -1,32 +1,27 @@
-package kserve
+package tensor
 
-import (
-	"testing"
-
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
-)
+import "testing"
 
 func TestDataTypeTable(t *testing.T) {
 	tests := []struct {
 		dt     DataType
 		size   int
 		config string
-		proto  inferencepb.DataType
 	}{
-		{BOOL, 1, "TYPE_BOOL", inferencepb.DataType_TYPE_BOOL},
-		{UINT8, 1, "TYPE_UINT8", inferencepb.DataType_TYPE_UINT8},
-		{UINT16, 2, "TYPE_UINT16", inferencepb.DataType_TYPE_UINT16},
-		{UINT32, 4, "TYPE_UINT32", inferencepb.DataType_TYPE_UINT32},
-		{UINT64, 8, "TYPE_UINT64", inferencepb.DataType_TYPE_UINT64},
-		{INT8, 1, "TYPE_INT8", inferencepb.DataType_TYPE_INT8},
-		{INT16, 2, "TYPE_INT16", inferencepb.DataType_TYPE_INT16},
-		{INT32, 4, "TYPE_INT32", inferencepb.DataType_TYPE_INT32},
-		{INT64, 8, "TYPE_INT64", inferencepb.DataType_TYPE_INT64},
-		{FP16, 2, "TYPE_FP16", inferencepb.DataType_TYPE_FP16},
-		{BF16, 2, "TYPE_BF16", inferencepb.DataType_TYPE_BF16},
-		{FP32, 4, "TYPE_FP32", inferencepb.DataType_TYPE_FP32},
-		{FP64, 8, "TYPE_FP64", inferencepb.DataType_TYPE_FP64},
-		{BYTES, 0, "TYPE_STRING", inferencepb.DataType_TYPE_STRING},
+		{BOOL, 1, "TYPE_BOOL"},
+		{UINT8, 1, "TYPE_UINT8"},
+		{UINT16, 2, "TYPE_UINT16"},
+		{UINT32, 4, "TYPE_UINT32"},
+		{UINT64, 8, "TYPE_UINT64"},
+		{INT8, 1, "TYPE_INT8"},
+		{INT16, 2, "TYPE_INT16"},
+		{INT32, 4, "TYPE_INT32"},
+		{INT64, 8, "TYPE_INT64"},
+		{FP16, 2, "TYPE_FP16"},
+		{BF16, 2, "TYPE_BF16"},
+		{FP32, 4, "TYPE_FP32"},
+		{FP64, 8, "TYPE_FP64"},
+		{BYTES, 0, "TYPE_STRING"},
 	}
 	if len(tests) != len(DataTypes) {
 		t.Fatalf("table covers %d types, DataTypes has %d", len(tests), len(DataTypes))
@@ -46,12 +41,6 @@ func TestDataTypeTable(t *testing.T) {
 			if back, err := FromConfigName(tc.config); err != nil || back != tc.dt {
 				t.Errorf("FromConfigName(%q) = %q, %v", tc.config, back, err)
 			}
-			if tc.dt.Proto() != tc.proto {
-				t.Errorf("Proto = %v, want %v", tc.dt.Proto(), tc.proto)
-			}
-			if back, err := FromProto(tc.proto); err != nil || back != tc.dt {
-				t.Errorf("FromProto(%v) = %q, %v", tc.proto, back, err)
-			}
 		})
 	}
 }
@@ -64,9 +53,6 @@ func TestParseDataTypeRejects(t *testing.T) {
 	}
 	if _, err := FromConfigName("TYPE_INVALID"); err == nil {
 		t.Error("FromConfigName(TYPE_INVALID) succeeded")
-	}
-	if _, err := FromProto(inferencepb.DataType_TYPE_INVALID); err == nil {
-		t.Error("FromProto(TYPE_INVALID) succeeded")
 	}
 }
 

@@ -1,10 +1,8 @@
-package kserve
+package tensor
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
 )
 
 // DataType is a tensor element type as spelled on the wire ("FP32", "BYTES").
@@ -34,25 +32,24 @@ var DataTypes = []DataType{BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT
 type typeInfo struct {
 	size   int
 	config string
-	proto  inferencepb.DataType
 }
 
 var typeInfos = map[DataType]typeInfo{
-	BOOL:   {1, "TYPE_BOOL", inferencepb.DataType_TYPE_BOOL},
-	UINT8:  {1, "TYPE_UINT8", inferencepb.DataType_TYPE_UINT8},
-	UINT16: {2, "TYPE_UINT16", inferencepb.DataType_TYPE_UINT16},
-	UINT32: {4, "TYPE_UINT32", inferencepb.DataType_TYPE_UINT32},
-	UINT64: {8, "TYPE_UINT64", inferencepb.DataType_TYPE_UINT64},
-	INT8:   {1, "TYPE_INT8", inferencepb.DataType_TYPE_INT8},
-	INT16:  {2, "TYPE_INT16", inferencepb.DataType_TYPE_INT16},
-	INT32:  {4, "TYPE_INT32", inferencepb.DataType_TYPE_INT32},
-	INT64:  {8, "TYPE_INT64", inferencepb.DataType_TYPE_INT64},
-	FP16:   {2, "TYPE_FP16", inferencepb.DataType_TYPE_FP16},
-	BF16:   {2, "TYPE_BF16", inferencepb.DataType_TYPE_BF16},
-	FP32:   {4, "TYPE_FP32", inferencepb.DataType_TYPE_FP32},
-	FP64:   {8, "TYPE_FP64", inferencepb.DataType_TYPE_FP64},
+	BOOL:   {1, "TYPE_BOOL"},
+	UINT8:  {1, "TYPE_UINT8"},
+	UINT16: {2, "TYPE_UINT16"},
+	UINT32: {4, "TYPE_UINT32"},
+	UINT64: {8, "TYPE_UINT64"},
+	INT8:   {1, "TYPE_INT8"},
+	INT16:  {2, "TYPE_INT16"},
+	INT32:  {4, "TYPE_INT32"},
+	INT64:  {8, "TYPE_INT64"},
+	FP16:   {2, "TYPE_FP16"},
+	BF16:   {2, "TYPE_BF16"},
+	FP32:   {4, "TYPE_FP32"},
+	FP64:   {8, "TYPE_FP64"},
 	// Triton's config calls variable-length bytes TYPE_STRING.
-	BYTES: {0, "TYPE_STRING", inferencepb.DataType_TYPE_STRING},
+	BYTES: {0, "TYPE_STRING"},
 }
 
 // ParseDataType accepts the exact protocol spelling of a datatype.
@@ -84,9 +81,6 @@ func (dt DataType) Size() int { return typeInfos[dt].size }
 // ConfigName is the Triton model-config enum name ("TYPE_FP32"); "" if dt is unknown.
 func (dt DataType) ConfigName() string { return typeInfos[dt].config }
 
-// Proto is the Triton model-config enum value; TYPE_INVALID if dt is unknown.
-func (dt DataType) Proto() inferencepb.DataType { return typeInfos[dt].proto }
-
 // IsInteger reports whether dt is a signed or unsigned integer type.
 func (dt DataType) IsInteger() bool {
 	switch dt {
@@ -113,14 +107,4 @@ func FromConfigName(s string) (DataType, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown model-config data_type %q", s)
-}
-
-// FromProto maps a model-config enum value to a datatype.
-func FromProto(p inferencepb.DataType) (DataType, error) {
-	for dt, info := range typeInfos {
-		if info.proto == p {
-			return dt, nil
-		}
-	}
-	return "", fmt.Errorf("unsupported model-config data_type %s", p)
 }

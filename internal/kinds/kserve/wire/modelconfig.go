@@ -1,4 +1,4 @@
-package kserve
+package wire
 
 import (
 	"bytes"
@@ -8,7 +8,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // MarshalModelConfigJSON renders a model config the way Triton's HTTP
@@ -85,7 +86,7 @@ func UnmarshalModelConfigJSON(b []byte) (*inferencepb.ModelConfig, error) {
 // exclude the batch dimension when MaxBatchSize > 0; -1 marks a variable dim.
 type ConfigTensor struct {
 	Name     string
-	DataType DataType
+	DataType tensor.DataType
 	Dims     []int64
 	Reshape  []int64 // nil when the config has no reshape
 	Optional bool
@@ -123,7 +124,7 @@ func SummarizeModelConfig(cfg *inferencepb.ModelConfig) (*ModelConfig, error) {
 		Proto:        cfg,
 	}
 	for _, in := range cfg.GetInput() {
-		dt, err := FromProto(in.GetDataType())
+		dt, err := DataTypeFromProto(in.GetDataType())
 		if err != nil {
 			return nil, fmt.Errorf("model config input %q: %w", in.GetName(), err)
 		}
@@ -134,7 +135,7 @@ func SummarizeModelConfig(cfg *inferencepb.ModelConfig) (*ModelConfig, error) {
 		out.Inputs = append(out.Inputs, ct)
 	}
 	for _, o := range cfg.GetOutput() {
-		dt, err := FromProto(o.GetDataType())
+		dt, err := DataTypeFromProto(o.GetDataType())
 		if err != nil {
 			return nil, fmt.Errorf("model config output %q: %w", o.GetName(), err)
 		}

@@ -1,11 +1,12 @@
-package kserve
+package wire
 
 import (
 	"encoding/json"
 	"math"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func TestParametersKeepPrecision(t *testing.T) {
@@ -66,18 +67,18 @@ func TestParamProtoConversion(t *testing.T) {
 }
 
 func TestContentsRoundTrip(t *testing.T) {
-	for _, dt := range DataTypes {
+	for _, dt := range tensor.DataTypes {
 		var raw []byte
 		switch dt {
-		case BYTES:
-			raw = EncodeBytesElements([][]byte{[]byte("a"), {}})
-		case BOOL:
+		case tensor.BYTES:
+			raw = tensor.EncodeBytesElements([][]byte{[]byte("a"), {}})
+		case tensor.BOOL:
 			raw = []byte{1, 0}
 		default:
-			raw, _ = FromFloat64s(dt, []float64{1, 2})
+			raw, _ = tensor.FromFloat64s(dt, []float64{1, 2})
 		}
 		c, err := RawToContents(dt, raw)
-		if dt == FP16 || dt == BF16 {
+		if dt == tensor.FP16 || dt == tensor.BF16 {
 			if err == nil {
 				t.Errorf("%s: RawToContents succeeded; Triton has no contents field for it", dt)
 			}
@@ -94,7 +95,7 @@ func TestContentsRoundTrip(t *testing.T) {
 			t.Errorf("%s: round trip % x, %v; want % x", dt, back, err, raw)
 		}
 	}
-	if _, err := ContentsToRaw(UINT8, &inferencepb.InferTensorContents{UintContents: []uint32{256}}); err == nil {
+	if _, err := ContentsToRaw(tensor.UINT8, &inferencepb.InferTensorContents{UintContents: []uint32{256}}); err == nil {
 		t.Error("UINT8 content 256 accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package kserve
+package wire
 
 import (
 	"bytes"
@@ -9,7 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/perfscen/perfscen/internal/kserve/inferencepb"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 func TestModelConfigJSONRoundTrip(t *testing.T) {
@@ -28,10 +29,10 @@ func TestModelConfigJSONRoundTrip(t *testing.T) {
 	want := &ModelConfig{
 		Name: "simple", Platform: "onnxruntime_onnx", Backend: "onnxruntime", MaxBatchSize: 8,
 		Inputs: []ConfigTensor{
-			{Name: "INPUT0", DataType: INT32, Dims: []int64{16}},
-			{Name: "INPUT1", DataType: BYTES, Dims: []int64{-1}, Reshape: []int64{4, -1}},
+			{Name: "INPUT0", DataType: tensor.INT32, Dims: []int64{16}},
+			{Name: "INPUT1", DataType: tensor.BYTES, Dims: []int64{-1}, Reshape: []int64{4, -1}},
 		},
-		Outputs:         []ConfigTensor{{Name: "OUTPUT0", DataType: FP16, Dims: []int64{16}}},
+		Outputs:         []ConfigTensor{{Name: "OUTPUT0", DataType: tensor.FP16, Dims: []int64{16}}},
 		DynamicBatching: &DynamicBatching{PreferredBatchSizes: []int32{4, 8}, MaxQueueDelayMicroseconds: 100},
 		InstanceCount:   2*2 + 3,
 	}

@@ -1,4 +1,4 @@
-package kserve
+package wire
 
 import (
 	"errors"

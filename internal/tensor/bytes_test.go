@@ -1,4 +1,4 @@
-package kserve
+package tensor
 
 import (
 	"bytes"

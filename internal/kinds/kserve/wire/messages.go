@@ -1,6 +1,10 @@
-package kserve
+package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/perfscen/perfscen/internal/tensor"
+)
 
 // InferInput is one entry of an HTTP inference request's "inputs". Data holds
 // the JSON tensor data verbatim (absent when the bytes travel in binary or
@@ -8,7 +12,7 @@ import "encoding/json"
 type InferInput struct {
 	Name       string          `json:"name"`
 	Shape      []int64         `json:"shape"`
-	DataType   DataType        `json:"datatype"`
+	DataType   tensor.DataType `json:"datatype"`
 	Parameters Parameters      `json:"parameters,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 }
@@ -31,7 +35,7 @@ type InferRequest struct {
 type InferOutput struct {
 	Name       string          `json:"name"`
 	Shape      []int64         `json:"shape"`
-	DataType   DataType        `json:"datatype"`
+	DataType   tensor.DataType `json:"datatype"`
 	Parameters Parameters      `json:"parameters,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 }
@@ -54,9 +58,9 @@ type ServerMetadata struct {
 
 // TensorMetadata describes a model input or output; -1 marks a variable dim.
 type TensorMetadata struct {
-	Name     string   `json:"name"`
-	DataType DataType `json:"datatype"`
-	Shape    []int64  `json:"shape"`
+	Name     string          `json:"name"`
+	DataType tensor.DataType `json:"datatype"`
+	Shape    []int64         `json:"shape"`
 }
 
 // ModelMetadata is the body of GET /v2/models/{m}[/versions/{v}].

@@ -1,10 +1,12 @@
-package kserve
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
 	"testing"
+
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // The worked example of the binary tensor data extension: inputs UINT32 [2,2]
@@ -20,8 +22,8 @@ const exampleResponseJSON = `{"outputs":[` +
 	`{"name":"output1","shape":[2,2],"datatype":"UINT32","data":[10,11,12,13]}]}`
 
 func TestBinaryExtensionRequestExample(t *testing.T) {
-	in0, _ := FromInt64s(UINT32, []int64{1, 2, 3, 4})
-	in1, _ := FromInt64s(BOOL, []int64{1, 0, 1})
+	in0, _ := tensor.FromInt64s(tensor.UINT32, []int64{1, 2, 3, 4})
+	in1, _ := tensor.FromInt64s(tensor.BOOL, []int64{1, 0, 1})
 	body := EncodeBinaryBody([]byte(exampleRequestJSON), in0, in1)
 	if want := len(exampleRequestJSON) + 19; len(body) != want {
 		t.Fatalf("Content-Length %d, want json+19 = %d", len(body), want)
@@ -60,7 +62,7 @@ func TestBinaryExtensionRequestExample(t *testing.T) {
 }
 
 func TestBinaryExtensionResponseExample(t *testing.T) {
-	out0 := EncodeFloat32s([]float32{1, 2, 3, 4, 5, 6})
+	out0 := tensor.EncodeFloat32s([]float32{1, 2, 3, 4, 5, 6})
 	body := EncodeBinaryBody([]byte(exampleResponseJSON), out0)
 	if len(body) != len(exampleResponseJSON)+24 {
 		t.Fatalf("Content-Length %d, want json+24", len(body))
@@ -80,11 +82,11 @@ func TestBinaryExtensionResponseExample(t *testing.T) {
 	if !bytes.Equal(parts[0], out0) || parts[1] != nil {
 		t.Fatalf("parts = % x / %v", parts[0], parts[1])
 	}
-	o1, err := FromJSONData("output1", resp.Outputs[1].DataType, resp.Outputs[1].Shape, resp.Outputs[1].Data)
+	o1, err := tensor.FromJSONData("output1", resp.Outputs[1].DataType, resp.Outputs[1].Shape, resp.Outputs[1].Data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := ToInt64s(UINT32, o1.Raw); len(got) != 4 || got[0] != 10 || got[3] != 13 {
+	if got, _ := tensor.ToInt64s(tensor.UINT32, o1.Raw); len(got) != 4 || got[0] != 10 || got[3] != 13 {
 		t.Fatalf("output1 = %v", got)
 	}
 }
@@ -124,7 +126,7 @@ func TestSliceRejectsBadSizes(t *testing.T) {
 }
 
 func FuzzSplitBinaryBody(f *testing.F) {
-	in0, _ := FromInt64s(UINT32, []int64{1, 2, 3, 4})
+	in0, _ := tensor.FromInt64s(tensor.UINT32, []int64{1, 2, 3, 4})
 	f.Add(EncodeBinaryBody([]byte(exampleRequestJSON), in0, []byte{1, 0, 1}), len(exampleRequestJSON))
 	f.Add([]byte(exampleRequestJSON), len(exampleRequestJSON)-5)
 	f.Add([]byte(`{"inputs":[{"name":"a","parameters":{"binary_data_size":99999999999}}]}`), 60)
