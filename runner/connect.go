@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 

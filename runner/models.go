@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 

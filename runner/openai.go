@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/openai"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"

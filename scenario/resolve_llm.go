@@ -3,7 +3,7 @@ package scenario
 import (
 	"time"
 
-	"github.com/perfscen/perfscen/internal/openai"
+	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 

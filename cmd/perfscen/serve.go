@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 	"github.com/perfscen/perfscen/internal/refserver"
-	"github.com/perfscen/perfscen/internal/refserver/llmsim"
 )
 
 func init() { register(newServeCmd) }

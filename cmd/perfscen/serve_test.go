@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/internal/refserver/llmsim"
+	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 )
 
 // syncBuffer lets the test read output while the command writes it.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 )
 
 // maxDistinct caps the distinct error and mismatch messages kept per point.

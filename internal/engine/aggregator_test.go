@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 )
 
 func TestAggregatorWholeWindow(t *testing.T) {

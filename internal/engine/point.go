@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"

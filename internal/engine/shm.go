@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/shm"
 	"github.com/perfscen/perfscen/internal/tensor"

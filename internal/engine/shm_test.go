@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"

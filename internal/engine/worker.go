@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/validate"
 )

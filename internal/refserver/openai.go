@@ -3,7 +3,7 @@ package refserver
 import (
 	"net/http"
 
-	"github.com/perfscen/perfscen/internal/refserver/llmsim"
+	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 )
 
 // The reference server also answers the OpenAI-compatible API (/v1/...)

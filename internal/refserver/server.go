@@ -21,7 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
-	"github.com/perfscen/perfscen/internal/refserver/llmsim"
+	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 )
 
 // Server is a running (or ready to run) reference inference server.

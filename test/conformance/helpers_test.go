@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 )

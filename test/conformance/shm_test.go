@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"
 )

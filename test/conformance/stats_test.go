@@ -3,7 +3,7 @@ package conformance
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"

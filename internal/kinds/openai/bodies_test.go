@@ -137,7 +137,7 @@ func FuzzLoadPayloads(f *testing.F) {
 }
 
 func TestShippedPayloadExample(t *testing.T) {
-	b, err := LoadPayloads("../../scenarios/data/openai-chat.json", BodyOptions{Model: "m", Endpoint: EndpointChat, Stream: true, IncludeUsage: true})
+	b, err := LoadPayloads("../../../scenarios/data/openai-chat.json", BodyOptions{Model: "m", Endpoint: EndpointChat, Stream: true, IncludeUsage: true})
 	if err != nil || len(b) != 3 {
 		t.Fatalf("%d bodies, %v", len(b), err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 )
 
 // step is one piece of a scripted reply: the clock moves by after, then

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
-	"github.com/perfscen/perfscen/internal/refserver/llmsim"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 )
 
 // streamBody is a vLLM-style chat stream of n one-token chunks.

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/client"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/sse"
 	"github.com/perfscen/perfscen/runner/plan"
