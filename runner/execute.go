@@ -7,13 +7,16 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/engine"
-	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/all"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
+
+// DefaultConnectTimeout bounds how long a run waits for a server to answer
+// its readiness check before it gives up with exit 3.
+const DefaultConnectTimeout = kinds.DefaultConnectTimeout
 
 // Options tune a run.
 type Options struct {
@@ -36,150 +39,49 @@ type Net struct {
 	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// dial is n's Dial; nil (TCP) without n.
-func (n *Net) dial() func(ctx context.Context, network, addr string) (net.Conn, error) {
-	if n == nil {
-		return nil
-	}
-	return n.Dial
-}
-
 // Run measures the plan. The result is returned whenever anything was
 // measured, together with the error that stopped the run, so partial
 // figures are never lost. Errors carry their exit code.
 //
-// With several servers every one is started or connected, asked for its
-// metadata, models and extensions, and given its checked input data
-// before any load is sent to any of them: a candidate build that lacks a
-// model stops the run before the released one is measured for nothing.
+// With several servers every one is started or reached through its kind,
+// asked what it has, and given its checked input data before any load is
+// sent to any of them: a candidate build that lacks a model stops the run
+// before the released one is measured for nothing.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
-	if p.OpenAI() {
-		return runOpenAI(ctx, p, opts)
+	env := kinds.Env{ConnectTimeout: opts.ConnectTimeout}
+	if opts.Net != nil {
+		env.Net = &kinds.Net{Listen: opts.Net.Listen, Dial: opts.Net.Dial}
 	}
-	var servers []*prepared
+	deps := engine.Deps{Servers: map[string]kinds.Server{}}
 	defer func() {
-		for _, s := range servers {
-			s.close()
+		for _, s := range deps.Servers {
+			s.Close()
 		}
 	}()
 	for _, srv := range p.AllServers() {
-		s, err := prepare(ctx, forServer(p, srv), opts)
+		k, err := all.Kinds().Lookup(srv.Kind)
+		if err != nil {
+			return nil, failure.Invalid(err)
+		}
+		s, err := k.Open(ctx, forServer(p, srv), env)
 		if err != nil {
 			if srv.Name != "" {
-				return nil, wrapServer(srv.Name, err)
+				return nil, fmt.Errorf("server %s: %w", srv.Name, err)
 			}
 			return nil, err
 		}
-		servers = append(servers, s)
-	}
-	inputs := map[string]*inputdata.Data{}
-	deps := engine.Deps{
-		Inputs: func(pt *plan.Point) (*inputdata.Data, error) {
-			d, ok := inputs[inputKey(*pt)]
-			if !ok {
-				return nil, fmt.Errorf("no input data prepared for point %s", pt.ID)
+		deps.Servers[srv.Name] = s
+		for _, n := range s.Notes() {
+			if srv.Name != "" {
+				n = "server " + srv.Name + ": " + n
 			}
-			return d, nil
-		},
-	}
-	for _, s := range servers {
-		for k, d := range s.inputs {
-			inputs[k] = d
-		}
-		sd := s.deps()
-		if s.name == "" {
-			deps.Client, deps.ClientFor, deps.ServerMetadata, deps.NoServerStats = sd.Client, sd.ClientFor, sd.ServerMetadata, sd.NoServerStats
-			deps.Notes = append(deps.Notes, s.neg.notes...)
-			continue
-		}
-		if deps.Servers == nil {
-			deps.Servers = map[string]engine.ServerDeps{}
-		}
-		deps.Servers[s.name] = sd
-		for _, n := range s.neg.notes {
-			deps.Notes = append(deps.Notes, "server "+s.name+": "+n)
+			deps.Notes = append(deps.Notes, n)
 		}
 	}
-	places := make([]serverPlace, len(servers))
-	for i, s := range servers {
-		places[i] = serverPlace{key: s.name, embedded: s.ref != nil}
-		if s.ref == nil {
-			places[i].url = s.plan.Server.URLFor(s.plan.Server.Protocol)
-		}
-	}
-	return runAndRecord(ctx, p, deps, opts, places)
-}
-
-// serverPlace says where one server of a run lived: embedded in this
-// process, or reached at url. key is its name in the scenario ("" for
-// the single unnamed server).
-type serverPlace struct {
-	key      string
-	embedded bool
-	url      string
-}
-
-// runAndRecord runs p and then records in the result's environment where
-// each server lived, so that a result names the URL it measured and never
-// the ephemeral address of an embedded server.
-func runAndRecord(ctx context.Context, p *plan.Plan, deps engine.Deps, opts Options, places []serverPlace) (*result.Run, error) {
 	ro := opts.Runner
 	ro.Version = opts.Version
 	ro.Progress = opts.Progress
-	run, err := engine.Run(ctx, p, deps, ro)
-	if run != nil {
-		for _, pl := range places {
-			info := &run.Environment.Server
-			for i := range run.Environment.Servers {
-				if run.Environment.Servers[i].Key == pl.key {
-					info = &run.Environment.Servers[i]
-				}
-			}
-			info.Embedded = pl.embedded
-			info.URL = ""
-			if !pl.embedded {
-				info.URL = pl.url
-			}
-		}
-	}
-	return run, err
-}
-
-// prepared is one server made ready for load: started (embedded) or
-// reached, its extensions negotiated, its models' input data checked.
-type prepared struct {
-	name    string
-	plan    *plan.Plan // the plan as seen by this server alone
-	ref     *refserver.Server
-	clients map[plan.Protocol]client.Client
-	main    client.Client
-	md      *wire.ServerMetadata
-	neg     negotiation
-	inputs  map[string]*inputdata.Data
-}
-
-func (s *prepared) close() {
-	for _, c := range s.clients {
-		c.Close()
-	}
-	if s.ref != nil {
-		s.ref.Close()
-	}
-}
-
-func (s *prepared) deps() engine.ServerDeps {
-	return engine.ServerDeps{
-		Client: s.main,
-		ClientFor: func(proto plan.Protocol) (client.Client, error) {
-			c, ok := s.clients[proto]
-			if !ok {
-				return nil, fmt.Errorf("no %s client connected", proto)
-			}
-			return c, nil
-		},
-		ServerMetadata: s.md,
-		NoServerStats:  !s.neg.serverStats,
-	}
+	return engine.Run(ctx, p, deps, ro)
 }
 
 // forServer is p as one of its servers sees it: that server alone, its
@@ -202,67 +104,4 @@ func forServer(p *plan.Plan, srv plan.Server) *plan.Plan {
 		}
 	}
 	return &sub
-}
-
-// prepare starts or reaches the one server of p and checks everything the
-// run will need of it, before any load.
-func prepare(ctx context.Context, p *plan.Plan, opts Options) (_ *prepared, err error) {
-	s := &prepared{name: p.Server.Name, plan: p}
-	defer func() {
-		if err != nil {
-			s.close()
-		}
-	}()
-	urls := map[plan.Protocol]string{plan.ProtocolHTTP: p.Server.URLFor(plan.ProtocolHTTP), plan.ProtocolGRPC: p.Server.URLFor(plan.ProtocolGRPC)}
-	if p.Server.Embedded {
-		if s.ref, err = embedded(ctx, p, opts.Net); err != nil {
-			return nil, err
-		}
-		urls[plan.ProtocolHTTP], urls[plan.ProtocolGRPC] = s.ref.HTTPAddr(), s.ref.GRPCAddr()
-	}
-	if s.clients, err = connect(ctx, p, urls, opts.ConnectTimeout, opts.Net.dial()); err != nil {
-		return nil, err
-	}
-	if s.md, err = readServerMetadata(ctx, s.mainClient(), p); err != nil {
-		return nil, err
-	}
-	if s.neg, err = negotiate(p, s.md); err != nil {
-		return nil, err
-	}
-	if err = applyNegotiation(ctx, p, s.clients, urls, s.neg, opts.Net.dial()); err != nil {
-		return nil, err
-	}
-	s.main = s.mainClient()
-	specs := map[string]inputdata.ModelSpec{}
-	for _, m := range p.Models {
-		spec, err := modelSpec(ctx, s.main, m, s.neg.useConfig)
-		if err != nil {
-			return nil, err
-		}
-		specs[m.Alias] = spec
-	}
-	if err = checkJSONOutputs(p, specs, s.neg); err != nil {
-		return nil, err
-	}
-	if s.inputs, err = loadInputs(p, specs); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// mainClient is the client of the server's protocol, or any client.
-func (s *prepared) mainClient() client.Client {
-	if c := s.clients[s.plan.Server.Protocol]; c != nil {
-		return c
-	}
-	for _, c := range s.clients {
-		return c
-	}
-	return nil
-}
-
-// wrapServer names the server an error is about; the failure kind (and so
-// the exit code) is kept.
-func wrapServer(name string, err error) error {
-	return fmt.Errorf("server %s: %w", name, err)
 }

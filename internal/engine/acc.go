@@ -54,7 +54,7 @@ func newAcc(start time.Duration) *acc {
 }
 
 func (a *acc) add(s *sample) {
-	if s.err != nil {
+	if s.Err != nil {
 		a.errs++
 		return
 	}
@@ -77,15 +77,15 @@ func (a *acc) add(s *sample) {
 		v = histHighestUs
 	}
 	_ = a.hist.RecordValue(v) // in range by construction
-	a.sendRecv += s.sendRecv
-	a.wait += s.wait
-	if s.decoupled {
+	a.sendRecv += s.SendRecv
+	a.wait += s.Wait
+	if s.Decoupled {
 		a.decoupled = true
 	}
-	a.responses += int64(s.responses)
-	if s.responses > 0 {
+	a.responses += int64(s.Responses)
+	if s.Responses > 0 {
 		a.firstN++
-		a.firstSumUs += float64(max(s.first-s.sched, 0)) / float64(time.Microsecond)
+		a.firstSumUs += float64(max(s.First-s.sched, 0)) / float64(time.Microsecond)
 	}
 	if s.llm != nil {
 		if a.llm == nil {

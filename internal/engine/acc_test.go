@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perfscen/perfscen/internal/kinds"
 )
 
 func TestAccMetrics(t *testing.T) {
@@ -14,12 +16,12 @@ func TestAccMetrics(t *testing.T) {
 	// 100 requests of 1..100 ms, plus two errors.
 	for i := 1; i <= 100; i++ {
 		s := done(time.Duration(i)*ms+time.Second, time.Duration(i)*ms)
-		s.sendRecv = 100 * time.Microsecond
-		s.wait = time.Duration(i) * ms
+		s.SendRecv = 100 * time.Microsecond
+		s.Wait = time.Duration(i) * ms
 		a.add(s)
 	}
-	a.add(&sample{err: errors.New("x")})
-	a.add(&sample{err: errors.New("y")})
+	a.add(&sample{Outcome: kinds.Outcome{Err: errors.New("x")}})
+	a.add(&sample{Outcome: kinds.Outcome{Err: errors.New("y")}})
 	m := a.metrics(4, 2*time.Second)
 	if m.Requests != 100 || m.Errors != 2 {
 		t.Fatalf("counts = %d/%d", m.Requests, m.Errors)

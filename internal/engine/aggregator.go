@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 // maxDistinct caps the distinct error and mismatch messages kept per point.
@@ -96,13 +96,13 @@ type aggregator struct {
 }
 
 func (a *aggregator) record(s *sample) {
-	if s.err != nil {
-		a.stats.errors.add(s.err.Error())
+	if s.Err != nil {
+		a.stats.errors.add(s.Err.Error())
 	}
-	if s.checked {
+	if s.Checked {
 		a.stats.checked++
-		if s.mismatch != "" {
-			a.stats.mismatches.add(s.mismatch)
+		if s.Mismatch != "" {
+			a.stats.mismatches.add(s.Mismatch)
 		}
 	}
 	if a.whole {
@@ -110,9 +110,9 @@ func (a *aggregator) record(s *sample) {
 		if c.n+c.errs == 0 || s.sched < c.start {
 			c.start = s.sched
 		}
-		c.end = max(c.end, s.done)
+		c.end = max(c.end, s.Done)
 		c.add(s)
-		if errors.Is(s.err, client.ErrUnavailable) {
+		if errors.Is(s.Err, transport.ErrUnavailable) {
 			c.unreachable++
 		}
 		if s.late() {
@@ -122,8 +122,8 @@ func (a *aggregator) record(s *sample) {
 	}
 	before := a.c.dropped
 	a.c.add(s)
-	if a.c.dropped == before && errors.Is(s.err, client.ErrUnavailable) {
-		if s.done >= a.c.boundary {
+	if a.c.dropped == before && errors.Is(s.Err, transport.ErrUnavailable) {
+		if s.Done >= a.c.boundary {
 			a.c.next.unreachable++
 		} else {
 			a.c.cur.unreachable++

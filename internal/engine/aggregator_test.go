@@ -8,7 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 func TestAggregatorWholeWindow(t *testing.T) {
@@ -16,10 +17,10 @@ func TestAggregatorWholeWindow(t *testing.T) {
 	a := &aggregator{in: in, out: make(chan *acc, 1), stopping: make(chan struct{}), done: make(chan struct{}),
 		clock: func() time.Duration { return 0 }, c: newCutter(cutter{}), whole: true}
 	go a.run()
-	in <- []sample{{sched: 30 * ms, sent: 30 * ms, done: 40 * ms}}
-	in <- []sample{{sched: 10 * ms, sent: 12 * ms, done: 20 * ms, checked: true}}
-	in <- []sample{{sched: 50 * ms, sent: 50 * ms, done: 90 * ms, err: &client.TransportError{Op: "infer", Err: errors.New("refused")}}}
-	in <- []sample{{sched: 50 * ms, sent: 55 * ms, done: 60 * ms, checked: true, mismatch: "OUTPUT0[3]: expected 1, got 2"}}
+	in <- []sample{{sched: 30 * ms, Outcome: kinds.Outcome{Sent: 30 * ms, Done: 40 * ms}}}
+	in <- []sample{{sched: 10 * ms, Outcome: kinds.Outcome{Sent: 12 * ms, Done: 20 * ms, Checked: true}}}
+	in <- []sample{{sched: 50 * ms, Outcome: kinds.Outcome{Sent: 50 * ms, Done: 90 * ms, Err: &transport.TransportError{Op: "infer", Err: errors.New("refused")}}}}
+	in <- []sample{{sched: 50 * ms, Outcome: kinds.Outcome{Sent: 55 * ms, Done: 60 * ms, Checked: true, Mismatch: "OUTPUT0[3]: expected 1, got 2"}}}
 	close(in)
 	w := <-a.out
 	<-a.done
@@ -43,7 +44,7 @@ func TestAggregatorTimeWindowsAndStop(t *testing.T) {
 		go a.run()
 		for i := 0; i < 3; i++ {
 			now := clock()
-			in <- []sample{{sched: now - ms, sent: now - ms, done: now}}
+			in <- []sample{{sched: now - ms, Outcome: kinds.Outcome{Sent: now - ms, Done: now}}}
 			w := <-a.out
 			if w.n != 1 || w.end-w.start != 20*ms {
 				t.Errorf("window %d: n %d over %v", i, w.n, w.end-w.start)
@@ -53,7 +54,7 @@ func TestAggregatorTimeWindowsAndStop(t *testing.T) {
 		// draining so workers never block, then exit once they are done.
 		close(stopping)
 		for i := 0; i < 50; i++ {
-			in <- []sample{{done: clock()}}
+			in <- []sample{{Outcome: kinds.Outcome{Done: clock()}}}
 		}
 		close(in)
 		<-a.done

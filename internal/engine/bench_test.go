@@ -5,20 +5,32 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds"
 )
 
-// instantClient answers every request at once with a shared response, so
-// a benchmark measures only the runner's own cost per request.
-type instantClient struct {
-	client.Client
-	resp client.InferResponse
-}
+// instantPoint answers every request at once, so a benchmark measures
+// only the engine's own cost per request.
+type instantPoint struct{ d *inputdata.Data }
 
-func (c *instantClient) Infer(context.Context, *client.InferRequest) (*client.InferResponse, error) {
-	return &c.resp, nil
+func (p instantPoint) Data() *inputdata.Data { return p.d }
+func (instantPoint) NewCaller(context.Context, int) (kinds.Caller, error) {
+	return instantCaller{}, nil
 }
+func (instantPoint) Stats(context.Context) (kinds.Counters, error) {
+	return kinds.Counters{}, kinds.ErrNoStats
+}
+func (instantPoint) Close() error { return nil }
+
+type instantCaller struct{}
+
+func (instantCaller) Call(_ context.Context, clock func() time.Duration, _ *kinds.Request, out *kinds.Outcome) {
+	out.Sent = clock()
+	out.Done = out.Sent
+}
+func (instantCaller) Close() error { return nil }
 
 // runnerAllocBudget is the engine's allocations per request (worker, batch
 // hand-off, aggregator, histogram): none, with room for the session's setup
@@ -33,7 +45,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		b.Run("workers="+itoa(workers), func(b *testing.B) {
 			d := simpleData(1, 4)
 			offs, _ := flatOffsets(d)
-			pl := &pointLoad{client: &instantClient{}, model: "simple", data: d, offsets: offs,
+			pl := &pointLoad{kind: instantPoint{d}, data: d, offsets: offs,
 				seqIDs: new(atomic.Uint64), validateEvery: 1}
 			b.ReportAllocs()
 			var before, after runtime.MemStats

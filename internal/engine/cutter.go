@@ -39,14 +39,14 @@ func (c *cutter) length() time.Duration {
 // window began (a straggler reported after its window was cut) counts in the
 // current window, as perf_analyzer would count it at its next collection.
 func (c *cutter) add(s *sample) {
-	if s.done < c.warmupEnd {
+	if s.Done < c.warmupEnd {
 		c.dropped++
 		return
 	}
 	if s.late() {
 		c.late++
 	}
-	if s.done >= c.boundary {
+	if s.Done >= c.boundary {
 		c.next.add(s)
 		return
 	}

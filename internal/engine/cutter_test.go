@@ -4,12 +4,14 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/kinds"
 )
 
 const ms = time.Millisecond
 
 func done(at, lat time.Duration) *sample {
-	return &sample{sched: at - lat, sent: at - lat, done: at}
+	return &sample{sched: at - lat, Outcome: kinds.Outcome{Sent: at - lat, Done: at}}
 }
 
 func TestCutterTimeWindows(t *testing.T) {
@@ -18,7 +20,7 @@ func TestCutterTimeWindows(t *testing.T) {
 	c.add(done(120*ms, 10*ms)) // window 0
 	c.add(done(299*ms, 10*ms)) // window 0
 	c.add(done(300*ms, 10*ms)) // window 1: arrived before the cut
-	c.add(&sample{sched: 150 * ms, sent: 150 * ms, done: 250 * ms, err: errors.New("boom")})
+	c.add(&sample{sched: 150 * ms, Outcome: kinds.Outcome{Sent: 150 * ms, Done: 250 * ms, Err: errors.New("boom")}})
 	if c.due() != 300*ms {
 		t.Fatalf("due = %v, want 300ms", c.due())
 	}
@@ -71,8 +73,8 @@ func TestCutterCountWindowGivesUpAtMaxLen(t *testing.T) {
 
 func TestCutterCountsLateSends(t *testing.T) {
 	c := newCutter(cutter{window: time.Second})
-	c.add(&sample{sched: 10 * ms, sent: 10*ms + 500*time.Microsecond, done: 20 * ms})
-	c.add(&sample{sched: 10 * ms, sent: 15 * ms, done: 20 * ms})
+	c.add(&sample{sched: 10 * ms, Outcome: kinds.Outcome{Sent: 10*ms + 500*time.Microsecond, Done: 20 * ms}})
+	c.add(&sample{sched: 10 * ms, Outcome: kinds.Outcome{Sent: 15 * ms, Done: 20 * ms}})
 	if c.late != 1 {
 		t.Errorf("late = %d, want 1", c.late)
 	}

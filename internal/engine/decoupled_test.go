@@ -34,7 +34,7 @@ func TestRunDecoupledStream(t *testing.T) {
 		}}}}, BatchSize: 1}
 		p := testPlan(srv.GRPCAddr(), "grpc", loose(), []plan.Model{{Alias: "m", Name: "repeat_int32"}},
 			plan.Point{Load: plan.Load{Mode: "iterations", Concurrency: 2, Iterations: 6, Streaming: true}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(d)}, Options{})
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(d))}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

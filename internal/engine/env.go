@@ -2,10 +2,8 @@ package engine
 
 import (
 	"bufio"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,33 +11,28 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-// environment describes the client host and asks the server who it is,
-// unless md already says. A server that does not answer its metadata
-// endpoint cannot be measured. named, when set, is the testbed the caller
-// chose (--testbed, PERFSCEN_TESTBED or the scenario); otherwise the
-// testbed is derived from the hardware and the server.
+// environment describes the client host and the servers, as their kinds
+// found them. named, when set, is the testbed the caller chose (--testbed,
+// PERFSCEN_TESTBED or the scenario); otherwise the testbed is derived from
+// the hardware and the server.
 //
 // With several servers each is described in Servers, by its scenario key,
 // and Server stays empty.
-func environment(ctx context.Context, p *plan.Plan, servers []*serverState, version string, named TestbedName) (result.Environment, error) {
+func environment(p *plan.Plan, servers []*serverState, version string, named TestbedName) result.Environment {
 	host, _ := os.Hostname()
 	env := result.Environment{
 		PerfscenVersion: version, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPU: cpuModel("/proc/cpuinfo"), NumCPU: runtime.NumCPU(), MemoryGiB: memoryGiB("/proc/meminfo"),
 	}
 	env.GPUModel, env.GPUCount = localGPUs("/proc/driver/nvidia/gpus")
-	var firstErr error
 	for _, ss := range servers {
-		info, err := serverInfo(ctx, ss)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
+		info := ss.server.Info()
+		info.Key = ss.srv.Name
 		if len(p.Servers) == 0 {
 			env.Server = info
 		} else {
@@ -47,27 +40,7 @@ func environment(ctx context.Context, p *plan.Plan, servers []*serverState, vers
 		}
 	}
 	setTestbed(&env, named)
-	return env, firstErr
-}
-
-// serverInfo is what one server says of itself.
-func serverInfo(ctx context.Context, ss *serverState) (result.ServerInfo, error) {
-	info := result.ServerInfo{Key: ss.srv.Name, URL: ss.srv.URL, Embedded: ss.srv.Embedded}
-	md := ss.deps.ServerMetadata
-	if md == nil {
-		mctx, cancel := context.WithTimeout(ctx, metadataTimeout(ss.srv.Timeout))
-		defer cancel()
-		var err error
-		if md, err = ss.deps.Client.ServerMetadata(mctx); err != nil {
-			if ss.srv.Name != "" {
-				return info, fmt.Errorf("reading server %s's metadata: %w", ss.srv.Name, err)
-			}
-			return info, fmt.Errorf("reading server metadata: %w", err)
-		}
-	}
-	info.Name, info.Version = md.Name, md.Version
-	info.Extensions = append([]string(nil), md.Extensions...)
-	return info, nil
+	return env
 }
 
 // TestbedName is a testbed chosen by name and where the name came from
@@ -82,13 +55,6 @@ func setTestbed(env *result.Environment, named TestbedName) {
 		return
 	}
 	env.Testbed, env.TestbedSource = DerivedTestbed(*env), "derived"
-}
-
-func metadataTimeout(t time.Duration) time.Duration {
-	if t > 0 {
-		return t
-	}
-	return 30 * time.Second
 }
 
 // cpuModel reads the first "model name" from a cpuinfo file; "" when absent.

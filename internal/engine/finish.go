@@ -25,7 +25,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		Errors:    result.ErrorInfo{Count: pr.errs.total, First: pr.errs.first()},
 		LateSends: pr.late,
 		Notes:     pr.notes,
-		Validation: result.Validation{Enabled: pr.pl.compare != nil, Checked: pr.checked,
+		Validation: result.Validation{Enabled: pr.pl.validate, Checked: pr.checked,
 			Mismatches: pr.mismatches.total, First: pr.mismatches.first(), Sampled: pr.pl.validateEvery > 1},
 	}
 	if pr.passedOver > 0 {

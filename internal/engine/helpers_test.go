@@ -15,6 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/memnet"
 	"github.com/perfscen/perfscen/internal/refserver"
@@ -185,4 +187,10 @@ func loose() plan.Measurement {
 
 func inputsOf(d *inputdata.Data) func(*plan.Point) (*inputdata.Data, error) {
 	return func(*plan.Point) (*inputdata.Data, error) { return d, nil }
+}
+
+// servers is the one server of p, reached through c, as Deps.Servers
+// holds it: the kserve kind's handle with statistics on.
+func servers(p *plan.Plan, c client.Client, inputs func(*plan.Point) (*inputdata.Data, error)) map[string]kinds.Server {
+	return map[string]kinds.Server{"": kserve.FromClient(context.Background(), p, c, inputs, true)}
 }

@@ -29,7 +29,7 @@ func TestRunInterleavesGroups(t *testing.T) {
 			plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 		p.Models = append(p.Models, plan.Model{Alias: "solo", Name: "simple"})
 		var seq []int
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1)))}, Options{
 			Progress: func(e Event) {
 				if e.Kind == WindowDone {
 					seq = append(seq, e.Index)
@@ -84,7 +84,7 @@ func TestRunCounterResetIsMarked(t *testing.T) {
 		m.Warmup = 400 * time.Millisecond
 		p := testPlan(addr, "http", m, []plan.Model{{Alias: "m", Name: "simple"}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1)))}, Options{
 			Progress: func(e Event) {
 				if e.Kind == WindowDone && e.Window.Index == 1 {
 					// Reloading restarts the model's counters from zero, as
@@ -133,7 +133,7 @@ func TestRunScrapesGPUMetrics(t *testing.T) {
 		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 		p.Server.MetricsURL = metrics
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1)), MetricsClient: metricsClient(t)},
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1))), MetricsClient: metricsClient(t)},
 			Options{MetricsInterval: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func TestRunExtendAddsInterleavedTrials(t *testing.T) {
 		var seq []int
 		asked := 0
 		extending := false
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1)))}, Options{
 			Progress: func(e Event) {
 				if e.Kind == WindowDone && extending {
 					seq = append(seq, e.Index)
@@ -221,7 +221,7 @@ func TestRunInterleavedRoundPassesOverEmptyWindows(t *testing.T) {
 		p := testPlan(srv.HTTPAddr(), "http", loose(), models,
 			plan.Point{Model: "a", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}},
 			plan.Point{Model: "b", Group: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{})
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(fp32Data(1)))}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

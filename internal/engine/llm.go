@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -28,46 +25,26 @@ type llmSample struct {
 
 // genLoad is a point's generation settings; nil for other kinds.
 type genLoad struct {
-	gen         client.Generator
 	slo         *plan.SLO
 	countChunks bool // token_count: chunks
 }
 
-// doGen sends a generation request: the step's single input holds the
-// prepared JSON body.
-func (w *worker) doGen(ctx context.Context, s *sample, clock func() time.Duration, r inputdata.Request) {
-	if len(r.Inputs) != 1 {
-		s.err = fmt.Errorf("generation request %s: want one prepared body, have %d inputs", r.Origin, len(r.Inputs))
-		return
-	}
-	if w.pl.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.pl.timeout)
-		defer cancel()
-	}
-	// A fresh gap buffer per request: the aggregator reads it after the
-	// worker moved on. Its size follows the last reply, so it rarely grows.
-	tr := client.TokenTrace{Gaps: make([]time.Duration, 0, w.gapCap)}
-	s.sent = clock()
-	err := w.pl.llm.gen.Generate(ctx, r.Inputs[0].Raw, &tr)
-	s.done = clock()
-	if err != nil {
-		s.err = err
-		return
-	}
-	w.gapCap = max(len(tr.Gaps), 8)
+// judge turns a generation request's token trace into its sample figures:
+// time per output token and whether it met the goodput SLO.
+func (g *genLoad) judge(s *sample) *llmSample {
+	tr := s.Tokens
 	ls := &llmSample{streamed: tr.Streamed, ttft: tr.FirstToken, gaps: tr.Gaps, tokens: tr.OutputTokens,
 		inTokens: tr.InputTokens, fromUsage: tr.FromUsage}
-	if w.pl.llm.countChunks {
+	if g.countChunks {
 		ls.tokens, ls.fromUsage = tr.Chunks, false
 	}
-	e2e := s.done - s.sent
+	e2e := s.Done - s.Sent
 	if ls.streamed && ls.tokens > 1 {
 		ls.tpot = (e2e - ls.ttft) / time.Duration(ls.tokens-1)
 	}
-	ls.good = meets(w.pl.llm.slo, ls, s.done-s.sched)
-	ls.sloSet = w.pl.llm.slo != nil
-	s.llm = ls
+	ls.good = meets(g.slo, ls, s.Done-s.sched)
+	ls.sloSet = g.slo != nil
+	return ls
 }
 
 // meets reports whether a request satisfies every goodput constraint.

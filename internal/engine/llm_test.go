@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -32,7 +33,7 @@ func TestLLMAccHandComputed(t *testing.T) {
 		}
 		r.ls.good = meets(slo, &r.ls, e2e)
 		r.ls.sloSet = true
-		a.add(&sample{sent: r.sent, sched: r.sent, done: r.done, llm: &r.ls})
+		a.add(&sample{sched: r.sent, llm: &r.ls, Outcome: kinds.Outcome{Sent: r.sent, Done: r.done}})
 	}
 	m := a.metrics(1, 2*time.Second).LLM
 	if m == nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/kinds"
 )
 
 // A window is cut with the samples still waiting in workers' unfilled
@@ -22,15 +24,15 @@ func TestAggregatorCollectsPendingBatches(t *testing.T) {
 		go a.run()
 		o1, o2 := m.open(), m.open()
 		for i := range 3 {
-			m.post(o1, &sample{sched: ms, sent: ms, done: time.Duration(2+i) * ms})
+			m.post(o1, &sample{sched: ms, Outcome: kinds.Outcome{Sent: ms, Done: time.Duration(2+i) * ms}})
 		}
-		m.post(o2, &sample{sched: ms, sent: ms, done: 30 * ms}) // belongs to the second window
+		m.post(o2, &sample{sched: ms, Outcome: kinds.Outcome{Sent: ms, Done: 30 * ms}}) // belongs to the second window
 		w := <-a.out
 		if w.n != 3 || w.start != 0 || w.end != 20*ms {
 			t.Fatalf("first window: n %d over [%v, %v], want 3 over [0, 20ms]", w.n, w.start, w.end)
 		}
 		time.Sleep(5 * ms)
-		m.post(o1, &sample{sched: 25 * ms, sent: 25 * ms, done: 26 * ms})
+		m.post(o1, &sample{sched: 25 * ms, Outcome: kinds.Outcome{Sent: 25 * ms, Done: 26 * ms}})
 		if w = <-a.out; w.n != 2 {
 			t.Fatalf("second window: n %d, want 2", w.n)
 		}
@@ -56,13 +58,13 @@ func TestMailroomCountsEverySampleOnce(t *testing.T) {
 			o := m.open()
 			defer m.flush(o)
 			for i := range each {
-				m.post(o, &sample{done: time.Duration(w*each + i + 1)})
+				m.post(o, &sample{Outcome: kinds.Outcome{Done: time.Duration(w*each + i + 1)}})
 			}
 		}()
 	}
 	go func() { wg.Wait(); close(m.out) }()
 	seen := map[time.Duration]int{}
-	record := func(s *sample) { seen[s.done]++ }
+	record := func(s *sample) { seen[s.Done]++ }
 	for {
 		b, ok := <-m.out
 		if !ok {

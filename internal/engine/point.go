@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/validate"
@@ -34,7 +32,7 @@ type pointRunner struct {
 	pl    *pointLoad
 	m     plan.Measurement
 
-	statsOff bool
+	statsOff bool // no more statistics calls: the server has none, or they failed
 	windows  []*measured
 	kept     []int // indexes into windows
 	status   string
@@ -62,56 +60,29 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if err != nil {
 		return nil, err
 	}
-	pr := &pointRunner{rs: rs, ss: ss, idx: i, p: p, m: rs.plan.Measurement, statsOff: ss.deps.NoServerStats}
-	found := false
-	for _, m := range rs.plan.Models {
-		if m.Alias == p.Model {
-			pr.model, found = m, true
-		}
-	}
-	if !found {
+	pr := &pointRunner{rs: rs, ss: ss, idx: i, p: p, m: rs.plan.Measurement}
+	m, ok := rs.plan.Model(p.Model)
+	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
 	}
-	useShm, err := shmMode(p.SharedMemory)
+	pr.model = m
+	kp, err := ss.server.Point(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := rs.clientFor(p.Server, p.Protocol)
-	if err != nil {
-		return nil, err
-	}
-	data, err := rs.deps.Inputs(p)
-	if err != nil {
-		return nil, failure.Invalid(fmt.Errorf("input data: %w", err))
-	}
+	data := kp.Data()
 	offs, err := flatOffsets(data)
 	if err != nil {
+		kp.Close()
 		return nil, failure.Invalid(err)
 	}
-	pl := &pointLoad{client: cl, model: pr.model.Name, version: pr.model.Version, data: data,
-		offsets: offs, sequence: pr.model.Sequence, seqIDs: &rs.seqIDs, timeout: ss.srv.Timeout,
+	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: &rs.seqIDs,
 		validateEvery: 1}
-	if g, ok := cl.(client.Generator); ok && rs.plan.LLM != nil {
-		pl.llm = &genLoad{gen: g, slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
-		// OpenAI-compatible servers have no statistics endpoint.
-		pr.statsOff = true
+	if rs.plan.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
+		pl.llm = &genLoad{slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
 	}
-	if p.Load.Streaming {
-		st, ok := cl.(client.Streamer)
-		if !ok {
-			return nil, failure.Invalid(fmt.Errorf("streaming needs a gRPC client; protocol %q has no stream", p.Protocol))
-		}
-		pl.streamer = st
-	}
-	if pr.model.Validate && data.HasExpected() {
-		vo := validate.Options{FloatTolerance: pr.model.FloatTolerance, MaxReported: 1}
-		pl.compare = func(expected, got []tensor.Tensor) string {
-			r := validate.Compare(expected, got, vo)
-			if r.OK() {
-				return ""
-			}
-			return r.String()
-		}
+	if m.Validate && data.HasExpected() {
+		pl.validate = true
 		if pr.m.Mode != plan.CountWindows && p.Load.Mode != plan.LoadIterations {
 			pl.validateEvery = rs.opts.ValidateEvery
 		}
@@ -119,23 +90,12 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		// responses are checked whichever workers answer them.
 		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
 	}
-	if useShm {
-		meta, err := cl.ModelMetadata(ctx, pl.model, pl.version)
-		if err != nil {
-			return nil, failure.Env(fmt.Errorf("model metadata for shared memory: %w", err))
-		}
-		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", i), data, meta, p.BatchSize, p.OutputShmSize)
-		if err != nil {
-			return nil, failure.Env(err)
-		}
-		pl.shm = set
-	}
 	pr.pl = pl
 	return pr, nil
 }
 
 func (pr *pointRunner) cleanup() {
-	if err := pr.pl.shm.close(); err != nil {
+	if err := pr.pl.kind.Close(); err != nil {
 		pr.notes = append(pr.notes, err.Error())
 	}
 }
@@ -180,24 +140,15 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	return m
 }
 
-func (pr *pointRunner) snapshot(ctx context.Context) (wire.ModelStats, bool) {
+func (pr *pointRunner) snapshot(ctx context.Context) (kinds.Counters, bool) {
 	if pr.statsOff {
-		return wire.ModelStats{}, false
+		return kinds.Counters{}, false
 	}
-	list, err := pr.pl.client.ModelStatistics(ctx, pr.pl.model, pr.pl.version)
-	var st wire.ModelStats
-	ok := err == nil
-	if ok {
-		st, ok = pickStats(list, pr.pl.model, pr.pl.version)
-	}
-	if !ok {
-		if ctx.Err() == nil {
-			pr.statsOff = true
-			msg := "server statistics unavailable"
-			if err != nil {
-				msg += ": " + err.Error()
-			}
-			pr.notes = append(pr.notes, msg)
+	st, err := pr.pl.kind.Stats(ctx)
+	if err != nil {
+		pr.statsOff = true
+		if ctx.Err() == nil && !errors.Is(err, kinds.ErrNoStats) {
+			pr.notes = append(pr.notes, "server statistics unavailable: "+err.Error())
 		}
 		return st, false
 	}

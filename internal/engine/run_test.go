@@ -10,6 +10,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -31,7 +32,7 @@ func TestRunConcurrencySimple(t *testing.T) {
 				p := testPlan(addr, proto, m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
 					plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}, BatchSize: 2})
 				var events []EventKind
-				run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))},
+				run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(2, 3)))},
 					Options{Version: "test", ValidateEvery: 1, Progress: func(e Event) { events = append(events, e.Kind) }})
 				if err != nil {
 					t.Fatalf("Run: %v", err)
@@ -114,7 +115,7 @@ func TestRunIterationsExactCount(t *testing.T) {
 	c := newClient(t, "http", srv.HTTPAddr())
 	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
 		plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 3, WarmupIterations: 5, Iterations: 37}})
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 4))}, Options{})
+	run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 4)))}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestRunRequestRateStallShowsInP99(t *testing.T) {
 		m.StabilityPct = 1000
 		p := testPlan(srv.HTTPAddr(), "http", m, []plan.Model{{Alias: "m", Name: "delay"}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadRequestRate, Rate: 50, Distribution: "constant"}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{})
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(fp32Data(1)))}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +179,7 @@ func TestRunCountWindows(t *testing.T) {
 		m.Mode, m.RequestCount = "count_windows", 70
 		p := testPlan(srv.GRPCAddr(), "grpc", m, []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 2))},
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 2)))},
 			Options{MinCountWindow: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -215,7 +216,7 @@ func TestRunStreamingAndSequences(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		p := testPlan(srv.GRPCAddr(), "grpc", loose(), []plan.Model{{Alias: "m", Name: "accumulate", Validate: true, Sequence: true}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 3, Iterations: 60, Streaming: streaming}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(d)}, Options{})
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(d))}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +235,7 @@ func TestRunUnreachableServer(t *testing.T) {
 	srv.Close()
 	p := testPlan(addr, "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
 		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{})
+	run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1)))}, Options{})
 	if err == nil || exitcode.Of(err) != exitcode.Environment {
 		t.Fatalf("err = %v (code %d), want an environment error", err, exitcode.Of(err))
 	}
@@ -258,7 +259,7 @@ func TestRunServerDiesMidRun(t *testing.T) {
 		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}},
 		plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
 	windows := 0
-	run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))},
+	run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1)))},
 		Options{Progress: func(e Event) {
 			if e.Kind == WindowDone {
 				if windows++; windows == 2 {
@@ -294,7 +295,7 @@ func TestRunInterrupt(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var cancelled time.Time
-		run, err := Run(ctx, p, Deps{Client: c, Inputs: inputsOf(fp32Data(1))}, Options{
+		run, err := Run(ctx, p, Deps{Servers: servers(p, c, inputsOf(fp32Data(1)))}, Options{
 			Progress: func(e Event) {
 				if e.Kind == WindowDone && e.Window.Index == 1 {
 					cancelled = time.Now()
@@ -322,8 +323,8 @@ func TestRunCUDAIsInvalid(t *testing.T) {
 	c := newClient(t, "http", srv.HTTPAddr())
 	p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
 		plan.Point{SharedMemory: "cuda", Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-	_, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 1))}, Options{})
-	if !errors.Is(err, errCUDA) || exitcode.Of(err) != exitcode.Invalid {
+	_, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1)))}, Options{})
+	if !errors.Is(err, kserve.ErrCUDA) || exitcode.Of(err) != exitcode.Invalid {
 		t.Errorf("err = %v, want the CUDA error with exit code 2", err)
 	}
 }

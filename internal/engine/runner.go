@@ -9,51 +9,23 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
 // Deps are the resources a run needs; the caller builds, checks and closes
-// them. Model names and versions come from plan.Models.
+// them.
 type Deps struct {
-	// Client talks plan.Server.Protocol; it also serves metadata and
-	// statistics for the run.
-	Client client.Client
-	// ClientFor returns the client for a point whose protocol differs from
-	// plan.Server.Protocol. It may be nil when the plan
-	// never sweeps protocol.
-	ClientFor func(protocol plan.Protocol) (client.Client, error)
-	// Inputs returns the request data of a point (its model, batch size and
-	// shapes), loaded and checked against the model before the run starts.
-	Inputs func(p *plan.Point) (*inputdata.Data, error)
-	// ServerMetadata, when set, is the server's metadata as already read
-	// by the caller; the run does not ask again.
-	ServerMetadata *wire.ServerMetadata
-	// NoServerStats skips the statistics calls around windows: the caller
-	// knows the server has no statistics extension and has said so once.
-	NoServerStats bool
+	// Servers are the plan's servers made ready by their kinds, by name:
+	// "" for the one server of a plan without plan.Servers.
+	Servers map[string]kinds.Server
 	// Notes are run-level remarks recorded in the result (e.g. what the
 	// server lacks that the scenario did not need).
 	Notes []string
 	// MetricsClient scrapes each server's metrics_url; nil uses a plain HTTP
 	// client with a 5 s timeout.
 	MetricsClient *http.Client
-	// Servers, for a plan with several servers (plan.Servers), hold each
-	// server's resources by name; Client, ClientFor, ServerMetadata and
-	// NoServerStats above are then unused.
-	Servers map[string]ServerDeps
-}
-
-// ServerDeps are one named server's resources, as Deps has them for the
-// one server of a plan without plan.Servers.
-type ServerDeps struct {
-	Client         client.Client
-	ClientFor      func(protocol plan.Protocol) (client.Client, error)
-	ServerMetadata *wire.ServerMetadata
-	NoServerStats  bool
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -190,36 +162,29 @@ func (rs *runState) progress(e Event) {
 	}
 }
 
-// serverState is one server of the run: its settings, its clients and
-// its GPU metrics.
+// serverState is one server of the run: its settings, its kind's handle
+// and its GPU metrics.
 type serverState struct {
-	srv     plan.Server
-	deps    ServerDeps
-	clients map[plan.Protocol]client.Client
-	gpu     *gpuScraper
+	srv    plan.Server
+	server kinds.Server
+	gpu    *gpuScraper
 }
 
-// newServers pairs the plan's servers with the clients the caller gave.
+// newServers pairs the plan's servers with the prepared servers the caller
+// gave.
 func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverState, error) {
 	byName := map[string]*serverState{}
 	var order []*serverState
-	if len(p.Servers) == 0 {
-		ss := &serverState{srv: p.Server, clients: map[plan.Protocol]client.Client{}, deps: ServerDeps{
-			Client: deps.Client, ClientFor: deps.ClientFor, ServerMetadata: deps.ServerMetadata, NoServerStats: deps.NoServerStats}}
-		byName[""], order = ss, append(order, ss)
-	}
-	for _, s := range p.Servers {
-		d, ok := deps.Servers[s.Name]
-		if !ok || d.Client == nil {
-			return nil, nil, fmt.Errorf("runner: no client for server %q", s.Name)
+	for _, s := range p.AllServers() {
+		ks, ok := deps.Servers[s.Name]
+		if !ok || ks == nil {
+			if s.Name == "" {
+				return nil, nil, errors.New("engine: Deps.Servers has no server")
+			}
+			return nil, nil, fmt.Errorf("engine: no prepared server %q", s.Name)
 		}
-		ss := &serverState{srv: s, deps: d, clients: map[plan.Protocol]client.Client{}}
+		ss := &serverState{srv: s, server: ks}
 		byName[s.Name], order = ss, append(order, ss)
-	}
-	for _, ss := range order {
-		if ss.deps.Client == nil {
-			return nil, nil, errors.New("runner: Deps.Client is required")
-		}
 	}
 	return byName, order, nil
 }
@@ -230,28 +195,6 @@ func (rs *runState) server(name string) (*serverState, error) {
 		return nil, failure.Invalid(fmt.Errorf("server %q is not in the plan", name))
 	}
 	return ss, nil
-}
-
-func (rs *runState) clientFor(server string, proto plan.Protocol) (client.Client, error) {
-	ss, err := rs.server(server)
-	if err != nil {
-		return nil, err
-	}
-	if proto == "" || proto == ss.srv.Protocol {
-		return ss.deps.Client, nil
-	}
-	if c, ok := ss.clients[proto]; ok {
-		return c, nil
-	}
-	if ss.deps.ClientFor == nil {
-		return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, ss.srv.Protocol))
-	}
-	c, err := ss.deps.ClientFor(proto)
-	if err != nil {
-		return nil, fmt.Errorf("protocol %s: %w", proto, err)
-	}
-	ss.clients[proto] = c
-	return c, nil
 }
 
 // Run measures every point of p in order and returns the results. The
@@ -268,9 +211,6 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
 	}
 	run.RunID = result.NewRunID(run.Started)
-	if deps.Inputs == nil {
-		return finishRun(run, opts, failure.Invalid(errors.New("runner: Deps.Client and Deps.Inputs are required")))
-	}
 	servers, order, err := newServers(p, deps)
 	if err != nil {
 		return finishRun(run, opts, failure.Invalid(err))
@@ -279,11 +219,7 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		return finishRun(run, opts, failure.Invalid(err))
 	}
 	run.Notes = append(run.Notes, deps.Notes...)
-	env, err := environment(ctx, p, order, opts.Version, opts.Testbed)
-	run.Environment = env
-	if err != nil {
-		return finishRun(run, opts, failure.Env(err))
-	}
+	run.Environment = environment(p, order, opts.Version, opts.Testbed)
 	if s, ok := opts.SampleCPU(); ok {
 		run.Notes = append(run.Notes, sentinelNotes(s)...)
 	}

@@ -1,47 +1,17 @@
 package engine
 
 import (
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/result"
 )
-
-// pickStats sums the statistics of model name across the versions listed;
-// version "" takes every version, as the server does for an empty version.
-func pickStats(list []wire.ModelStats, name, version string) (wire.ModelStats, bool) {
-	var out wire.ModelStats
-	found := false
-	for _, s := range list {
-		if s.Name != name || (version != "" && s.Version != version) {
-			continue
-		}
-		found = true
-		out.InferenceCount += s.InferenceCount
-		out.ExecutionCount += s.ExecutionCount
-		addDur(&out.InferenceStats.Success, s.InferenceStats.Success)
-		addDur(&out.InferenceStats.Fail, s.InferenceStats.Fail)
-		addDur(&out.InferenceStats.Queue, s.InferenceStats.Queue)
-		addDur(&out.InferenceStats.ComputeInput, s.InferenceStats.ComputeInput)
-		addDur(&out.InferenceStats.ComputeInfer, s.InferenceStats.ComputeInfer)
-		addDur(&out.InferenceStats.ComputeOutput, s.InferenceStats.ComputeOutput)
-	}
-	out.Name, out.Version = name, version
-	return out, found
-}
-
-func addDur(d *wire.StatDuration, x wire.StatDuration) {
-	d.Count += x.Count
-	d.Ns += x.Ns
-}
 
 // serverDelta is perf_analyzer's per-window server-side breakdown: the
 // difference of two cumulative snapshots, averaged per request. Any counter
 // that went backwards means the server restarted in between; the figures
 // are then meaningless, so they are zero and Reset is set.
-func serverDelta(before, after wire.ModelStats) *result.ServerStats {
-	b, a := before.InferenceStats, after.InferenceStats
-	backwards := after.InferenceCount < before.InferenceCount ||
-		after.ExecutionCount < before.ExecutionCount
-	for _, p := range [][2]wire.StatDuration{
+func serverDelta(b, a kinds.Counters) *result.ServerStats {
+	backwards := a.Inferences < b.Inferences || a.Executions < b.Executions
+	for _, p := range [][2]kinds.Duration{
 		{b.Success, a.Success}, {b.Fail, a.Fail}, {b.Queue, a.Queue},
 		{b.ComputeInput, a.ComputeInput}, {b.ComputeInfer, a.ComputeInfer},
 		{b.ComputeOutput, a.ComputeOutput},
@@ -56,8 +26,8 @@ func serverDelta(before, after wire.ModelStats) *result.ServerStats {
 	success := a.Success.Sub(b.Success)
 	return &result.ServerStats{
 		RequestCount:    int64(success.Count),
-		InferenceCount:  int64(after.InferenceCount - before.InferenceCount),
-		ExecutionCount:  int64(after.ExecutionCount - before.ExecutionCount),
+		InferenceCount:  int64(a.Inferences - b.Inferences),
+		ExecutionCount:  int64(a.Executions - b.Executions),
 		AvgRequestUs:    avgUs(success),
 		QueueUs:         avgUs(a.Queue.Sub(b.Queue)),
 		ComputeInputUs:  avgUs(a.ComputeInput.Sub(b.ComputeInput)),
@@ -66,7 +36,7 @@ func serverDelta(before, after wire.ModelStats) *result.ServerStats {
 	}
 }
 
-func avgUs(d wire.StatDuration) float64 {
+func avgUs(d kinds.Duration) float64 {
 	if d.Count == 0 {
 		return 0
 	}

@@ -5,27 +5,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-func stats(success, queue, infer, ic, ec uint64) wire.ModelStats {
-	return wire.ModelStats{
-		Name: "m", Version: "1", InferenceCount: ic, ExecutionCount: ec,
-		InferenceStats: wire.InferStats{
-			Success:       wire.StatDuration{Count: success, Ns: success * 1000_000},
-			Queue:         wire.StatDuration{Count: success, Ns: queue},
-			ComputeInput:  wire.StatDuration{Count: success, Ns: success * 10_000},
-			ComputeInfer:  wire.StatDuration{Count: success, Ns: infer},
-			ComputeOutput: wire.StatDuration{Count: success, Ns: success * 5_000},
-		},
+func stats(success, queue, infer, ic, ec uint64) kinds.Counters {
+	return kinds.Counters{
+		Inferences: ic, Executions: ec,
+		Success:       kinds.Duration{Count: success, Ns: success * 1000_000},
+		Queue:         kinds.Duration{Count: success, Ns: queue},
+		ComputeInput:  kinds.Duration{Count: success, Ns: success * 10_000},
+		ComputeInfer:  kinds.Duration{Count: success, Ns: infer},
+		ComputeOutput: kinds.Duration{Count: success, Ns: success * 5_000},
 	}
 }
 
 func TestServerDelta(t *testing.T) {
 	tests := []struct {
 		name          string
-		before, after wire.ModelStats
+		before, after kinds.Counters
 		want          *result.ServerStats
 	}{
 		{
@@ -60,22 +58,6 @@ func TestServerDelta(t *testing.T) {
 				t.Errorf("serverDelta (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestPickStats(t *testing.T) {
-	list := []wire.ModelStats{stats(10, 0, 0, 10, 10), stats(5, 0, 0, 5, 5), {Name: "other", InferenceCount: 99}}
-	list[1].Version = "2"
-	all, ok := pickStats(list, "m", "")
-	if !ok || all.InferenceCount != 15 || all.InferenceStats.Success.Count != 15 {
-		t.Errorf("all versions = %+v, %v", all, ok)
-	}
-	v2, ok := pickStats(list, "m", "2")
-	if !ok || v2.InferenceCount != 5 {
-		t.Errorf("version 2 = %+v, %v", v2, ok)
-	}
-	if _, ok := pickStats(list, "missing", ""); ok {
-		t.Error("found a model that is not listed")
 	}
 }
 

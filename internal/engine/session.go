@@ -9,8 +9,6 @@ import (
 )
 
 const (
-	// cleanupTimeout bounds shared-memory unregistration after a stop.
-	cleanupTimeout = 5 * time.Second
 	// cutGrace lets samples completed just before a boundary reach the
 	// aggregator before it cuts.
 	cutGrace = 5 * time.Millisecond
@@ -99,7 +97,7 @@ func (s *session) fail(err error) {
 }
 
 func (s *session) report(o *outbox, smp *sample) {
-	if smp.err != nil && s.drainCtx.Err() != nil && errors.Is(smp.err, context.Canceled) {
+	if smp.Err != nil && s.drainCtx.Err() != nil && errors.Is(smp.Err, context.Canceled) {
 		return // abandoned by the drain deadline, not a server failure
 	}
 	s.mail.post(o, smp)
@@ -130,7 +128,7 @@ func (s *session) closedLoop(pl *pointLoad, id, workers int, budgeted bool) {
 		}
 		var smp sample
 		w.do(s.drainCtx, &smp, s.clock)
-		smp.sched = smp.sent
+		smp.sched = smp.Sent
 		s.report(o, &smp)
 	}
 }

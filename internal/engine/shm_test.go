@@ -50,7 +50,7 @@ func TestRunSystemSharedMemory(t *testing.T) {
 		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
 		c := newClient(t, "http", srv.HTTPAddr())
 		p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{ValidateEvery: 1})
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(2, 3)))}, Options{ValidateEvery: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestRunSystemSharedMemoryCleanupOnError(t *testing.T) {
 	for _, n := range []int32{2, 4} { // an input region; a worker's output region
 		fc := &failingRegister{Client: c, n: n}
 		p := shmPlan(srv.HTTPAddr(), loose(), plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2})
-		run, err := Run(context.Background(), p, Deps{Client: fc, Inputs: inputsOf(simpleData(2, 3))}, Options{})
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, fc, inputsOf(simpleData(2, 3)))}, Options{})
 		if err == nil {
 			t.Fatalf("failure at registration %d went unnoticed", n)
 		}
@@ -97,7 +97,7 @@ func TestRunSystemSharedMemoryCleanupOnCancel(t *testing.T) {
 		defer cancel()
 		// Mid-run on the fake clock: after the warm-up and two windows.
 		time.AfterFunc(250*time.Millisecond, cancel)
-		run, err := Run(ctx, p, Deps{Client: c, Inputs: inputsOf(simpleData(2, 3))}, Options{})
+		run, err := Run(ctx, p, Deps{Servers: servers(p, c, inputsOf(simpleData(2, 3)))}, Options{})
 		if err != nil || run.Status != result.StatusInterrupted {
 			t.Fatalf("err %v, status %s", err, run.Status)
 		}

@@ -17,7 +17,7 @@ func TestRunValidatesFirstResponsesThenSamples(t *testing.T) {
 		c := newClient(t, "http", srv.HTTPAddr())
 		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple", Validate: true}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}})
-		run, err := Run(context.Background(), p, Deps{Client: c, Inputs: inputsOf(simpleData(1, 3))},
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 3)))},
 			Options{ValidateEvery: 1_000_000})
 		if err != nil {
 			t.Fatal(err)

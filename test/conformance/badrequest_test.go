@@ -12,6 +12,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 func TestBadRequests(t *testing.T) {
@@ -67,7 +68,7 @@ func TestBadRequests(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(proto+"/"+tc.name, func(t *testing.T) {
 				_, err := c.Infer(ctxT(t), &tc.req)
-				var se *client.ServerError
+				var se *transport.ServerError
 				if !errors.As(err, &se) {
 					t.Fatalf("want a server error, got %v", err)
 				}
@@ -82,7 +83,7 @@ func TestBadRequests(t *testing.T) {
 		t.Run(proto+"/shm registration", func(t *testing.T) {
 			ctx := ctxT(t)
 			err := c.RegisterSystemSharedMemory(ctx, "r", "/perfscen_conformance_no_such_object", 0, 64)
-			var se *client.ServerError
+			var se *transport.ServerError
 			if !errors.As(err, &se) || (proto == "http" && se.HTTPStatus != 400) || (proto == "grpc" && se.GRPCCode != codes.InvalidArgument) {
 				t.Errorf("missing object: %v", err)
 			}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 )
 
@@ -46,7 +46,7 @@ func BenchmarkClientPerToken(b *testing.B) {
 		b.Fatal(err)
 	}
 	c.hc.Transport = replay{streamBody(tokens)}
-	tr := client.TokenTrace{Gaps: make([]time.Duration, 0, tokens)}
+	tr := kinds.TokenTrace{Gaps: make([]time.Duration, 0, tokens)}
 	ctx := context.Background()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -101,7 +101,7 @@ func BenchmarkEmbeddedC256(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tr := client.TokenTrace{}
+			tr := kinds.TokenTrace{}
 			for {
 				i := next.Add(1)
 				if i > total {

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/sse"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -49,9 +49,8 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// Client talks to one OpenAI-compatible server. It implements
-// client.Generator; of client.Client it answers liveness, readiness and
-// metadata from /v1/models and refuses the KServe-only calls.
+// Client talks to one OpenAI-compatible server: it generates, and lists the
+// served models (which is also its readiness check).
 type Client struct {
 	opts    Options
 	hc      *http.Client
@@ -61,9 +60,6 @@ type Client struct {
 	readers sync.Pool
 	now     func() time.Time // the clock token times are read from
 }
-
-var _ client.Client = (*Client)(nil)
-var _ client.Generator = (*Client)(nil)
 
 // New builds a client; it does not contact the server.
 func New(opts Options) (*Client, error) {
@@ -110,7 +106,7 @@ func New(opts Options) (*Client, error) {
 // A non-200 status, a transport failure, a malformed or cut stream, an
 // error event, an empty reply, or (with RequireUsage) a missing usage is an
 // error: the request failed.
-func (c *Client) Generate(ctx context.Context, body []byte, t *client.TokenTrace) error {
+func (c *Client) Generate(ctx context.Context, body []byte, t *kinds.TokenTrace) error {
 	t.Reset()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
@@ -120,7 +116,7 @@ func (c *Client) Generate(ctx context.Context, body []byte, t *client.TokenTrace
 	start := c.now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return &client.TransportError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
+		return &transport.TransportError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
 	}
 	defer func() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -141,7 +137,7 @@ func (c *Client) Generate(ctx context.Context, body []byte, t *client.TokenTrace
 		return nil
 	}
 	if c.opts.RequireUsage {
-		return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint,
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint,
 			Err: errors.New("the reply carried no usage (token_count: usage); streaming servers send it only with stream_options.include_usage")}
 	}
 	t.OutputTokens = t.Chunks
@@ -157,7 +153,7 @@ func (c *Client) statusError(resp *http.Response) error {
 			msg = msg[:200] + "…"
 		}
 	}
-	return &client.ServerError{Protocol: plan.ProtocolHTTP, Op: c.opts.Endpoint, HTTPStatus: resp.StatusCode, Message: msg}
+	return &transport.ServerError{Protocol: plan.ProtocolHTTP, Op: c.opts.Endpoint, HTTPStatus: resp.StatusCode, Message: msg}
 }
 
 // errorMessage extracts an OpenAI error object's message ("" if none):
@@ -194,7 +190,7 @@ func (c *Client) reader(r io.Reader) *sse.Reader {
 
 var doneMarker = []byte("[DONE]")
 
-func (c *Client) readStream(body io.Reader, start time.Time, t *client.TokenTrace) error {
+func (c *Client) readStream(body io.Reader, start time.Time, t *kinds.TokenTrace) error {
 	t.Streamed = true
 	rd := c.reader(body)
 	defer c.readers.Put(rd)
@@ -213,7 +209,7 @@ func (c *Client) readStream(body io.Reader, start time.Time, t *client.TokenTrac
 		now := c.now().Sub(start)
 		ch.reset()
 		if err := json.Unmarshal(ev.Data, &ch); err != nil {
-			return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint,
+			return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint,
 				Err: fmt.Errorf("event %d is not a JSON chunk (%v): %s", n+1, err, clip(ev.Data))}
 		}
 		if ch.Error != nil {
@@ -235,49 +231,49 @@ func (c *Client) readStream(body io.Reader, start time.Time, t *client.TokenTrac
 		t.Chunks++
 	}
 	if t.Chunks == 0 {
-		return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the stream ended with [DONE] but carried no content")}
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the stream ended with [DONE] but carried no content")}
 	}
 	return nil
 }
 
-func (c *Client) midStream(t *client.TokenTrace, data []byte) error {
+func (c *Client) midStream(t *kinds.TokenTrace, data []byte) error {
 	msg := errorMessage(data)
 	if msg == "" {
 		msg = clip(data)
 	}
-	return &client.ServerError{Protocol: plan.ProtocolHTTP, Op: c.opts.Endpoint, HTTPStatus: http.StatusOK,
+	return &transport.ServerError{Protocol: plan.ProtocolHTTP, Op: c.opts.Endpoint, HTTPStatus: http.StatusOK,
 		Message: fmt.Sprintf("error event after %d content chunks: %s", t.Chunks, msg)}
 }
 
-func (c *Client) streamError(err error, t *client.TokenTrace) error {
+func (c *Client) streamError(err error, t *kinds.TokenTrace) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		err = fmt.Errorf("the stream ended without [DONE] after %d content chunks", t.Chunks)
 	case errors.Is(err, sse.ErrTruncated):
 		err = fmt.Errorf("the stream was cut inside an event after %d content chunks", t.Chunks)
 	case errors.Is(err, sse.ErrLineTooLong):
-		return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
 	default:
-		return &client.TransportError{Protocol: "openai", Op: c.opts.Endpoint,
+		return &transport.TransportError{Protocol: "openai", Op: c.opts.Endpoint,
 			Err: fmt.Errorf("reading the stream after %d content chunks: %w", t.Chunks, err)}
 	}
-	return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
+	return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
 }
 
-func (c *Client) readWhole(body io.Reader, t *client.TokenTrace) error {
+func (c *Client) readWhole(body io.Reader, t *kinds.TokenTrace) error {
 	b, err := io.ReadAll(io.LimitReader(body, 64<<20))
 	if err != nil {
-		return &client.TransportError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("reading the reply: %w", err)}
+		return &transport.TransportError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("reading the reply: %w", err)}
 	}
 	var ch chunk
 	if err := json.Unmarshal(b, &ch); err != nil {
-		return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("the reply is not JSON (%v): %s", err, clip(b))}
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("the reply is not JSON (%v): %s", err, clip(b))}
 	}
 	if ch.Error != nil {
 		return c.midStream(t, b)
 	}
 	if !ch.hasContent() {
-		return &client.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the reply carried no content")}
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the reply carried no content")}
 	}
 	t.Chunks = 1
 	if ch.Usage != nil {
@@ -353,12 +349,12 @@ func (c *Client) listModels(ctx context.Context) ([]string, error) {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &client.TransportError{Protocol: "openai", Op: "list models", Err: err}
+		return nil, &transport.TransportError{Protocol: "openai", Op: "list models", Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		e := c.statusError(resp)
-		e.(*client.ServerError).Op = "v1/models"
+		e.(*transport.ServerError).Op = "v1/models"
 		return nil, e
 	}
 	var l struct {
@@ -367,7 +363,7 @@ func (c *Client) listModels(ctx context.Context) ([]string, error) {
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&l); err != nil {
-		return nil, &client.ProtocolError{Protocol: "openai", Op: "v1/models", Err: err}
+		return nil, &transport.ProtocolError{Protocol: "openai", Op: "v1/models", Err: err}
 	}
 	ids := make([]string, 0, len(l.Data))
 	for _, m := range l.Data {
@@ -377,34 +373,15 @@ func (c *Client) listModels(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// ServerLive is true when /v1/models answers.
-func (c *Client) ServerLive(ctx context.Context) (bool, error) {
+// Ready is true when /v1/models answers: the API has no separate
+// readiness.
+func (c *Client) Ready(ctx context.Context) (bool, error) {
 	_, err := c.listModels(ctx)
-	var se *client.ServerError
+	var se *transport.ServerError
 	if errors.As(err, &se) {
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// ServerReady is ServerLive: the API has no separate readiness.
-func (c *Client) ServerReady(ctx context.Context) (bool, error) { return c.ServerLive(ctx) }
-
-// ModelReady is true when /v1/models lists name.
-func (c *Client) ModelReady(ctx context.Context, name, _ string) (bool, error) {
-	ids, err := c.listModels(ctx)
-	if err != nil {
-		return false, err
-	}
-	return slices.Contains(ids, name), nil
-}
-
-// ServerMetadata names the kind; OpenAI servers report no version.
-func (c *Client) ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error) {
-	if _, err := c.listModels(ctx); err != nil {
-		return nil, err
-	}
-	return &wire.ServerMetadata{Name: "openai-compatible", Extensions: []string{c.opts.Endpoint}}, nil
 }
 
 // Models lists the model ids the server serves.
@@ -414,41 +391,4 @@ func (c *Client) Models(ctx context.Context) ([]string, error) { return c.listMo
 func (c *Client) Close() error {
 	c.hc.CloseIdleConnections()
 	return nil
-}
-
-// ErrKServeOnly is returned by the KServe v2 calls an OpenAI server lacks.
-var ErrKServeOnly = errors.New("not part of the OpenAI-compatible API")
-
-func (c *Client) ModelMetadata(context.Context, string, string) (*wire.ModelMetadata, error) {
-	return nil, fmt.Errorf("model metadata: %w", ErrKServeOnly)
-}
-func (c *Client) ModelConfig(context.Context, string, string) (*client.ModelConfig, error) {
-	return nil, fmt.Errorf("model config: %w", ErrKServeOnly)
-}
-func (c *Client) RepositoryIndex(context.Context) ([]wire.RepositoryModel, error) {
-	return nil, fmt.Errorf("repository index: %w", ErrKServeOnly)
-}
-func (c *Client) LoadModel(context.Context, string) error {
-	return fmt.Errorf("load model: %w", ErrKServeOnly)
-}
-func (c *Client) UnloadModel(context.Context, string) error {
-	return fmt.Errorf("unload model: %w", ErrKServeOnly)
-}
-func (c *Client) Infer(context.Context, *client.InferRequest) (*client.InferResponse, error) {
-	return nil, fmt.Errorf("KServe infer: %w", ErrKServeOnly)
-}
-func (c *Client) ModelStatistics(context.Context, string, string) ([]client.ModelStats, error) {
-	return nil, fmt.Errorf("model statistics: %w", ErrKServeOnly)
-}
-func (c *Client) RegisterSystemSharedMemory(context.Context, string, string, uint64, uint64) error {
-	return fmt.Errorf("shared memory: %w", ErrKServeOnly)
-}
-func (c *Client) UnregisterSystemSharedMemory(context.Context, string) error {
-	return fmt.Errorf("shared memory: %w", ErrKServeOnly)
-}
-func (c *Client) SystemSharedMemoryStatus(context.Context, string) ([]wire.SystemSharedMemoryStatus, error) {
-	return nil, fmt.Errorf("shared memory: %w", ErrKServeOnly)
-}
-func (c *Client) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
-	return fmt.Errorf("shared memory: %w", ErrKServeOnly)
 }

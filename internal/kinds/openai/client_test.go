@@ -11,7 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 // step is one piece of a scripted reply: the clock moves by after, then
@@ -100,29 +101,29 @@ func TestGenerateTimesTokens(t *testing.T) {
 		opts   Options
 		ctype  string
 		steps  []step
-		want   client.TokenTrace
+		want   kinds.TokenTrace
 		errSub string
 	}{
 		{name: "role chunk, three tokens, usage",
 			steps: []step{{5 * ms, roleChunk}, {100 * ms, chat(" a")}, {20 * ms, chat(" b")}, {30 * ms, ": keep-alive\n\n" + chat(" c")},
 				{1 * ms, finishChunk}, {0, `data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}` + "\n\n"}, {0, done}},
 			// TTFT counts to the first non-empty content (105 ms), not the role chunk.
-			want: client.TokenTrace{Streamed: true, FirstToken: 105 * ms, Last: 155 * ms, Gaps: []time.Duration{20 * ms, 30 * ms},
+			want: kinds.TokenTrace{Streamed: true, FirstToken: 105 * ms, Last: 155 * ms, Gaps: []time.Duration{20 * ms, 30 * ms},
 				Chunks: 3, OutputTokens: 3, InputTokens: 7, FromUsage: true}},
 		{name: "no usage: tokens are counted chunks",
 			steps: []step{{10 * ms, chat("x")}, {10 * ms, chat("y")}, {0, done}},
-			want:  client.TokenTrace{Streamed: true, FirstToken: 10 * ms, Last: 20 * ms, Gaps: []time.Duration{10 * ms}, Chunks: 2, OutputTokens: 2}},
+			want:  kinds.TokenTrace{Streamed: true, FirstToken: 10 * ms, Last: 20 * ms, Gaps: []time.Duration{10 * ms}, Chunks: 2, OutputTokens: 2}},
 		{name: "multi-token chunks: usage says more tokens than chunks",
 			steps: []step{{10 * ms, chat("x y")}, {30 * ms, chat("z w")}, {0, `data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":4}}` + "\n\n" + done}},
-			want: client.TokenTrace{Streamed: true, FirstToken: 10 * ms, Last: 40 * ms, Gaps: []time.Duration{30 * ms}, Chunks: 2,
+			want: kinds.TokenTrace{Streamed: true, FirstToken: 10 * ms, Last: 40 * ms, Gaps: []time.Duration{30 * ms}, Chunks: 2,
 				OutputTokens: 4, InputTokens: 1, FromUsage: true}},
 		{name: "completions text chunks, CRLF",
 			opts:  Options{Endpoint: EndpointCompletions},
 			steps: []step{{3 * ms, "data: {\"choices\":[{\"text\":\" a\"}]}\r\n\r\n"}, {4 * ms, "data: {\"choices\":[{\"text\":\" b\"}]}\r\n\r\n"}, {0, "data: [DONE]\r\n\r\n"}},
-			want:  client.TokenTrace{Streamed: true, FirstToken: 3 * ms, Last: 7 * ms, Gaps: []time.Duration{4 * ms}, Chunks: 2, OutputTokens: 2}},
+			want:  kinds.TokenTrace{Streamed: true, FirstToken: 3 * ms, Last: 7 * ms, Gaps: []time.Duration{4 * ms}, Chunks: 2, OutputTokens: 2}},
 		{name: "not streamed", ctype: "application/json",
 			steps: []step{{50 * ms, `{"choices":[{"message":{"role":"assistant","content":"a b c"}}],"usage":{"prompt_tokens":2,"completion_tokens":3}}`}},
-			want:  client.TokenTrace{Chunks: 1, OutputTokens: 3, InputTokens: 2, FromUsage: true}},
+			want:  kinds.TokenTrace{Chunks: 1, OutputTokens: 3, InputTokens: 2, FromUsage: true}},
 		{name: "require usage", opts: Options{RequireUsage: true},
 			steps:  []step{{1 * ms, chat("x")}, {0, done}},
 			errSub: "the reply carried no usage"},
@@ -142,7 +143,7 @@ func TestGenerateTimesTokens(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := scripted(t, &script{steps: tc.steps, ctype: tc.ctype}, tc.opts)
-			var tr client.TokenTrace
+			var tr kinds.TokenTrace
 			err := c.Generate(context.Background(), []byte(`{}`), &tr)
 			if tc.errSub != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errSub) {
@@ -163,16 +164,16 @@ func TestGenerateTimesTokens(t *testing.T) {
 func TestGenerateHTTPErrors(t *testing.T) {
 	c := scripted(t, &script{status: 500, ctype: "application/json",
 		steps: []step{{0, `{"error":{"message":"injected engine failure","type":"InternalServerError","code":500}}`}}}, Options{})
-	var tr client.TokenTrace
+	var tr kinds.TokenTrace
 	err := c.Generate(context.Background(), nil, &tr)
-	var se *client.ServerError
+	var se *transport.ServerError
 	if !errors.As(err, &se) || se.HTTPStatus != 500 || !strings.Contains(err.Error(), "injected engine failure") {
 		t.Fatalf("err = %v", err)
 	}
 	boom := errors.New("connection reset by peer")
 	c = scripted(t, &script{steps: []step{{1 * ms, chat("x")}}, err: boom}, Options{})
 	err = c.Generate(context.Background(), nil, &tr)
-	if !errors.Is(err, client.ErrUnavailable) || !errors.Is(err, boom) || !strings.Contains(err.Error(), "after 1 content chunks") {
+	if !errors.Is(err, transport.ErrUnavailable) || !errors.Is(err, boom) || !strings.Contains(err.Error(), "after 1 content chunks") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -190,7 +191,7 @@ func FuzzGenerateStream(f *testing.F) {
 	f.Add(chat("x") + "data: {\n\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		c := scripted(t, &script{steps: []step{{ms, body}}}, Options{})
-		var tr client.TokenTrace
+		var tr kinds.TokenTrace
 		if err := c.Generate(context.Background(), nil, &tr); err != nil {
 			return
 		}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
@@ -141,3 +142,6 @@ type Timing struct {
 	SendRecv time.Duration
 	Wait     time.Duration
 }
+
+// ErrCUDAUnsupported is returned by RegisterCUDASharedMemory.
+var ErrCUDAUnsupported = errors.New("CUDA shared memory is not supported in this build")

@@ -16,6 +16,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/shm"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -203,11 +204,11 @@ func TestServerErrorsAreTyped(t *testing.T) {
 			req := simpleRequest("")
 			req.Model = "wrong_model_name"
 			_, err := inferer(t, v, c)(context.Background(), req)
-			var se *ServerError
+			var se *transport.ServerError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v (%T), want *ServerError", err, err)
 			}
-			if errors.Is(err, ErrUnavailable) {
+			if errors.Is(err, transport.ErrUnavailable) {
 				t.Error("server rejection matched ErrUnavailable")
 			}
 			if !strings.HasPrefix(se.Message, "Request for unknown model") || se.Op != "infer" {
@@ -237,17 +238,17 @@ func TestUnreachableServer(t *testing.T) {
 		t.Run(string(proto), func(t *testing.T) {
 			c := newClient(t, Options{Protocol: proto, URL: addr, Timeout: 5 * time.Second, Headers: map[string]string{"Authorization": secret}})
 			_, err := c.Infer(context.Background(), simpleRequest(""))
-			if !errors.Is(err, ErrUnavailable) {
+			if !errors.Is(err, transport.ErrUnavailable) {
 				t.Fatalf("err = %v, want ErrUnavailable", err)
 			}
-			var se *ServerError
+			var se *transport.ServerError
 			if errors.As(err, &se) {
 				t.Error("transport failure typed as ServerError")
 			}
 			if strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("error leaks a header value: %v", err)
 			}
-			if _, err := c.ServerLive(context.Background()); !errors.Is(err, ErrUnavailable) {
+			if _, err := c.ServerLive(context.Background()); !errors.Is(err, transport.ErrUnavailable) {
 				t.Errorf("ServerLive err = %v", err)
 			}
 		})
@@ -266,7 +267,7 @@ func TestTimeout(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	c := newClient(t, Options{Protocol: "http", URL: srv.URL, Timeout: 50 * time.Millisecond})
 	_, err := c.Infer(context.Background(), simpleRequest(""))
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, transport.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want ErrUnavailable wrapping DeadlineExceeded", err)
 	}
 }
@@ -299,7 +300,7 @@ func TestMalformedReplies(t *testing.T) {
 			t.Cleanup(srv.Close)
 			c := newClient(t, Options{Protocol: "http", URL: srv.URL})
 			_, err := c.Infer(context.Background(), simpleRequest(""))
-			var pe *ProtocolError
+			var pe *transport.ProtocolError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want ProtocolError containing %q", err, tc.wantErr)
 			}
@@ -407,7 +408,7 @@ func TestStream(t *testing.T) {
 	for _, id := range ids {
 		resp, err := s.Recv()
 		if id == "bad" {
-			var se *ServerError
+			var se *transport.ServerError
 			if !errors.As(err, &se) || resp == nil || resp.ID != "bad" {
 				t.Fatalf("bad request: resp %+v err %v", resp, err)
 			}

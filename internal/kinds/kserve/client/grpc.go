@@ -23,6 +23,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -176,22 +177,22 @@ func (c *grpcClient) Close() error {
 func grpcError(ctx context.Context, op string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
-		return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
+		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	switch st.Code() {
 	case codes.Unavailable:
-		return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
+		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	case codes.DeadlineExceeded:
 		// gRPC sends the deadline along, and the server may give up a
 		// hair before the client's own timer fires: either way the call
 		// timed out, as an HTTP call would, and is not a server verdict.
-		return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
+		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
 	case codes.Canceled:
 		if cerr := ctx.Err(); cerr != nil {
-			return &TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
+			return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
 		}
 	}
-	return &ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: st.Message()}
+	return &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: st.Message()}
 }
 
 func (c *grpcClient) ServerLive(ctx context.Context) (bool, error) {
@@ -220,7 +221,7 @@ func (c *grpcClient) ModelReady(ctx context.Context, name, version string) (bool
 	r, err := c.stub().ModelReady(ctx, &pb.ModelReadyRequest{Name: name, Version: version})
 	if err != nil {
 		e := grpcError(ctx, "model ready", err)
-		var se *ServerError
+		var se *transport.ServerError
 		// Unknown models answer INVALID_ARGUMENT / NOT_FOUND: "not ready".
 		if errors.As(e, &se) && (se.GRPCCode == codes.InvalidArgument || se.GRPCCode == codes.NotFound) {
 			return false, nil
@@ -267,7 +268,7 @@ func (c *grpcClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	}
 	sum, err := wire.SummarizeModelConfig(r.GetConfig())
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	return sum, nil
 }

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -345,7 +346,7 @@ func (gc *grpcConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 	}
 	out, err := inferResponseFromProto(r, req)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	wait := st.first.Sub(wrote)
 	if wait < 0 {
@@ -649,7 +650,7 @@ func (gc *grpcConn) transportError(ctx context.Context, limit time.Duration, err
 			err = context.DeadlineExceeded
 		}
 	}
-	return &TransportError{Protocol: plan.ProtocolGRPC, Op: "infer", Err: fmt.Errorf("%s%s: %w", gc.c.target, grpcInferPath, err)}
+	return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: "infer", Err: fmt.Errorf("%s%s: %w", gc.c.target, grpcInferPath, err)}
 }
 
 // data appends a DATA frame's payload to the reply message, checking the

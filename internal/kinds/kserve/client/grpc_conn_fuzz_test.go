@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 // scriptConn is a connection whose server side is a fixed byte stream;
@@ -83,9 +85,9 @@ func FuzzGRPCConnReply(f *testing.F) {
 			}
 			return
 		}
-		var se *ServerError
-		var pe *ProtocolError
-		if !errors.As(err, &se) && !errors.As(err, &pe) && !errors.Is(err, ErrUnavailable) {
+		var se *transport.ServerError
+		var pe *transport.ProtocolError
+		if !errors.As(err, &se) && !errors.As(err, &pe) && !errors.Is(err, transport.ErrUnavailable) {
 			t.Fatalf("error of no known kind: %v (%T)", err, err)
 		}
 	})

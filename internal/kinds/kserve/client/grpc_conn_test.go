@@ -22,6 +22,7 @@ import (
 
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 // countingListener counts the connections a server accepted.
@@ -176,7 +177,7 @@ func TestGRPCConnErrorStatus(t *testing.T) {
 	_, shared := c.Infer(context.Background(), req)
 	_, own := conn.Infer(context.Background(), req, time.Minute)
 	for name, err := range map[string]error{"shared": shared, "own": own} {
-		var se *ServerError
+		var se *transport.ServerError
 		if !errors.As(err, &se) || se.GRPCCode != codes.InvalidArgument || se.Message != "Request for unknown model: 'wrong_model_ñame 100%' is not found" {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -202,7 +203,7 @@ func TestGRPCConnErrorStatus(t *testing.T) {
 		msg  string
 	}{{codes.ResourceExhausted, "queue ✓ full"}, {codes.Unknown, ""}} {
 		_, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
-		var se *ServerError
+		var se *transport.ServerError
 		if !errors.As(err, &se) || se.GRPCCode != want.code || se.Message != want.msg {
 			t.Errorf("got %v, want %v %q", err, want.code, want.msg)
 		}
@@ -233,7 +234,7 @@ func TestGRPCConnDeadlineAndCancel(t *testing.T) {
 	conn := newConn(t, Options{Protocol: "grpc", URL: addr})
 
 	_, err := conn.Infer(context.Background(), simpleRequest("t"), 30*time.Millisecond)
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, transport.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("timeout: got %v, want a transport error wrapping context.DeadlineExceeded", err)
 	}
 
@@ -244,7 +245,7 @@ func TestGRPCConnDeadlineAndCancel(t *testing.T) {
 		done <- err
 	}()
 	cancel()
-	if err := <-done; !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
+	if err := <-done; !errors.Is(err, transport.ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancel: got %v, want a transport error wrapping context.Canceled", err)
 	}
 
@@ -400,7 +401,7 @@ func TestGRPCConnRefusedStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := call(); err != nil { // conn 1 refuses, conn 2 refuses: failed twice
-		if !errors.As(err, new(*ServerError)) && !errors.Is(err, ErrUnavailable) {
+		if !errors.As(err, new(*transport.ServerError)) && !errors.Is(err, transport.ErrUnavailable) {
 			t.Fatalf("refused twice: %v", err)
 		}
 	} else {
@@ -409,7 +410,7 @@ func TestGRPCConnRefusedStreams(t *testing.T) {
 	if err := call(); err != nil { // conn 3, request 1
 		t.Fatal(err)
 	}
-	if err := call(); !errors.Is(err, ErrUnavailable) { // conn 3, request 2: taken, never answered
+	if err := call(); !errors.Is(err, transport.ErrUnavailable) { // conn 3, request 2: taken, never answered
 		t.Fatalf("a taken stream whose connection closed: %v, want a transport error", err)
 	}
 	if got := fake.reqs.Load(); got != 5 {
@@ -486,9 +487,9 @@ func TestGRPCConnMalformedReplies(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			var se *ServerError
+			var se *transport.ServerError
 			if tc.code == 0 {
-				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.want) {
+				if !errors.Is(err, transport.ErrUnavailable) || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("got %v, want a transport error containing %q", err, tc.want)
 				}
 				return
@@ -541,7 +542,7 @@ func TestGRPCConnReplyBeforeRequestEnds(t *testing.T) {
 	req.Inputs[0].Shape = []int64{1, 1 << 16}
 	for i := range 2 {
 		_, err := conn.Infer(context.Background(), req, time.Minute)
-		var se *ServerError
+		var se *transport.ServerError
 		if !errors.As(err, &se) || se.GRPCCode != codes.ResourceExhausted || se.Message != "too large" {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -563,7 +564,7 @@ func TestGRPCConnMessageLimits(t *testing.T) {
 	req := simpleRequest("")
 	req.Parameters = nil
 	_, err := conn.Infer(context.Background(), req, time.Minute)
-	var se *ServerError
+	var se *transport.ServerError
 	if !errors.As(err, &se) || se.GRPCCode != codes.ResourceExhausted || !strings.Contains(se.Message, "trying to send message larger than max") {
 		t.Fatalf("large request: %v", err)
 	}
@@ -607,7 +608,7 @@ func TestGRPCConnNotHTTP2(t *testing.T) {
 	})
 	conn := newConn(t, Options{Protocol: "grpc", URL: addr})
 	_, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, transport.ErrUnavailable) {
 		t.Fatalf("got %v, want a transport error", err)
 	}
 }

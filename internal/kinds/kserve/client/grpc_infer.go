@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -36,7 +37,7 @@ func (c *grpcClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	}
 	out, err := inferResponseFromProto(r, req)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	total := time.Since(start)
 	wait := called - built - cpu
@@ -97,11 +98,11 @@ func (g *grpcStream) Recv() (*InferResponse, error) {
 		if ir := r.GetInferResponse(); ir != nil {
 			resp.Model, resp.Version, resp.ID = ir.GetModelName(), ir.GetModelVersion(), ir.GetId()
 		}
-		return resp, &ServerError{Protocol: plan.ProtocolGRPC, Op: "stream infer", GRPCCode: codes.Unknown, Message: msg}
+		return resp, &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: "stream infer", GRPCCode: codes.Unknown, Message: msg}
 	}
 	out, err := inferResponseFromProto(r.GetInferResponse(), nil)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolGRPC, Op: "stream recv", Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolGRPC, Op: "stream recv", Err: err}
 	}
 	out.Timing.SendRecv = time.Since(start)
 	return out, nil

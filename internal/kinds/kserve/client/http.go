@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -125,12 +126,12 @@ func (c *httpClient) roundTrip(ctx context.Context, op, method, path string, bod
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: stripURL(err)}
+		return nil, &transport.TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: stripURL(err)}
 	}
 	defer resp.Body.Close()
 	data, err := c.readBody(resp)
 	if err != nil {
-		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return nil, &transport.TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	return &httpReply{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }
@@ -182,7 +183,7 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 }
 
 // httpServerError builds the typed error for a non-200 reply.
-func httpServerError(op string, r *httpReply) *ServerError {
+func httpServerError(op string, r *httpReply) *transport.ServerError {
 	msg := ""
 	var e wire.Error
 	if json.Unmarshal(r.body, &e) == nil && e.Error != "" {
@@ -193,7 +194,7 @@ func httpServerError(op string, r *httpReply) *ServerError {
 			msg = http.StatusText(r.status)
 		}
 	}
-	return &ServerError{Protocol: plan.ProtocolHTTP, Op: op, HTTPStatus: r.status, Message: msg}
+	return &transport.ServerError{Protocol: plan.ProtocolHTTP, Op: op, HTTPStatus: r.status, Message: msg}
 }
 
 func truncate(s string, n int) string {
@@ -225,7 +226,7 @@ func (c *httpClient) call(ctx context.Context, op, method, path string, in, out 
 		return nil
 	}
 	if err := json.Unmarshal(r.body, out); err != nil {
-		return &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	return nil
 }
@@ -281,11 +282,11 @@ func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	}
 	cfg, err := wire.UnmarshalModelConfigJSON(raw)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	sum, err := wire.SummarizeModelConfig(cfg)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	sum.JSON = raw // keep the server's own rendering, unknown fields included
 	return sum, nil

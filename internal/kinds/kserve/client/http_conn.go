@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -140,7 +141,7 @@ func (hc *httpConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 			hc.drop()
 			var pe *wireError
 			if errors.As(err, &pe) {
-				return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+				return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 			}
 			return nil, hc.transportError(ctx, url, limit, err)
 		}
@@ -156,7 +157,7 @@ func (hc *httpConn) Infer(ctx context.Context, req *InferRequest, timeout time.D
 	}
 	out, err := decodeInferReply(r.hdrLen, r.body, req, &c.names)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	wait := first.Sub(wrote)
 	out.Timing = Timing{Wait: wait, SendRecv: time.Since(start) - wait}
@@ -257,7 +258,7 @@ func (hc *httpConn) transportError(ctx context.Context, url string, limit time.D
 			err = context.DeadlineExceeded
 		}
 	}
-	return &TransportError{Protocol: plan.ProtocolHTTP, Op: "infer", Err: fmt.Errorf("post %s: %w", url, err)}
+	return &transport.TransportError{Protocol: plan.ProtocolHTTP, Op: "infer", Err: fmt.Errorf("post %s: %w", url, err)}
 }
 
 // isConnReset reports the ways a write or first read fails on a connection

@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 func newConn(t *testing.T, opts Options) Conn {
@@ -196,7 +197,7 @@ func TestHTTPConnTimeoutAndCancel(t *testing.T) {
 	conn := newConn(t, Options{Protocol: "http", URL: srv.URL})
 
 	_, err := conn.Infer(context.Background(), simpleRequest("t"), 20*time.Millisecond)
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "20ms") {
+	if !errors.Is(err, transport.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "20ms") {
 		t.Fatalf("timeout: got %v, want a transport error with context.DeadlineExceeded naming 20ms", err)
 	}
 
@@ -207,7 +208,7 @@ func TestHTTPConnTimeoutAndCancel(t *testing.T) {
 		done <- err
 	}()
 	cancel()
-	if err := <-done; !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
+	if err := <-done; !errors.Is(err, transport.ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancel: got %v, want a transport error with context.Canceled", err)
 	}
 	if _, err := conn.Infer(ctx, simpleRequest("after"), 0); !errors.Is(err, context.Canceled) {
@@ -312,7 +313,7 @@ func TestHTTPConnMalformedReplies(t *testing.T) {
 			}()
 			conn := newConn(t, Options{Protocol: "http", URL: lis.Addr().String()})
 			_, err = conn.Infer(context.Background(), simpleRequest("m"), time.Minute)
-			var pe *ProtocolError
+			var pe *transport.ProtocolError
 			if !errors.As(err, &pe) {
 				t.Fatalf("got %v, want a *ProtocolError", err)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -164,19 +165,19 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	// redirects is a misconfigured server, reported below by its status.
 	resp, err := c.tr.RoundTrip(hreq)
 	if err != nil {
-		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: fmt.Errorf("post %s: %w", hreq.URL, err)}
+		return nil, &transport.TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: fmt.Errorf("post %s: %w", hreq.URL, err)}
 	}
 	data, err := c.readBody(resp)
 	resp.Body.Close()
 	if err != nil {
-		return nil, &TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return nil, &transport.TransportError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, httpServerError(op, &httpReply{status: resp.StatusCode, header: resp.Header, body: data})
 	}
 	out, err := decodeInferReply(resp.Header.Get(wire.HeaderContentLength), data, req, &c.names)
 	if err != nil {
-		return nil, &ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
+		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
 	start := x.start.Load()
 	total := time.Duration(monoNow() - start)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 // Infer talks to the transport directly, so a redirect is not followed:
@@ -25,7 +26,7 @@ func TestHTTPInferDoesNotFollowRedirects(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := newClient(t, Options{Protocol: "http", URL: srv.URL})
 	_, err := c.Infer(context.Background(), simpleRequest(""))
-	var se *ServerError
+	var se *transport.ServerError
 	if !errors.As(err, &se) || se.HTTPStatus != http.StatusTemporaryRedirect {
 		t.Fatalf("want a ServerError with status 307, got %v", err)
 	}

@@ -3,10 +3,8 @@ package client
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -69,35 +67,6 @@ func New(ctx context.Context, opts Options) (Client, error) {
 		return nil, fmt.Errorf("%s client: max connections %d is negative", opts.Protocol, opts.MaxConnections)
 	}
 	return c(ctx, opts)
-}
-
-// TLSConfig builds a client TLS configuration from PEM files. ca verifies the
-// server (empty: system roots); cert and key (both or neither) authenticate
-// the client; insecure skips verification for test servers.
-func TLSConfig(ca, cert, key, serverName string, insecure bool) (*tls.Config, error) {
-	cfg := &tls.Config{ServerName: serverName, InsecureSkipVerify: insecure, MinVersion: tls.VersionTLS12}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca %s: no PEM certificates found", ca)
-		}
-		cfg.RootCAs = pool
-	}
-	if (cert == "") != (key == "") {
-		return nil, fmt.Errorf("tls: client cert and key must be given together")
-	}
-	if cert != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("tls client cert: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, nil
 }
 
 // splitURL returns host:port, whether the scheme asked for TLS, and errors

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/transport"
 )
 
 // TestTLS runs both clients against TLS servers using the httptest
@@ -31,7 +32,7 @@ func TestTLS(t *testing.T) {
 	if err := os.WriteFile(caFile, pemBytes, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := TLSConfig(caFile, "", "", "example.com", false)
+	cfg, err := transport.TLSConfig(caFile, "", "", "example.com", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +60,8 @@ func TestTLS(t *testing.T) {
 			checkSimpleOutput(t, resp, "OUTPUT0", 1)
 			// Without the CA the handshake must fail as a transport error.
 			plain := v
-			plain.opts.TLS, _ = TLSConfig("", "", "", "example.com", false)
-			if _, err := inferer(t, plain, newClient(t, plain.opts))(context.Background(), simpleRequest("")); !errors.Is(err, ErrUnavailable) {
+			plain.opts.TLS, _ = transport.TLSConfig("", "", "", "example.com", false)
+			if _, err := inferer(t, plain, newClient(t, plain.opts))(context.Background(), simpleRequest("")); !errors.Is(err, transport.ErrUnavailable) {
 				t.Errorf("untrusted certificate: %v, want a transport error", err)
 			}
 		})
@@ -77,7 +78,7 @@ func TestTLSConfigErrors(t *testing.T) {
 		{"", "cert.pem", ""},
 		{"", bad, bad},
 	} {
-		if _, err := TLSConfig(args[0], args[1], args[2], "", false); err == nil {
+		if _, err := transport.TLSConfig(args[0], args[1], args[2], "", false); err == nil {
 			t.Errorf("TLSConfig(%q) succeeded", args)
 		}
 	}

@@ -1,4 +1,4 @@
-package client
+package transport
 
 import (
 	"errors"
@@ -13,9 +13,6 @@ import (
 // refused or reset, DNS, TLS, timeouts. Errors the server itself returned are
 // *ServerError instead.
 var ErrUnavailable = errors.New("server unreachable")
-
-// ErrCUDAUnsupported is returned by RegisterCUDASharedMemory.
-var ErrCUDAUnsupported = errors.New("CUDA shared memory is not supported in this build")
 
 // ServerError is an error answer from the server: a non-200 HTTP status or a
 // gRPC status the server sent.

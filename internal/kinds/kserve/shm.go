@@ -1,4 +1,4 @@
-package engine
+package kserve
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
@@ -17,8 +18,8 @@ import (
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
-// errCUDA is returned for points asking for CUDA shared memory.
-var errCUDA = errors.New("CUDA shared memory needs a CUDA build of perfscen; this build has none")
+// ErrCUDA is returned for points asking for CUDA shared memory.
+var ErrCUDA = errors.New("CUDA shared memory needs a CUDA build of perfscen; this build has none")
 
 // defaultOutputShmSize is perf_analyzer's --output-shared-memory-size, per
 // batch element, used when an output's size cannot be derived.
@@ -233,7 +234,10 @@ func shmMode(mode plan.SharedMemory) (system bool, err error) {
 	case plan.ShmSystem:
 		return true, nil
 	case plan.ShmCUDA:
-		return false, failure.Invalid(errCUDA)
+		return false, failure.Invalid(ErrCUDA)
 	}
 	return false, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
 }
+
+// cleanupTimeout bounds shared-memory unregistration after a stop.
+const cleanupTimeout = 5 * time.Second

@@ -1,4 +1,4 @@
-package runner
+package kserve
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -73,7 +74,7 @@ func unknownModel(ctx context.Context, c client.Client, m plan.Model) error {
 // serverErr classifies a failed call: the server saying "no such model" is
 // the scenario's mistake (exit 2); anything else is the environment (exit 3).
 func serverErr(what string, err error) error {
-	var se *client.ServerError
+	var se *transport.ServerError
 	if errors.As(err, &se) && (se.HTTPStatus == 404 || se.GRPCCode == 5 /* NotFound */) {
 		return failure.Invalid(fmt.Errorf("%s: %w", what, err))
 	}

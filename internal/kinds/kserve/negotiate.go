@@ -1,4 +1,4 @@
-package runner
+package kserve
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/tensor"
@@ -138,7 +139,7 @@ func serverName(md *wire.ServerMetadata) string {
 func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*wire.ServerMetadata, error) {
 	timeout := p.Server.Timeout
 	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
+		timeout = kinds.DefaultConnectTimeout
 	}
 	mctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -1,0 +1,17 @@
+// Package all lists every service kind perfscen knows: adding a kind is a
+// folder under internal/kinds and a line here.
+package all
+
+import (
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/kserve"
+	"github.com/perfscen/perfscen/internal/kinds/openai"
+)
+
+// Kinds are the service kinds, by their server.kind names.
+func Kinds() kinds.Set {
+	return kinds.NewSet(
+		kserve.Kind{},
+		openai.Kind{},
+	)
+}

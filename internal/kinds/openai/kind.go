@@ -1,0 +1,229 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/embedded"
+	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/tensor"
+	"github.com/perfscen/perfscen/internal/transport"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// Kind is the OpenAI-compatible LLM service kind: chat and text
+// completions, streamed, timed token by token.
+type Kind struct{}
+
+// Name is the scenario's server.kind.
+func (Kind) Name() string { return plan.KindOpenAI }
+
+// Open starts or reaches the server of p, checks that it serves every
+// model of p, and makes every point's requests before any load, so a bad
+// input stops the run before the first request.
+func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Server, err error) {
+	if p.LLM == nil {
+		return nil, failure.Invalid(fmt.Errorf("plan: kind openai without LLM settings"))
+	}
+	srv := p.Server
+	s := &server{plan: p, url: srv.URLFor(plan.ProtocolHTTP), inputs: map[llmInputKey]*inputdata.Data{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if srv.Embedded {
+		if s.ref, err = embedded.Start(ctx, srv, env.Net); err != nil {
+			return nil, err
+		}
+		s.url = s.ref.HTTPAddr()
+	}
+	key := p.LLM.APIKey
+	if srv.APIKey != "" {
+		key = srv.APIKey
+	}
+	co := Options{URL: s.url, Endpoint: p.LLM.Endpoint, APIKey: key, Headers: srv.Headers,
+		Timeout: srv.Timeout, RequireUsage: p.LLM.TokenCount == "usage", Dial: env.Net.DialFunc()}
+	field := "server"
+	if srv.Name != "" {
+		field = "servers." + srv.Name
+	}
+	if t := srv.TLS; t.Enabled {
+		cfg, err := transport.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
+		if err != nil {
+			return nil, failure.Invalid(fmt.Errorf("%s.tls: %w", field, err))
+		}
+		co.TLS = cfg
+	}
+	if s.client, err = New(co); err != nil {
+		return nil, failure.Invalid(fmt.Errorf("%s: %w", field, err))
+	}
+	if err := kinds.WaitReady(ctx, s.client.Ready, fmt.Sprintf("server at %s (openai)", s.url), env.ConnectTimeout); err != nil {
+		return nil, err
+	}
+	served, err := s.client.Models(ctx)
+	if err != nil {
+		return nil, failure.Env(fmt.Errorf("listing the server's models: %w", err))
+	}
+	for _, m := range p.Models {
+		if !slices.Contains(served, m.Name) {
+			return nil, failure.Env(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
+				m.Name, m.Alias, s.url, strings.Join(served, ", ")))
+		}
+	}
+	for i := range p.Points {
+		pt := &p.Points[i]
+		k := llmKeyOf(pt)
+		if _, done := s.inputs[k]; done {
+			continue
+		}
+		m, ok := p.Model(pt.Model)
+		if !ok {
+			return nil, failure.Invalid(fmt.Errorf("plan: point %s names no model", pt.ID))
+		}
+		d, err := llmInputs(p, m, pt)
+		if err != nil {
+			return nil, failure.Invalid(fmt.Errorf("model %s input: %w", m.Alias, err))
+		}
+		s.inputs[k] = d
+	}
+	return s, nil
+}
+
+// server is one openai-kind server made ready for load.
+type server struct {
+	plan   *plan.Plan
+	url    string
+	ref    *refserver.Server
+	client *Client
+	inputs map[llmInputKey]*inputdata.Data
+}
+
+func (s *server) Info() result.ServerInfo {
+	info := result.ServerInfo{Key: s.plan.Server.Name, Name: "openai-compatible", Embedded: s.ref != nil,
+		Extensions: []string{s.plan.LLM.Endpoint}}
+	if s.ref == nil {
+		info.URL = s.url
+	}
+	return info
+}
+
+func (s *server) Notes() []string { return nil }
+
+func (s *server) Close() error {
+	if s.client != nil {
+		s.client.Close()
+	}
+	if s.ref != nil {
+		s.ref.Close()
+	}
+	return nil
+}
+
+// Point hands out the point's prepared request bodies.
+func (s *server) Point(_ context.Context, pt *plan.Point) (kinds.Point, error) {
+	d, ok := s.inputs[llmKeyOf(pt)]
+	if !ok {
+		return nil, failure.Invalid(fmt.Errorf("no requests prepared for point %s", pt.ID))
+	}
+	return &point{client: s.client, data: d, timeout: s.plan.Server.Timeout}, nil
+}
+
+// point is one openai-kind point: its request bodies and the client.
+type point struct {
+	client  *Client
+	data    *inputdata.Data
+	timeout time.Duration
+}
+
+func (p *point) Data() *inputdata.Data { return p.data }
+
+// Stats: OpenAI-compatible servers have no statistics endpoint.
+func (p *point) Stats(context.Context) (kinds.Counters, error) {
+	return kinds.Counters{}, kinds.ErrNoStats
+}
+
+func (p *point) Close() error { return nil }
+
+func (p *point) NewCaller(context.Context, int) (kinds.Caller, error) { return caller{p}, nil }
+
+// caller sends generation requests; it holds no state of its own, the
+// client's connections are shared.
+type caller struct{ p *point }
+
+// Call sends a generation request: the step's single input holds the
+// prepared JSON body.
+func (c caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.Request, out *kinds.Outcome) {
+	in := r.Step.Inputs
+	if len(in) != 1 {
+		out.Err = fmt.Errorf("generation request %s: want one prepared body, have %d inputs", r.Step.Origin, len(in))
+		return
+	}
+	if c.p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.p.timeout)
+		defer cancel()
+	}
+	tr := out.Tokens
+	if tr == nil {
+		tr = &kinds.TokenTrace{}
+		out.Tokens = tr
+	}
+	out.Sent = clock()
+	err := c.p.client.Generate(ctx, in[0].Raw, tr)
+	out.Done = clock()
+	out.Err = err
+}
+
+func (caller) Close() error { return nil }
+
+// llmInputKey names the request set of a point: its model and swept lengths.
+type llmInputKey struct {
+	model   string
+	in, out int
+}
+
+func llmKeyOf(pt *plan.Point) llmInputKey {
+	return llmInputKey{pt.Model, pt.InputTokens, pt.OutputTokens}
+}
+
+// llmInputs prepares the request bodies of a model at a point, each the
+// single BYTES input of one step, so the runner's cursors walk them like
+// any data.
+func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, error) {
+	bo := BodyOptions{Model: m.Name, Endpoint: p.LLM.Endpoint, Stream: p.LLM.Stream, IncludeUsage: p.LLM.IncludeUsage}
+	var bodies [][]byte
+	switch {
+	case m.Input.Kind == "json":
+		for _, path := range m.Input.Paths {
+			b, err := LoadPayloads(path, bo)
+			if err != nil {
+				return nil, err
+			}
+			bodies = append(bodies, b...)
+		}
+	case m.Prompts != nil:
+		pr := m.PromptsAt(pt)
+		var err error
+		bodies, err = Synthetic(Prompts{InputMean: pr.InputMean, InputStdDev: pr.InputStdDev,
+			OutputMean: pr.OutputMean, OutputStdDev: pr.OutputStdDev, Count: pr.Count, Seed: pr.Seed, IgnoreEOS: pr.IgnoreEOS}, bo)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("no prompts and no input data")
+	}
+	steps := make([]inputdata.Step, len(bodies))
+	for i, b := range bodies {
+		steps[i] = inputdata.Step{Inputs: []tensor.Tensor{{Name: "payload", DataType: tensor.BYTES, Shape: []int64{1}, Raw: b}},
+			Origin: fmt.Sprintf("request %d", i+1)}
+	}
+	return &inputdata.Data{Streams: [][]inputdata.Step{steps}, BatchSize: 1}, nil
+}
