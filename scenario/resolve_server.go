@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,6 +103,18 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 	}
 	if out.TensorFormat == "" {
 		out.TensorFormat = plan.TensorAuto
+	}
+	for _, k := range slices.Sorted(maps.Keys(in.KindBlocks)) {
+		if k != in.Kind {
+			c.atKey(p.child(k), "applies only with kind: %s", k)
+			continue
+		}
+		if block, ok := in.KindBlocks[k].(map[string]any); ok {
+			out.Options = block
+		}
+	}
+	if in.Kind != "" && in.Kind != plan.KindKServe && in.Kind != plan.KindOpenAI {
+		out.Kind = in.Kind
 	}
 	if out.Protocol == "" {
 		out.Protocol = plan.ProtocolHTTP

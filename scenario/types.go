@@ -46,6 +46,11 @@ type Server struct {
 	TLS            *TLS                         `yaml:"tls"`
 	MetricsURL     string                       `yaml:"metrics_url"`
 	TensorFormat   string                       `yaml:"tensor_format"`
+	// KindBlocks holds the kind-specific block (server.<kind>: …) of kinds
+	// with settings of their own, as written; the schema names the blocks
+	// and checks their keys, and the kind reads its block when it opens
+	// the server.
+	KindBlocks map[string]any `yaml:",inline"`
 }
 
 // TLS are client TLS options; file paths are relative to the scenario file.

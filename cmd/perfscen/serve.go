@@ -2,13 +2,17 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/kinds/all"
+	"github.com/perfscen/perfscen/internal/kinds/embedded"
 	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 	"github.com/perfscen/perfscen/internal/refserver"
 )
@@ -25,6 +29,7 @@ type serveFlags struct {
 	tlsCert, tlsKey    string
 	tlsClientCA        string
 	flavor             string
+	endpoints          []string
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -81,7 +86,8 @@ defaults (--model-param llm.decode_slowdown=1.1):
 	fl.StringArrayVar(&f.params, "model-param", nil, "model parameter model.key=value (repeatable)")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate: serve both protocols over TLS")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
-	fl.StringVar(&f.flavor, "flavor", "triton", "server imitated: triton (KServe v2 with Triton's extensions) or kserve (core KServe v2 only)")
+	fl.StringVar(&f.flavor, "flavor", "triton", "server imitated: triton (KServe v2 with Triton's extensions), kserve (core KServe v2 only), or a service kind with an API of its own ("+strings.Join(flavourKinds(), ", ")+")")
+	fl.StringArrayVar(&f.endpoints, "endpoint", nil, "a kind flavour's listener, name=host:port (repeatable; e.g. grpc=127.0.0.1:8500); names default to the kind's usual ports")
 	fl.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA bundle: require client certificates signed by it")
 	return cmd
 }
@@ -143,6 +149,12 @@ func parseModelParams(flags []string) (map[string]map[string]string, error) {
 }
 
 func runServe(e *env, f serveFlags) error {
+	if k, ok := flavourKind(f.flavor); ok {
+		return serveFlavour(e, f, k)
+	}
+	if len(f.endpoints) > 0 {
+		return exitcode.AsInvalid(fmt.Errorf("--endpoint applies to the flavours of other kinds (%s), not to %s", strings.Join(flavourKinds(), ", "), f.flavor))
+	}
 	opts, err := f.options()
 	if err != nil {
 		return exitcode.AsInvalid(err)
@@ -171,6 +183,66 @@ func runServe(e *env, f serveFlags) error {
 	<-e.ctx.Done()
 	fmt.Fprintln(e.stdout, "shutting down")
 	if err := srv.Close(); err != nil {
+		return exitcode.AsEnvironment(fmt.Errorf("closing server: %w", err))
+	}
+	return nil
+}
+
+// flavourKinds are the kinds with an embedded API of their own.
+func flavourKinds() []string {
+	var out []string
+	set := all.Kinds()
+	for _, name := range set.Names() {
+		if _, ok := flavourKind(name); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func flavourKind(name string) (embedded.Flavour, bool) {
+	k, err := all.Kinds().Lookup(name)
+	if err != nil || name == "" {
+		return nil, false
+	}
+	fl, ok := k.(embedded.Flavour)
+	return fl, ok
+}
+
+// serveFlavour serves the built-in models through another kind's API.
+func serveFlavour(e *env, f serveFlags, k embedded.Flavour) error {
+	params, err := parseModelParams(f.params)
+	if err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	if f.tlsCert != "" || f.tlsClientCA != "" {
+		return exitcode.AsInvalid(fmt.Errorf("--tls-cert: the %s flavour serves plain text only", k.Name()))
+	}
+	addrs := map[string]string{}
+	for _, ep := range f.endpoints {
+		name, addr, ok := strings.Cut(ep, "=")
+		if !ok || name == "" || addr == "" {
+			return exitcode.AsInvalid(fmt.Errorf("--endpoint %q: want name=host:port", ep))
+		}
+		addrs[name] = addr
+	}
+	core, err := refserver.New(refserver.Options{Version: version, Models: f.models, Repository: f.repository,
+		ModelParams: params, HTTPAddr: "-", GRPCAddr: "-"})
+	if err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	defer core.Close()
+	fe, err := k.ServeFlavour(e.ctx, core, addrs, nil)
+	if err != nil {
+		return err
+	}
+	eps := fe.Endpoints()
+	for _, name := range slices.Sorted(maps.Keys(eps)) {
+		fmt.Fprintf(e.stdout, "Started %s %s at %s\n", k.Name(), name, eps[name])
+	}
+	<-e.ctx.Done()
+	fmt.Fprintln(e.stdout, "shutting down")
+	if err := fe.Close(); err != nil {
 		return exitcode.AsEnvironment(fmt.Errorf("closing server: %w", err))
 	}
 	return nil

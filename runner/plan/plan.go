@@ -31,9 +31,13 @@ type Server struct {
 	// Name is the server's key under servers:; "" for server:.
 	Name string `json:"name,omitempty"`
 	URL  string `json:"url,omitempty"`
-	// Kind is the service kind: "" or kserve (the default), or openai.
-	// Every server of a plan has the same kind.
+	// Kind is the service kind: "" or kserve (the default), openai, or
+	// another kind of internal/kinds. Every server of a plan has the same
+	// kind.
 	Kind string `json:"kind,omitempty"`
+	// Options is the kind's own block (server.<kind>: …), as written: the
+	// kind decodes and checks it when it opens the server.
+	Options map[string]any `json:"options,omitempty"`
 	// APIKeyEnv and APIKey are an openai-kind server's key under
 	// servers:, where each build may have its own; the one server of
 	// server: keeps its key in Plan.LLM. The key is never stored.

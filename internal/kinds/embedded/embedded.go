@@ -6,6 +6,7 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"net"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
@@ -46,4 +47,40 @@ func Start(ctx context.Context, srv plan.Server, mem *kinds.Net) (*refserver.Ser
 		return nil, failure.Env(fmt.Errorf("starting the embedded server: %w", err))
 	}
 	return s, nil
+}
+
+// Core builds the reference server's models, scheduler and statistics for
+// srv without any listener: the core that a kind's own front-end serves
+// (see Flavour). Close it when done.
+func Core(srv plan.Server, mem *kinds.Net) (*refserver.Server, error) {
+	opts := refserver.Options{ModelParams: srv.EmbeddedModels, Version: "embedded", HTTPAddr: "-", GRPCAddr: "-",
+		PlainTimers: mem != nil}
+	s, err := refserver.New(opts)
+	if err != nil {
+		return nil, failure.Invalid(fmt.Errorf("%s.embedded_models: %w", kinds.ServerField(srv), err))
+	}
+	return s, nil
+}
+
+// Listen opens a listener; nil means TCP.
+type Listen func(ctx context.Context, network, addr string) (net.Listener, error)
+
+// Frontend is a kind's own API served over the reference server's core.
+type Frontend interface {
+	// Endpoints are the front-end's bound addresses by endpoint name
+	// (e.g. "grpc" and "rest", or "inference", "management", "metrics").
+	Endpoints() map[string]string
+	// Close stops serving; the core stays the caller's to close.
+	Close() error
+}
+
+// Flavour is implemented by kinds whose embedded server speaks an API of
+// their own (TF Serving, TorchServe, …): perfscen serve --flavor NAME and
+// scenarios with embedded: true start it over the shared core.
+type Flavour interface {
+	kinds.Kind
+	// ServeFlavour starts the front-end over core. addrs gives a listen
+	// address per endpoint name: missing names take the kind's usual
+	// ports on loopback, "127.0.0.1:0" an ephemeral port, "-" none.
+	ServeFlavour(ctx context.Context, core *refserver.Server, addrs map[string]string, listen Listen) (Frontend, error)
 }
