@@ -44,17 +44,20 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 		in := s.Servers[name]
 		srv := resolveServer(in, p, c, getenv, dir)
 		srv.Name = name
-		// Compared arms must measure the same service: an LLM endpoint's
-		// figures (TTFT, tokens/s) have no KServe counterpart, and the
-		// run's LLM settings (llm:) apply to every server alike.
+		// Servers of different kinds may be compared (the same model
+		// under TF Serving and under Triton): requests, latency and
+		// throughput mean the same for every inference kind. An LLM
+		// endpoint's figures (TTFT, tokens/s) have no counterpart in the
+		// others, and the run's LLM settings (llm:) apply to every server
+		// alike, so openai servers go with openai servers only.
 		kind := in.Kind
 		if kind == "" {
 			kind = plan.KindKServe
 		}
 		if kindFrom == "" {
 			firstKind, kindFrom = kind, name
-		} else if kind != firstKind {
-			c.at(p.child("kind"), "is %s but servers.%s is kind %s; compared arms measure the same kind of service, so give every server one kind", kind, kindFrom, firstKind)
+		} else if (kind == plan.KindOpenAI) != (firstKind == plan.KindOpenAI) {
+			c.at(p.child("kind"), "is %s but servers.%s is kind %s; an openai server's figures (TTFT, tokens/s) have no counterpart in other kinds, so openai servers are compared with openai servers only", kind, kindFrom, firstKind)
 		}
 		if in.Kind == plan.KindOpenAI {
 			srv.Kind = plan.KindOpenAI
