@@ -8,11 +8,6 @@ import (
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-// Automatic returns the automatic checks with only allowUnstable set.
-func Automatic(run *result.Run, allowUnstable bool) []Check {
-	return Options{AllowUnstable: allowUnstable}.Automatic(run)
-}
-
 // Automatic returns the checks every run gets without asking: the run
 // finished, each point was measured and stable, its failed requests stayed
 // within the error budget, and validated outputs matched. Unstable, failed

@@ -31,11 +31,6 @@ const (
 // DefaultGateMetrics are gated when a scenario names none.
 var DefaultGateMetrics = []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99}
 
-// Baseline gates run against the history in base with default options.
-func Baseline(spec *plan.Baseline, base *baseline.File, run *result.Run) []Check {
-	return Options{}.Baseline(spec, base, run)
-}
-
 // Baseline classifies each gated metric at each point against the run's
 // testbed history. With at least MinRuns history runs a new run's
 // log-median is held to a one-sided Student-t prediction interval built
