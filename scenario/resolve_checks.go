@@ -13,7 +13,6 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/runner/plan"
-	"github.com/perfscen/perfscen/runner/result"
 )
 
 func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
@@ -228,7 +227,7 @@ func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baselin
 	p := path{"baseline"}
 	b := &plan.Baseline{
 		Path:       filepath.Join("baselines", name+".json"),
-		Metrics:    []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99},
+		Metrics:    plan.DefaultGateMetrics(),
 		Confidence: plan.DefaultConfidence,
 		Keep:       plan.DefaultKeep,
 		MinRuns:    plan.DefaultMinRuns,

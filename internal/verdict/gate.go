@@ -28,9 +28,6 @@ const (
 	sdFloor = 0.01
 )
 
-// DefaultGateMetrics are gated when a scenario names none.
-var DefaultGateMetrics = []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99}
-
 // Baseline classifies each gated metric at each point against the run's
 // testbed history. With at least MinRuns history runs a new run's
 // log-median is held to a one-sided Student-t prediction interval built
@@ -50,7 +47,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		g.spec.MinRuns = plan.DefaultMinRuns
 	}
 	if len(g.spec.Metrics) == 0 {
-		g.spec.Metrics = DefaultGateMetrics
+		g.spec.Metrics = plan.DefaultGateMetrics()
 	}
 	tb, id, legacy := base.Lookup(run)
 	if tb == nil || len(tb.Runs) == 0 {

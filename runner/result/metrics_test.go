@@ -1,6 +1,10 @@
 package result
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/runner/plan"
+)
 
 func TestValuePresence(t *testing.T) {
 	cases := []struct {
@@ -26,6 +30,20 @@ func TestValuePresence(t *testing.T) {
 		got, ok := c.m.Value(c.metric)
 		if ok != c.ok || got != c.want {
 			t.Errorf("%s: Value(%s) = %v, %v; want %v, %v", c.name, c.metric, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The plan's default gate metrics are result metrics.
+func TestDefaultGateMetricsAreMetrics(t *testing.T) {
+	want := []string{MetricThroughput, MetricP50, MetricP95, MetricP99}
+	got := plan.DefaultGateMetrics()
+	if len(got) != len(want) {
+		t.Fatalf("plan.DefaultGateMetrics() = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("plan.DefaultGateMetrics()[%d] = %q, want %q", i, got[i], want[i])
 		}
 	}
 }
