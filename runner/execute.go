@@ -63,7 +63,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 		if err != nil {
 			return nil, failure.Invalid(err)
 		}
-		s, err := k.Open(ctx, forServer(p, srv), env)
+		s, err := k.Open(ctx, p.ForServer(srv), env)
 		if err != nil {
 			if srv.Name != "" {
 				return nil, fmt.Errorf("server %s: %w", srv.Name, err)
@@ -82,26 +82,4 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
 	ro.Version = opts.Version
 	ro.Progress = opts.Progress
 	return engine.Run(ctx, p, deps, ro)
-}
-
-// forServer is p as one of its servers sees it: that server alone, its
-// models and its points. For a plan with one server it is p.
-func forServer(p *plan.Plan, srv plan.Server) *plan.Plan {
-	if len(p.Servers) == 0 {
-		return p
-	}
-	sub := *p
-	sub.Server, sub.Servers = srv, nil
-	sub.Models, sub.Points = nil, nil
-	for _, m := range p.Models {
-		if m.Server == srv.Name {
-			sub.Models = append(sub.Models, m)
-		}
-	}
-	for _, pt := range p.Points {
-		if pt.Server == srv.Name {
-			sub.Points = append(sub.Points, pt)
-		}
-	}
-	return &sub
 }

@@ -11,7 +11,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -280,7 +279,7 @@ func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baselin
 		b.MinRuns = in.MinRuns
 	}
 	if in.Testbed != "" {
-		if err := baseline.CheckTestbedName(in.Testbed); err != nil {
+		if err := plan.CheckTestbedName(in.Testbed); err != nil {
 			c.at(p.child("testbed"), "%v", err)
 		}
 		b.Testbed = in.Testbed

@@ -41,6 +41,10 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
 		return exitcode.Invalid
 	}
+	if err := checkKinds(pl); err != nil {
+		printScenarioError(e, file, err)
+		return exitcode.Invalid
+	}
 	// A bad baseline is refused before any load is sent: minutes of
 	// measurement must not end in "invalid input".
 	var base *baseline.File
@@ -275,7 +279,7 @@ func testbedFor(e *env, pl *plan.Plan, flag string) (engine.TestbedName, error) 
 		tb = engine.TestbedName{Name: pl.Checks.Baseline.Testbed, Source: "scenario"}
 	}
 	if tb.Name != "" {
-		if err := baseline.CheckTestbedName(tb.Name); err != nil {
+		if err := plan.CheckTestbedName(tb.Name); err != nil {
 			if tb.Source == "env" {
 				err = fmt.Errorf("PERFSCEN_TESTBED: %w", err)
 			} else if tb.Source == "flag" {

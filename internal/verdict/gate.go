@@ -119,7 +119,7 @@ type gate struct {
 func gateName(metric string) string { return metric + " vs baseline" }
 
 func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowUnstable bool) Check {
-	mi, _ := result.Lookup(metric)
+	mi, _ := plan.LookupMetric(metric)
 	c := Check{Kind: KindBaseline, Key: baselineKey(metric), Name: gateName(metric), Model: p.Model, Point: p.ID, Metric: metric,
 		Unit: mi.Unit, Confidence: g.spec.Confidence, Op: "<="}
 	if mi.HigherBetter {
