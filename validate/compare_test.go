@@ -111,17 +111,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-func TestMerge(t *testing.T) {
-	a := Result{Checked: 3, Mismatches: 2, First: []Mismatch{{Tensor: "A", Index: 0}, {Tensor: "A", Index: 1}}}
-	b := Result{Checked: 5, Mismatches: 1, First: []Mismatch{{Tensor: "B", Index: 4}}}
-	var total Result
-	total.Merge(a, 2)
-	total.Merge(b, 2)
-	if total.Checked != 8 || total.Mismatches != 3 || len(total.First) != 2 || total.First[1].Tensor != "A" {
-		t.Errorf("merged %+v", total)
-	}
-}
-
 func TestTolerance(t *testing.T) {
 	tests := []struct {
 		opts Options

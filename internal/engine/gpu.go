@@ -228,16 +228,6 @@ func (g *gpuScraper) describe() string {
 	return strings.Join(g.uuids, ",")
 }
 
-// err is the last scrape failure, for a note on the point.
-func (g *gpuScraper) err() error {
-	if g == nil {
-		return nil
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.lastErr
-}
-
 // note says how scraping went when any scrape failed, for the run's
 // notes: a failing metrics_url must not go unmentioned.
 func (g *gpuScraper) note() string {

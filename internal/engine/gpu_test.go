@@ -153,3 +153,13 @@ func TestRunNotesFailingMetricsScrape(t *testing.T) {
 		}
 	})
 }
+
+// err is the last scrape failure, for a note on the point.
+func (g *gpuScraper) err() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lastErr
+}

@@ -46,9 +46,8 @@ func With(code int, err error) error {
 }
 
 // Invalidf-style helpers keep call sites short.
-func AsInvalid(err error) error      { return With(Invalid, err) }
-func AsEnvironment(err error) error  { return With(Environment, err) }
-func AsInconclusive(err error) error { return With(Inconclusive, err) }
+func AsInvalid(err error) error     { return With(Invalid, err) }
+func AsEnvironment(err error) error { return With(Environment, err) }
 
 // Of returns the exit code for err: a code cmd attached with With, else
 // the code of the failure kind a library marked it with, else Environment

@@ -26,7 +26,7 @@ func TestOf(t *testing.T) {
 		{"invalid input", fmt.Errorf("scenario: %w", failure.Invalid(base)), Invalid},
 		{"environment", failure.Env(base), Environment},
 		{"code attached by cmd", With(CheckFailed, base), CheckFailed},
-		{"cmd's code outranks the kind", AsInconclusive(failure.Invalid(base)), Inconclusive},
+		{"cmd's code outranks the kind", With(Inconclusive, failure.Invalid(base)), Inconclusive},
 	}
 	for _, tt := range tests {
 		if got := Of(tt.err); got != tt.want {
