@@ -12,6 +12,7 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/all"
+	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/scenario"
@@ -149,7 +150,11 @@ func checkEmbedded(pl *plan.Plan) error {
 				names = append(names, m.Name)
 			}
 		}
-		if err := refserver.CheckOptions(refserver.Options{Models: names, ModelParams: srv.EmbeddedModels}); err != nil {
+		opts := refserver.Options{Models: names, ModelParams: srv.EmbeddedModels}
+		if srv.Kind == plan.KindOpenAI {
+			opts.Mounts = []refserver.Mount{openai.Mount()}
+		}
+		if err := refserver.CheckOptions(opts); err != nil {
 			if srv.Name != "" {
 				return fmt.Errorf("servers.%s.embedded: %w", srv.Name, err)
 			}

@@ -41,7 +41,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		}
 	}()
 	if srv.Embedded {
-		if s.ref, err = embedded.Start(ctx, srv, env.Net); err != nil {
+		if s.ref, err = embedded.Start(ctx, srv, env.Net, Mount()); err != nil {
 			return nil, err
 		}
 		s.url = s.ref.HTTPAddr()
