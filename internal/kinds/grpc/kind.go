@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -178,7 +179,37 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 			return nil, err
 		}
 	}
+	// A method the server declares but does not implement (grpc-go's
+	// Unimplemented stubs) reads the message before it says so: the first
+	// call of each model's data, sent once, tells.
+	for _, m := range p.Models {
+		if err := s.firstCall(ctx, s.models[m.Alias]); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// firstCall sends a model's first call once before the load and refuses
+// a method the server answers UNIMPLEMENTED; any other outcome is left to
+// the load to count.
+func (s *server) firstCall(ctx context.Context, m *model) error {
+	pt := &point{srv: s, m: m}
+	c, err := pt.NewCaller(ctx, 0)
+	if err != nil {
+		return failure.Env(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	step := &m.data.Streams[0][0]
+	var out kinds.Outcome
+	c.Call(ctx, func() time.Duration { return time.Since(start) }, &kinds.Request{Step: inputdata.Request{Step: step}}, &out)
+	var se *transport.ServerError
+	if errors.As(out.Err, &se) && se.GRPCCode == codes.Unimplemented {
+		return failure.Invalid(fmt.Errorf("%s: %s does not implement %s: its first call (%s) was answered UNIMPLEMENTED: %s",
+			s.cfg.methodField[m.alias], s.what(), m.method, step.Origin, se.Message))
+	}
+	return nil
 }
 
 func suffix(name string) string {

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
@@ -172,12 +173,20 @@ func TestFailuresCarryTheirCode(t *testing.T) {
 // without it when bare.
 func serveDemo(t *testing.T, bare bool, opts ...grpc.ServerOption) string {
 	t.Helper()
+	return serveDemoAs(t, bare, false, opts...)
+}
+
+// serveDemoAs serves the demo service, or with unimplemented its
+// generated stubs alone (each method answers UNIMPLEMENTED once it has
+// read its request), with reflection.
+func serveDemoAs(t *testing.T, bare, unimplemented bool, opts ...grpc.ServerOption) string {
+	t.Helper()
 	core, err := refserver.New(refserver.Options{HTTPAddr: "-", GRPCAddr: "-"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { core.Close() })
-	if !bare && len(opts) == 0 {
+	if !bare && !unimplemented && len(opts) == 0 {
 		fe, err := Kind{}.ServeFlavour(context.Background(), core, map[string]string{"grpc": "127.0.0.1:0"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -190,7 +199,14 @@ func serveDemo(t *testing.T, bare bool, opts ...grpc.ServerOption) string {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer(opts...)
-	demopb.RegisterDemoServer(srv, &demo{core: core})
+	var impl demopb.DemoServer = &demo{core: core}
+	if unimplemented {
+		impl = demopb.UnimplementedDemoServer{}
+	}
+	demopb.RegisterDemoServer(srv, impl)
+	if unimplemented {
+		reflection.Register(srv)
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Stop(); <-done })
@@ -242,6 +258,7 @@ func TestProtoPathsRelativeToScenario(t *testing.T) {
 func TestOpenRefuses(t *testing.T) {
 	demoAddr := serveDemo(t, false)
 	bareAddr := serveDemo(t, true)
+	stubAddr := serveDemoAs(t, false, true)
 	http1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) }))
 	defer http1.Close()
 	closed := func() string {
@@ -295,6 +312,9 @@ func TestOpenRefuses(t *testing.T) {
 		{name: "a method of the service the server lacks, by reflection", url: demoAddr, opts: map[string]any{"method": "perfscen.demo.v1.Demo/Predikt"},
 			input: good, kind: failure.InvalidInput,
 			wants: []string{"server.grpc.method (model m): service perfscen.demo.v1.Demo has no method Predikt (methods: Predict, Add, Generate (server streaming), Session (bidi streaming))"}},
+		{name: "a method declared, not implemented", url: stubAddr, opts: map[string]any{"method": "perfscen.demo.v1.Demo/Generate"},
+			input: `{"data": [{"message": {"count": 2}}]}`, kind: failure.InvalidInput,
+			wants: []string{"server.grpc.method: grpc server at " + stubAddr + " does not implement perfscen.demo.v1.Demo/Generate: its first call (m.json:1 data[0]) was answered UNIMPLEMENTED: method Generate not implemented"}},
 		{name: "no reflection", url: bareAddr, opts: map[string]any{"method": "perfscen.demo.v1.Demo/Predict"},
 			input: good, kind: failure.InvalidInput, wants: []string{"server.grpc.reflection:", "offers no server reflection", "proto_files or a protoset"}},
 		{name: "a server figure", url: demoAddr, opts: map[string]any{"method": "perfscen.demo.v1.Demo/Predict"}, input: good,
