@@ -51,6 +51,9 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 	if err := checkPlan(p); err != nil {
 		return nil, err
 	}
+	if len(p.Models) == 0 {
+		return nil, failure.Invalid(fmt.Errorf("%s: no model calls this server", kinds.ServerField(p.Server)))
+	}
 	s := &server{plan: p, cfg: cfg, models: map[string]*model{}}
 	defer func() {
 		if err != nil {

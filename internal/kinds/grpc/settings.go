@@ -55,6 +55,10 @@ type config struct {
 
 const defaultMaxReceive = 64 << 20
 
+// defaultDeadline stands in for server.timeout in a plan built without
+// one (the scenario's default is 30s).
+const defaultDeadline = 30 * time.Second
+
 // loadConfig decodes and checks the kind block of p's server: every model
 // has a well-formed method, one descriptor source is named, and relative
 // paths resolve against the scenario file's folder (the scenario resolves
@@ -154,6 +158,9 @@ func loadConfig(p *plan.Plan) (*config, error) {
 	}
 
 	c.deadline = p.Server.Timeout
+	if c.deadline <= 0 {
+		c.deadline = defaultDeadline
+	}
 	if s.Deadline != "" {
 		d, err := time.ParseDuration(s.Deadline)
 		if err != nil || d <= 0 {
