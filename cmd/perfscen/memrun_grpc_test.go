@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 )
@@ -113,5 +116,45 @@ func TestGRPCKindRefusals(t *testing.T) {
 				t.Errorf("files written: %v", entries)
 			}
 		})
+	}
+}
+
+// perfscen serve --flavor grpc serves the demo service with reflection; a
+// scenario of kind grpc measures it by URL.
+func TestServeFlavorGRPC(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--flavor", "grpc", "--endpoint", "grpc=127.0.0.1:0", "--model-param", "delay.delay=1ms"},
+			strings.NewReader(""), &out, &errb)
+	}()
+	re := regexp.MustCompile(`Started grpc grpc at (\S+)`)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if addr == "" {
+		t.Fatalf("no address printed; stdout %q stderr %q", out.String(), errb.String())
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gen.json"), `{"data": [{"message": {"request": {"values": [1]}, "count": 2}, "expected_fields": {"[1].index": 1}}]}`)
+	sc := writeFile(t, filepath.Join(dir, "s.yaml"), "version: 1\nname: served\nserver: {kind: grpc, url: \"grpc://"+addr+
+		"\", grpc: {method: perfscen.demo.v1.Demo/Generate}}\nmodels: [{name: gen, input_data: gen.json, validate_outputs: true}]\nload: {mode: iterations, iterations: 10}\n")
+	if code, stdout, stderr := runCLI(t, "run", sc, "-q", "--out-dir", t.TempDir()); code != exitcode.OK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitcode.OK {
+			t.Fatalf("serve exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop after cancel")
 	}
 }
