@@ -227,6 +227,14 @@ func TestOpenInvalid(t *testing.T) {
 			}
 		})
 	}
+	t.Run("check on a server breakdown", func(t *testing.T) {
+		p := onePlan(plan.Server{GRPCURL: grpcAddr}, plan.ProtocolGRPC, plan.Model{Name: "simple"}, nil)
+		p.Checks.Thresholds = []plan.Threshold{{Text: "server_queue < 1ms", Metric: "server_queue", Op: "<", Value: 1000}}
+		_, err := open(t, p)
+		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), `TF Serving reports no queue or compute breakdown, so threshold "server_queue < 1ms" would have nothing to judge`) {
+			t.Errorf("err = %v", err)
+		}
+	})
 	t.Run("input named with the signature's", func(t *testing.T) {
 		_, err := open(t, onePlan(plan.Server{HTTPURL: restAddr}, plan.ProtocolHTTP, plan.Model{Name: "identity_fp32", Input: plan.Input{Kind: "json", Paths: []string{data}}}, nil))
 		if err == nil || !strings.Contains(err.Error(), "signature serving_default takes INPUT0") {

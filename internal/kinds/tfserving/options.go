@@ -2,6 +2,7 @@ package tfserving
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
@@ -53,6 +54,10 @@ func checkPlan(p *plan.Plan) error {
 			return failure.Invalid(fmt.Errorf("model %s: sequence: TF Serving has no sequence batching (no correlation ids to send)", m.Alias))
 		}
 	}
+	if uses := serverMetricUses(p); len(uses) > 0 {
+		return failure.Invalid(fmt.Errorf("%s: TF Serving reports no queue or compute breakdown, so %s would have nothing to judge (its own figures are request counts and latency; gate on the client's latency and throughput)",
+			sf, strings.Join(uses, ", ")))
+	}
 	for _, pt := range p.Points {
 		if pt.SharedMemory != "" && pt.SharedMemory != plan.ShmNone {
 			return failure.Invalid(fmt.Errorf("point %s: shared_memory %s: TF Serving has no shared-memory API", pt.ID, pt.SharedMemory))
@@ -62,4 +67,41 @@ func checkPlan(p *plan.Plan) error {
 		}
 	}
 	return nil
+}
+
+// serverMetricUses lists the checks on p's models that read a server_*
+// figure (queue, compute input/infer/output): TF Serving has none.
+func serverMetricUses(p *plan.Plan) []string {
+	ours := func(aliases ...string) bool {
+		if len(aliases) == 0 {
+			return true
+		}
+		for _, a := range aliases {
+			if _, ok := p.Model(a); ok {
+				return true
+			}
+		}
+		return false
+	}
+	isServer := func(m string) bool { return strings.HasPrefix(m, "server_") }
+	var out []string
+	c := p.Checks
+	for _, t := range c.Thresholds {
+		if isServer(t.Metric) && ours(t.Selector.Models...) {
+			out = append(out, fmt.Sprintf("threshold %q", t.Text))
+		}
+	}
+	for _, cmp := range c.Comparisons {
+		if isServer(cmp.Metric) && ours(cmp.Candidate, cmp.Reference) {
+			out = append(out, fmt.Sprintf("comparison %q", cmp.Name))
+		}
+	}
+	if b := c.Baseline; b != nil {
+		for _, m := range b.Metrics {
+			if isServer(m) {
+				out = append(out, "baseline metric "+m)
+			}
+		}
+	}
+	return out
 }
