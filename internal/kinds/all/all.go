@@ -7,6 +7,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/grpc"
 	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
+	"github.com/perfscen/perfscen/internal/kinds/tfserving"
 )
 
 // Kinds are the service kinds, by their server.kind names.
@@ -15,5 +16,6 @@ func Kinds() kinds.Set {
 		kserve.Kind{},
 		openai.Kind{},
 		grpc.Kind{},
+		tfserving.Kind{},
 	)
 }
