@@ -79,8 +79,21 @@ var metrics = map[string]MetricInfo{
 	MetricServerInput:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeInputUs })},
 	MetricServerInfer:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeInferUs })},
 	MetricServerOutput:   {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeOutputUs })},
-	MetricClientSendRecv: {Unit: "us", get: lat(func(m *Metrics) float64 { return m.ClientSendRecvUs })},
-	MetricClientWait:     {Unit: "us", get: lat(func(m *Metrics) float64 { return m.ClientWaitUs })},
+	MetricClientSendRecv: {Unit: "us", get: split(func(m *Metrics) float64 { return m.ClientSendRecvUs })},
+	MetricClientWait:     {Unit: "us", get: split(func(m *Metrics) float64 { return m.ClientWaitUs })},
+}
+
+// split values are absent where no client split was measured: a request
+// always spends some time sending, receiving or waiting, so both at zero
+// is an import without the split (genai-perf, perf_analyzer's dynamic
+// gRPC), not a measurement of zero.
+func split(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if m.ClientSendRecvUs == 0 && m.ClientWaitUs == 0 {
+			return 0, false
+		}
+		return lat(f)(m)
+	}
 }
 
 func init() {
