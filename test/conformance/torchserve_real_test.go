@@ -132,7 +132,7 @@ func startTorchServe(t *testing.T, dir string) *realTorchServe {
 	}
 	go func() { ts.exited <- ts.cmd.Wait(); logf.Close() }()
 	t.Cleanup(func() { ts.stop(t) })
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -148,7 +148,7 @@ func startTorchServe(t *testing.T, dir string) *realTorchServe {
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("TorchServe gave no successful prediction within 3 minutes (last: %d %s %v):\n%s", status, body, err, ts.logTail())
+			t.Fatalf("TorchServe gave no successful prediction within 5 minutes (last: %d %s %v):\n%s", status, body, err, ts.logTail())
 		}
 	}
 }
@@ -413,8 +413,8 @@ func TestRealTorchServe(t *testing.T) {
 		}
 	})
 
-	// The handler fails on a body tiny cannot take (3 values, not 4): half
-	// the requests fail, are measured as errors, and the threshold fails
+	// The handler fails on a body tiny cannot take (3 values, not 4): some
+	// requests fail, are measured as errors, and the threshold fails
 	// (exit 1); when every request fails, nothing could be measured (exit
 	// 3), with TorchServe's own words.
 	t.Run("handler failures", func(t *testing.T) {
@@ -424,8 +424,11 @@ func TestRealTorchServe(t *testing.T) {
 			t.Errorf("half bad: exit %d\n%s", code, out)
 		}
 		run := readRun(t, filepath.Join(work, "half.out.json"))
-		if e := run.Points[0].Errors; e.Count != 24 || len(e.First) == 0 || !strings.Contains(e.First[0], "503: InternalServerException: Prediction failed") {
-			t.Errorf("errors %+v", e)
+		// Each of the two workers sends one of the two bodies over and
+		// over; which finishes more of the 48 is the machine's business.
+		p := run.Points[0]
+		if e := p.Errors; e.Count == 0 || e.Count+p.Summary.Requests != 48 || len(e.First) == 0 || !strings.Contains(e.First[0], "503: InternalServerException: Prediction failed") {
+			t.Errorf("errors %+v, successes %d", e, p.Summary.Requests)
 		}
 		sc = scenarioFor(t, work, "bad", ts.inference, block, "tiny", "", "bad.json")
 		code, out = runPerfscen(t, work, "run", "-q", "--no-baseline", "--out", "x.json", sc)
