@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
 )
@@ -80,7 +81,7 @@ func TestOpenAIRunEmbedded(t *testing.T) {
 		if l.Goodput == nil || l.GoodRequests != 24 || l.OutputTokensPerSec <= 0 {
 			t.Errorf("goodput %v (%d good), %g tokens/s", l.Goodput, l.GoodRequests, l.OutputTokensPerSec)
 		}
-		if v, ok := m.Value(result.MetricTTFTP95); !ok || v <= 0 {
+		if v, ok := m.Value(plan.MetricTTFTP95); !ok || v <= 0 {
 			t.Errorf("ttft_p95 = %v, %v", v, ok)
 		}
 	}

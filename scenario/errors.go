@@ -135,6 +135,17 @@ func (c *collector) add(n *yaml.Node, p path, msg string) {
 	c.errs = append(c.errs, e)
 }
 
+// where is "file:line:col: field" of the value at p, the prefix an error
+// about it would carry: later stages (a kind reading an input file the
+// scenario names) report at the scenario's line without reading it again.
+func (c *collector) where(p path) string {
+	e := Error{File: c.file, Path: p.String()}
+	if n := c.lookup(p, false); n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	return strings.TrimSuffix(e.Error(), ": ")
+}
+
 // hasKey says whether the document's top-level mapping has key.
 func (c *collector) hasKey(key string) bool {
 	n := deref(c.root)

@@ -11,9 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/runner/plan"
-	"github.com/perfscen/perfscen/runner/result"
 )
 
 func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
@@ -228,7 +226,7 @@ func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baselin
 	p := path{"baseline"}
 	b := &plan.Baseline{
 		Path:       filepath.Join("baselines", name+".json"),
-		Metrics:    []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99},
+		Metrics:    plan.DefaultGateMetrics(),
 		Confidence: plan.DefaultConfidence,
 		Keep:       plan.DefaultKeep,
 		MinRuns:    plan.DefaultMinRuns,
@@ -281,7 +279,7 @@ func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baselin
 		b.MinRuns = in.MinRuns
 	}
 	if in.Testbed != "" {
-		if err := baseline.CheckTestbedName(in.Testbed); err != nil {
+		if err := plan.CheckTestbedName(in.Testbed); err != nil {
 			c.at(p.child("testbed"), "%v", err)
 		}
 		b.Testbed = in.Testbed

@@ -3,7 +3,6 @@ package scenario
 import (
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -171,7 +170,7 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM,
 		if m.Prompts != nil {
 			c.atKey(p.child("prompts"), "give prompts or input_data, not both")
 		}
-		checkPayloads(m, c, p.child("input_data"), pm, l)
+		payloadWhere(m, c, p.child("input_data"), pm)
 		if sw.in || sw.out {
 			c.at(p.child("input_data"), "sweep.input_tokens and sweep.output_tokens set the lengths of synthetic prompts; this model's requests come from input_data, which keeps its own (give the model prompts instead)")
 		}
@@ -233,19 +232,15 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM,
 	pm.Prompts = pr
 }
 
-// checkPayloads reads each OpenAI input-data file as the run will, so a
-// bad file is exit 2 from validate and from run before any load, naming
-// the file's line and, for a wrong entry, its place (data[3].payload[0]).
-func checkPayloads(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM) {
-	bo := openai.BodyOptions{Model: m.Name, Endpoint: l.Endpoint, Stream: l.Stream, IncludeUsage: l.IncludeUsage}
-	for i, f := range pm.Input.Paths {
+// payloadWhere records where the scenario names each OpenAI input-data
+// file, so the kind, which reads them, reports a bad file at that line.
+func payloadWhere(m Model, c *collector, p path, pm *plan.Model) {
+	for i := range pm.Input.Paths {
 		at := p
 		if len(m.InputData) > 1 && len(m.InputData) == len(pm.Input.Paths) {
 			at = p.child(i)
 		}
-		if _, err := openai.LoadPayloads(f, bo); err != nil {
-			c.at(at, "%v", err)
-		}
+		pm.Input.Where = append(pm.Input.Where, c.where(at))
 	}
 }
 

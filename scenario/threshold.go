@@ -7,42 +7,41 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/runner/plan"
-	"github.com/perfscen/perfscen/runner/result"
 )
 
-// metricAliases are accepted spellings besides result.MetricNames().
+// metricAliases are accepted spellings besides plan.MetricNames().
 var metricAliases = map[string]string{
-	"latency":        result.MetricLatencyAvg,
-	"avg":            result.MetricLatencyAvg,
-	"avg_latency":    result.MetricLatencyAvg,
-	"median":         result.MetricP50,
-	"max":            result.MetricLatencyMax,
-	"max_latency":    result.MetricLatencyMax,
-	"error_count":    result.MetricErrors,
-	"queue":          result.MetricServerQueue,
-	"compute_input":  result.MetricServerInput,
-	"compute_infer":  result.MetricServerInfer,
-	"compute_output": result.MetricServerOutput,
-	"send_recv":      result.MetricClientSendRecv,
-	"wait":           result.MetricClientWait,
+	"latency":        plan.MetricLatencyAvg,
+	"avg":            plan.MetricLatencyAvg,
+	"avg_latency":    plan.MetricLatencyAvg,
+	"median":         plan.MetricP50,
+	"max":            plan.MetricLatencyMax,
+	"max_latency":    plan.MetricLatencyMax,
+	"error_count":    plan.MetricErrors,
+	"queue":          plan.MetricServerQueue,
+	"compute_input":  plan.MetricServerInput,
+	"compute_infer":  plan.MetricServerInfer,
+	"compute_output": plan.MetricServerOutput,
+	"send_recv":      plan.MetricClientSendRecv,
+	"wait":           plan.MetricClientWait,
 }
 
 // CanonicalMetric resolves a metric name or alias to a result metric name.
 func CanonicalMetric(name string) (string, error) {
-	if _, ok := result.Lookup(name); ok {
+	if _, ok := plan.LookupMetric(name); ok {
 		return name, nil
 	}
 	if c, ok := metricAliases[name]; ok {
 		return c, nil
 	}
-	all := result.MetricNames()
+	all := plan.MetricNames()
 	for a := range metricAliases {
 		all = append(all, a)
 	}
 	if s := suggest(name, all); s != "" {
 		return "", fmt.Errorf("unknown metric %q%s", name, s)
 	}
-	return "", fmt.Errorf("unknown metric %q; known metrics: %s", name, strings.Join(result.MetricNames(), ", "))
+	return "", fmt.Errorf("unknown metric %q; known metrics: %s", name, strings.Join(plan.MetricNames(), ", "))
 }
 
 var (
@@ -55,7 +54,7 @@ var timeUnits = map[string]float64{"ns": 1e-3, "us": 1, "µs": 1, "ms": 1e3, "s"
 // ParseThreshold parses a threshold expression. The grammar:
 //
 //	threshold = metric op quantity
-//	metric    = a name from result.MetricNames() or an alias
+//	metric    = a name from plan.MetricNames() or an alias
 //	            (latency, avg, max, queue, compute_infer, …)
 //	op        = "<" | "<=" | ">" | ">=" | "=="
 //	quantity  = number [ unit ]
@@ -102,7 +101,7 @@ func parseBound(metric, qty string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a number", q[1])
 	}
 	unit := q[2]
-	mi, _ := result.Lookup(metric)
+	mi, _ := plan.LookupMetric(metric)
 	switch mi.Unit {
 	case "us":
 		f, ok := timeUnits[unit]

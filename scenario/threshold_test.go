@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/perfscen/perfscen/runner/plan"
-	"github.com/perfscen/perfscen/runner/result"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -61,13 +60,13 @@ func TestParseThreshold(t *testing.T) {
 
 // Every metric name and alias resolves to a metric result knows.
 func TestCanonicalMetric(t *testing.T) {
-	for _, n := range result.MetricNames() {
+	for _, n := range plan.MetricNames() {
 		if got, err := CanonicalMetric(n); err != nil || got != n {
 			t.Errorf("CanonicalMetric(%q) = %q, %v", n, got, err)
 		}
 	}
 	for a, want := range metricAliases {
-		if _, ok := result.Lookup(want); !ok {
+		if _, ok := plan.LookupMetric(want); !ok {
 			t.Errorf("alias %q points at unknown metric %q", a, want)
 		}
 		if got, _ := CanonicalMetric(a); got != want {

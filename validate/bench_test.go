@@ -14,10 +14,10 @@ func BenchmarkCompareFP32(b *testing.B) {
 		v[i] = float64(i%1000) / 7
 	}
 	want := f32("O", []int64{int64(len(v))}, v...)
-	got := tensor.Tensor{Name: "O", DataType: tensor.FP32, Shape: want.Shape, Raw: append([]byte(nil), want.Raw...)}
-	b.SetBytes(int64(len(want.Raw)))
+	got := Tensor{Name: "O", DataType: string(tensor.FP32), Shape: want.Shape, Data: append([]byte(nil), want.Data...)}
+	b.SetBytes(int64(len(want.Data)))
 	for b.Loop() {
-		if r := Compare([]tensor.Tensor{want}, []tensor.Tensor{got}, Options{}); !r.OK() {
+		if r := Compare([]Tensor{want}, []Tensor{got}, Options{}); !r.OK() {
 			b.Fatal(r)
 		}
 	}
@@ -26,10 +26,10 @@ func BenchmarkCompareFP32(b *testing.B) {
 func BenchmarkCompareINT32(b *testing.B) {
 	v := make([]float64, 224*224*3)
 	want := typed("O", tensor.INT32, v...)
-	got := tensor.Tensor{Name: "O", DataType: tensor.INT32, Shape: want.Shape, Raw: append([]byte(nil), want.Raw...)}
-	b.SetBytes(int64(len(want.Raw)))
+	got := Tensor{Name: "O", DataType: string(tensor.INT32), Shape: want.Shape, Data: append([]byte(nil), want.Data...)}
+	b.SetBytes(int64(len(want.Data)))
 	for b.Loop() {
-		Compare([]tensor.Tensor{want}, []tensor.Tensor{got}, Options{})
+		Compare([]Tensor{want}, []Tensor{got}, Options{})
 	}
 }
 
@@ -44,9 +44,9 @@ func BenchmarkCompareFP32Close(b *testing.B) {
 	}
 	want := f32("O", []int64{int64(len(v))}, v...)
 	got := f32("O", []int64{int64(len(v))}, u...)
-	b.SetBytes(int64(len(want.Raw)))
+	b.SetBytes(int64(len(want.Data)))
 	for b.Loop() {
-		if r := Compare([]tensor.Tensor{want}, []tensor.Tensor{got}, Options{}); !r.OK() {
+		if r := Compare([]Tensor{want}, []Tensor{got}, Options{}); !r.OK() {
 			b.Fatal(r)
 		}
 	}

@@ -13,21 +13,38 @@ import (
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
+// Tensor is a named, typed, shaped block of row-major data, as inference
+// servers exchange them.
+type Tensor struct {
+	Name string
+	// DataType is the KServe v2 (Open Inference Protocol) datatype name:
+	// BOOL, UINT8 … UINT64, INT8 … INT64, FP16, BF16, FP32, FP64 or BYTES.
+	DataType string
+	Shape    []int64
+	// Data is the raw little-endian element bytes; a BYTES tensor holds
+	// each element as a 4-byte little-endian length and its bytes.
+	Data []byte
+}
+
 // Compare checks every expected tensor against the output of the same name
 // in got. Outputs in got that nothing expects are ignored: validation data
 // may cover only some outputs.
-func Compare(expected, got []tensor.Tensor, opts Options) Result {
+func Compare(expected, got []Tensor, opts Options) Result {
 	opts = opts.withDefaults()
 	var r Result
 	for _, want := range expected {
-		i := slices.IndexFunc(got, func(t tensor.Tensor) bool { return t.Name == want.Name })
+		i := slices.IndexFunc(got, func(t Tensor) bool { return t.Name == want.Name })
 		if i < 0 {
 			r.add(Mismatch{Tensor: want.Name, Index: -1, Expected: "an output", Got: "none"}, opts.MaxReported)
 			continue
 		}
-		compareTensor(&r, want, got[i], opts)
+		compareTensor(&r, internal(want), internal(got[i]), opts)
 	}
 	return r
+}
+
+func internal(t Tensor) tensor.Tensor {
+	return tensor.Tensor{Name: t.Name, DataType: tensor.DataType(t.DataType), Shape: t.Shape, Raw: t.Data}
 }
 
 func compareTensor(r *Result, want, got tensor.Tensor, opts Options) {
@@ -36,6 +53,10 @@ func compareTensor(r *Result, want, got tensor.Tensor, opts Options) {
 	}
 	if want.DataType != got.DataType {
 		fault("datatype", string(want.DataType), string(got.DataType))
+		return
+	}
+	if !want.DataType.Valid() {
+		fault("a known datatype", "", string(want.DataType))
 		return
 	}
 	if !slices.Equal(want.Shape, got.Shape) {
@@ -71,7 +92,7 @@ func compareFloats(r *Result, want, got tensor.Tensor, opts Options) {
 	}
 	w, _ := tensor.ToFloat64s(want.DataType, want.Raw)
 	g, _ := tensor.ToFloat64s(got.DataType, got.Raw)
-	tol := opts.Tolerance(want.DataType)
+	tol := opts.Tolerance(string(want.DataType))
 	eq := floatEqual(tol)
 	for i := range w {
 		if !eq(w[i], g[i]) {

@@ -37,7 +37,8 @@ func (o Options) withDefaults() Options {
 }
 
 // Tolerance is the bound Compare applies to a float datatype.
-func (o Options) Tolerance(dt tensor.DataType) float64 {
+func (o Options) Tolerance(dataType string) float64 {
+	dt := tensor.DataType(dataType)
 	tol := o.withDefaults().FloatTolerance
 	switch dt {
 	case tensor.FP16:

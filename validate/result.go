@@ -48,22 +48,6 @@ func (r Result) String() string {
 	return strings.Join(lines, "\n")
 }
 
-// Merge folds o into r, keeping at most max reported mismatches (default 5),
-// so a run can total the results of many responses.
-func (r *Result) Merge(o Result, max int) {
-	if max <= 0 {
-		max = DefaultMaxReported
-	}
-	r.Checked += o.Checked
-	r.Mismatches += o.Mismatches
-	for _, m := range o.First {
-		if len(r.First) >= max {
-			break
-		}
-		r.First = append(r.First, m)
-	}
-}
-
 func (r *Result) add(m Mismatch, max int) {
 	r.Mismatches++
 	if len(r.First) < max {

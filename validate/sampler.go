@@ -30,6 +30,3 @@ func (s *Sampler) Sample() bool {
 	i := s.n.Add(1) - 1
 	return i < s.first || (i-s.first)%s.every == 0
 }
-
-// Seen is the number of responses counted so far.
-func (s *Sampler) Seen() uint64 { return s.n.Load() }

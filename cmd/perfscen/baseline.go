@@ -54,8 +54,8 @@ metric the history holds.`,
 				want = nil
 			case len(metrics) > 0:
 				for _, m := range metrics {
-					if _, ok := result.Lookup(m); !ok {
-						return exitcode.AsInvalid(fmt.Errorf("--metric %q: not a metric (known: %s)", m, strings.Join(result.MetricNames(), ", ")))
+					if _, ok := plan.LookupMetric(m); !ok {
+						return exitcode.AsInvalid(fmt.Errorf("--metric %q: not a metric (known: %s)", m, strings.Join(plan.MetricNames(), ", ")))
 					}
 				}
 				want = metrics
@@ -171,7 +171,7 @@ func baselineUpdateFrom(e *env, run *result.Run, f baselineUpdateFlags) error {
 		path = filepath.Join("baselines", run.Scenario+".json")
 	}
 	if f.testbed != "" && f.testbed != run.Environment.Testbed {
-		if err := baseline.CheckTestbedName(f.testbed); err != nil {
+		if err := plan.CheckTestbedName(f.testbed); err != nil {
 			return exitcode.AsInvalid(fmt.Errorf("--testbed: %w", err))
 		}
 		run.Environment.Testbed, run.Environment.TestbedSource = f.testbed, "flag"

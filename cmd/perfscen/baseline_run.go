@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/scenariorun"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
@@ -32,7 +33,7 @@ func freshRun(e *env, file string, force bool, testbed string) (*plan.Plan, *res
 	}
 	checks := pl.Checks
 	checks.Baseline = nil
-	v := verdictOptions(pl).Evaluate(checks, run, nil)
+	v := scenariorun.VerdictOptions(pl).Evaluate(checks, run, nil)
 	if failed := v.Failed(); len(failed) > 0 && !force {
 		names := make([]string, 0, len(failed))
 		for _, c := range failed {

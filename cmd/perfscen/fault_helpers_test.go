@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/refserver"
-	"github.com/perfscen/perfscen/runner"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -132,7 +132,7 @@ func pointErrors(r *result.Run) int64 {
 // machine's network) from the repository root: an @path argument is
 // relative to the root, and the root is written out of the output, so
 // paths read as a user would type them.
-func runAtRoot(t *testing.T, net *runner.Net, args ...string) (code int, stdout, stderr string) {
+func runAtRoot(t *testing.T, net *kinds.Net, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -78,7 +79,7 @@ func oneFigureEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &run.Points[0]
-	fig, ok := p.Figure(result.MetricThroughput)
+	fig, ok := p.Figure(plan.MetricThroughput)
 	if !ok || fig.Stat != result.StatMedian || fig.Trials != 5 {
 		t.Fatalf("figure %+v", fig)
 	}
@@ -120,7 +121,7 @@ func oneFigureEverywhere(t *testing.T) {
 	}
 	checked := 0
 	for _, c := range run.Verdict.Checks {
-		if c.Metric != result.MetricThroughput || c.Point != point {
+		if c.Metric != plan.MetricThroughput || c.Point != point {
 			continue
 		}
 		checked++

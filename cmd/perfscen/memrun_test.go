@@ -6,8 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/memnet"
-	"github.com/perfscen/perfscen/runner"
 )
 
 // runMem is runCLI with the embedded servers and their clients on an
@@ -18,7 +18,7 @@ import (
 func runMem(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var mem memnet.Network
-	return runAtRoot(t, &runner.Net{Listen: mem.Listen, Dial: mem.Dial}, args...)
+	return runAtRoot(t, &kinds.Net{Listen: mem.Listen, Dial: mem.Dial}, args...)
 }
 
 // runMemCase runs scenario (an @path) with flags by runMem, writing into

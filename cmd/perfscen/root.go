@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
-	"github.com/perfscen/perfscen/runner"
+	"github.com/perfscen/perfscen/internal/kinds"
 )
 
 // version is what this binary calls itself in `perfscen version`, result
@@ -40,7 +40,7 @@ type env struct {
 	getenv func(string) string
 	// net carries embedded servers and clients in memory (tests under
 	// testing/synctest); nil uses TCP.
-	net *runner.Net
+	net *kinds.Net
 }
 
 // commands lists the constructors of every subcommand; each lives in its

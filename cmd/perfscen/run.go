@@ -11,7 +11,6 @@ import (
 
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/shm"
-	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner"
 )
 
@@ -116,19 +115,6 @@ func settledGoroutines(target int) int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n
-}
-
-// exitFor is the exit code of one scenario's outcome.
-func exitFor(o verdict.Outcome) int {
-	switch o {
-	case verdict.OutcomeFail:
-		return exitcode.CheckFailed
-	case verdict.OutcomeNotMeasured, verdict.OutcomeInterrupted:
-		return exitcode.Environment
-	case verdict.OutcomeInconclusive:
-		return exitcode.Inconclusive
-	}
-	return exitcode.OK
 }
 
 // worse combines the exit codes of several scenarios (or of one scenario's

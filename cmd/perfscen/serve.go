@@ -13,6 +13,7 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/kinds/all"
 	"github.com/perfscen/perfscen/internal/kinds/embedded"
+	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 	"github.com/perfscen/perfscen/internal/refserver"
 )
@@ -93,7 +94,9 @@ defaults (--model-param llm.decode_slowdown=1.1):
 }
 
 func (f serveFlags) options() (refserver.Options, error) {
-	opts := refserver.Options{Version: version, Models: f.models, Repository: f.repository}
+	// The OpenAI-compatible simulated engines answer on the HTTP port too.
+	opts := refserver.Options{Version: version, Models: f.models, Repository: f.repository,
+		Mounts: []refserver.Mount{openai.Mount()}}
 	addr := func(port int, flag string) (string, error) {
 		switch {
 		case port == -1:

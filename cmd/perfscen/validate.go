@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/all"
+	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/scenario"
@@ -46,6 +49,9 @@ func runValidate(e *env, args []string) error {
 		if err == nil {
 			err = checkEmbedded(pl)
 		}
+		if err == nil {
+			err = checkKinds(pl)
+		}
 		if err != nil {
 			bad++
 			printScenarioError(e, f, err)
@@ -72,7 +78,33 @@ func printScenarioError(e *env, file string, err error) {
 		}
 		return
 	}
+	// A kind's check joins one positioned line per problem.
+	for u := err; u != nil; u = errors.Unwrap(u) {
+		if j, ok := u.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				fmt.Fprintln(e.stderr, x.Error())
+			}
+			return
+		}
+	}
 	fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
+}
+
+// checkKinds lets each server's kind check what it reads without a
+// server (request files), as it will before any load.
+func checkKinds(pl *plan.Plan) error {
+	for _, srv := range pl.AllServers() {
+		k, err := all.Kinds().Lookup(srv.Kind)
+		if err != nil {
+			return err
+		}
+		if c, ok := k.(kinds.Checker); ok {
+			if err := c.Check(pl.ForServer(srv)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // scenarioFiles expands directories into their *.yaml and *.yml files.
@@ -118,7 +150,11 @@ func checkEmbedded(pl *plan.Plan) error {
 				names = append(names, m.Name)
 			}
 		}
-		if err := refserver.CheckOptions(refserver.Options{Models: names, ModelParams: srv.EmbeddedModels}); err != nil {
+		opts := refserver.Options{Models: names, ModelParams: srv.EmbeddedModels}
+		if srv.Kind == plan.KindOpenAI {
+			opts.Mounts = []refserver.Mount{openai.Mount()}
+		}
+		if err := refserver.CheckOptions(opts); err != nil {
 			if srv.Name != "" {
 				return fmt.Errorf("servers.%s.embedded: %w", srv.Name, err)
 			}

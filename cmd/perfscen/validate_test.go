@@ -48,11 +48,11 @@ func TestValidate(t *testing.T) {
 			// OpenAI input-data files are opened: a syntax error at its
 			// line, a wrong entry by its JSON path, under the YAML line.
 			name: "bad OpenAI payload files",
-			args: []string{"validate", "@scenario/testdata/invalid/llm-payloads.yaml"},
+			args: []string{"validate", "@internal/kinds/openai/testdata/bad-payloads.yaml"},
 			code: exitcode.Invalid,
 			stderr: []string{
-				"scenario/testdata/invalid/llm-payloads.yaml:7:17: models[0].input_data: scenario/testdata/invalid/openai-syntax.json:3: invalid character ','",
-				`scenario/testdata/invalid/llm-payloads.yaml:9:17: models[1].input_data: scenario/testdata/invalid/openai-nomessages.json:3: data[1].payload[0]: a v1/chat/completions request needs a non-empty "messages" list`,
+				"internal/kinds/openai/testdata/bad-payloads.yaml:7:17: models[0].input_data: internal/kinds/openai/testdata/openai-syntax.json:3: invalid character ','",
+				`internal/kinds/openai/testdata/bad-payloads.yaml:9:17: models[1].input_data: internal/kinds/openai/testdata/openai-nomessages.json:3: data[1].payload[0]: a v1/chat/completions request needs a non-empty "messages" list`,
 			},
 			noStdout:   true,
 			errorLines: 2,
@@ -121,7 +121,7 @@ func TestValidateHelpHasExamples(t *testing.T) {
 // file's line, nothing measured or written.
 func TestRunRefusesBadPayloadBeforeLoad(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := runCLI(t, "run", "-q", "--out-dir", out, "@scenario/testdata/invalid/llm-payloads.yaml")
+	code, stdout, stderr := runCLI(t, "run", "-q", "--out-dir", out, "@internal/kinds/openai/testdata/bad-payloads.yaml")
 	if code != exitcode.Invalid || !strings.Contains(stderr, "openai-syntax.json:3: invalid character") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfscen/perfscen/runner/result"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // FormatValue renders a metric value in its unit for people: latencies in
@@ -13,7 +13,7 @@ func FormatValue(metric string, v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
 	}
-	mi, _ := result.Lookup(metric)
+	mi, _ := plan.LookupMetric(metric)
 	switch mi.Unit {
 	case "us":
 		if math.Abs(v) >= 1000 {

@@ -161,7 +161,7 @@ func (s Series) Estimate() Estimate {
 // others: the ones a Diff reports, then an LLM point's headline figures
 // (time to first token, time per output token, token rate, goodput).
 var ShowMetrics = append(slices.Clone(DiffMetrics),
-	result.MetricTTFTP50, result.MetricTPOTP50, result.MetricOutputTokensPS, result.MetricGoodput)
+	plan.MetricTTFTP50, plan.MetricTPOTP50, plan.MetricOutputTokensPS, plan.MetricGoodput)
 
 // Metrics lists, in the order of want, the metrics of want with an
 // estimate at point id; with want empty, every metric with one, by name.

@@ -1,6 +1,9 @@
 package baseline
 
-import "github.com/perfscen/perfscen/runner/result"
+import (
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
 
 // Summarize turns a run into a history entry: every metric with data, per
 // trial and for the point summary, and the trial histograms.
@@ -33,7 +36,7 @@ func Summarize(run *result.Run) Run {
 
 func values(m *result.Metrics) map[string]float64 {
 	out := map[string]float64{}
-	for _, name := range result.MetricNames() {
+	for _, name := range plan.MetricNames() {
 		if v, ok := m.Value(name); ok {
 			out[name] = v
 		}

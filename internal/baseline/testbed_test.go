@@ -7,19 +7,6 @@ import (
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-func TestCheckTestbedName(t *testing.T) {
-	for _, ok := range []string{"ci-gpu-a10", "hw-0123456789ab", "Runner.7_x"} {
-		if err := CheckTestbedName(ok); err != nil {
-			t.Errorf("%q refused: %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "-x", "a b", "a/b", strings.Repeat("a", 65)} {
-		if CheckTestbedName(bad) == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 // A history recorded under a hostname-hashed id (format 1) keeps gating a
 // run on the same hardware under any hostname, and moves under the
 // derived key at the next update.

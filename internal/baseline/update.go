@@ -28,7 +28,7 @@ type UpdateOptions struct {
 }
 
 // DiffMetrics are the metrics a Diff reports changes for.
-var DiffMetrics = []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99}
+var DiffMetrics = []string{plan.MetricThroughput, plan.MetricP50, plan.MetricP95, plan.MetricP99}
 
 // Diff says what an update changes, for printing before it is written.
 type Diff struct {

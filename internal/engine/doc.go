@@ -7,7 +7,7 @@
 // Pacing (a pure Pacer), workers, the results stream with one owning
 // aggregator goroutine, windows, stabilization, trials, interleaving of
 // grouped points, server-statistics deltas and GPU metric scraping. It does
-// not parse YAML, print, or decide pass/fail.
+// not parse YAML, print, speak any server's protocol, or decide pass/fail.
 //
 // # Measurement (perf_analyzer §2)
 //
@@ -64,14 +64,14 @@
 // (no coordinated omission), and sends leaving more than 1 ms late are
 // counted in result.Point.LateSends.
 //
-// Streaming points give each worker its own gRPC stream and match responses
-// by request id; plan.Server.Timeout applies per request on unary calls only
-// (a stream is bounded by the drain deadline on stop). Sequence models get a
-// run-unique correlation id per sequence, with start/end flags on its first
-// and last step. Validation compares outputs after the completion stamp, on
-// every response for count windows and iterations; under time windows a
+// What a request is belongs to the point's service kind (internal/kinds):
+// the engine asks the kind's Point for a Caller per worker and for the
+// server's counters around windows; how a request is encoded, streamed or
+// placed in shared memory is the kind's. Sequence models get a run-unique
+// correlation id per sequence, with start/end flags on its first and last
+// step (flat data is cut into sequences of 20, as perf_analyzer does).
+// Validation compares outputs after the completion stamp, on every
+// response for count windows and iterations; under time windows a
 // validate.Sampler shared by the point's workers checks its first 100
-// responses and then one in Options.ValidateEvery. System shared memory uses one
-// region per input holding every step, and per worker one region per output;
-// all are unregistered and unlinked on every exit path.
+// responses and then one in Options.ValidateEvery.
 package engine

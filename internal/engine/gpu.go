@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/prom"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -31,7 +32,7 @@ type gpuSample struct {
 	hasUtil, hasMemory bool
 }
 
-func gpuFromProm(list []promSample) (gpuSample, bool) {
+func gpuFromProm(list []prom.Sample) (gpuSample, bool) {
 	var g gpuSample
 	uuids := map[string]bool{}
 	nUtil := 0
@@ -168,14 +169,14 @@ func (g *gpuScraper) scrape(ctx context.Context) (gpuSample, error) {
 		return gpuSample{}, fmt.Errorf("scraping %s: %s", g.url, resp.Status)
 	}
 	at := time.Now()
-	list, err := parseProm(resp.Body, isTritonMetric)
+	list, err := prom.Parse(resp.Body, isTritonMetric)
 	if err != nil {
 		return gpuSample{}, fmt.Errorf("scraping %s: %w", g.url, err)
 	}
 	if len(list) == 0 {
 		return gpuSample{}, fmt.Errorf("scraping %s: no nv_* metrics", g.url)
 	}
-	var gpu []promSample
+	var gpu []prom.Sample
 	for _, p := range list {
 		if isGPUMetric(p.Name) {
 			gpu = append(gpu, p)
@@ -225,16 +226,6 @@ func (g *gpuScraper) describe() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return strings.Join(g.uuids, ",")
-}
-
-// err is the last scrape failure, for a note on the point.
-func (g *gpuScraper) err() error {
-	if g == nil {
-		return nil
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.lastErr
 }
 
 // note says how scraping went when any scrape failed, for the run's

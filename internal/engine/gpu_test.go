@@ -12,75 +12,30 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/perfscen/perfscen/internal/prom"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-func TestParseProm(t *testing.T) {
+// Triton's metrics page, read by the shared parser, gives the GPU gauges
+// the scraper keeps.
+func TestTritonMetricsPage(t *testing.T) {
 	f, err := os.Open("testdata/triton_metrics.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	list, err := parseProm(f, isGPUMetric)
+	list, err := prom.Parse(f, isGPUMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 8 {
 		t.Fatalf("got %d GPU samples, want 8", len(list))
 	}
-	want := promSample{Name: "nv_gpu_power_usage", Labels: map[string]string{"gpu_uuid": "GPU-bbbb"}, Value: 60}
-	if diff := cmp.Diff(want, list[7]); diff != "" {
-		t.Errorf("last sample (-want +got):\n%s", diff)
+	if got, ok := prom.Sum(list, "nv_gpu_power_usage", map[string]string{"gpu_uuid": "GPU-bbbb"}); !ok || got != 60 {
+		t.Errorf("GPU-bbbb power = %v, %v", got, ok)
 	}
-}
-
-func TestParsePromLabelsAndErrors(t *testing.T) {
-	good := `m{a="x\"y",b="1\\2\n", c = "" } 1.5e3` + "\nplain 7\n"
-	list, err := parseProm(strings.NewReader(good), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []promSample{
-		{Name: "m", Labels: map[string]string{"a": `x"y`, "b": "1\\2\n", "c": ""}, Value: 1500},
-		{Name: "plain", Value: 7},
-	}
-	if diff := cmp.Diff(want, list); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	for _, bad := range []string{
-		"novalue",
-		`m{a="x"`,
-		`m{a=x} 1`,
-		`m{a} 1`,
-		`m{a="x" b="y"} 1`,
-		"m abc",
-		"m 1 2 3",
-	} {
-		if _, err := parseProm(strings.NewReader(bad), nil); err == nil {
-			t.Errorf("parseProm(%q) succeeded", bad)
-		}
-	}
-}
-
-func FuzzParseProm(f *testing.F) {
-	if b, err := os.ReadFile("testdata/triton_metrics.txt"); err == nil {
-		f.Add(string(b))
-	}
-	f.Add(`m{a="x\"y"} 1`)
-	f.Add("m NaN\nm +Inf 123")
-	f.Fuzz(func(t *testing.T, s string) {
-		list, err := parseProm(strings.NewReader(s), nil)
-		if err != nil {
-			return
-		}
-		for _, smp := range list {
-			if smp.Name == "" {
-				t.Fatalf("empty metric name from %q", s)
-			}
-		}
-	})
 }
 
 func TestAggregateGPU(t *testing.T) {
@@ -88,7 +43,7 @@ func TestAggregateGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := parseProm(strings.NewReader(string(b)), isGPUMetric)
+	list, err := prom.Parse(strings.NewReader(string(b)), isGPUMetric)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,4 +152,14 @@ func TestRunNotesFailingMetricsScrape(t *testing.T) {
 			t.Errorf("run notes do not mention the failing scrape: %q", run.Notes)
 		}
 	})
+}
+
+// err is the last scrape failure, for a note on the point.
+func (g *gpuScraper) err() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lastErr
 }

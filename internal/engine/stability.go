@@ -9,16 +9,6 @@ import (
 // hard-coded there (inference_profiler.cc: stability_window = 3).
 const stabilityWindow = 3
 
-// stableTail applies perf_analyzer's rule to the last stabilityWindow windows
-// of ws: none has zero throughput, max/min throughput ≤ 1+pct/100 and, unless
-// throughputOnly, max/min stabilizing latency ≤ 1+pct/100.
-func stableTail(ws []result.Window, pct float64, throughputOnly bool) bool {
-	if len(ws) < stabilityWindow {
-		return false
-	}
-	return stableAll(ws[len(ws)-stabilityWindow:], pct, throughputOnly)
-}
-
 // stableAll applies the same rule to every window of tail: the kept trials
 // of a point, all of them, must lie within the stability band, not only
 // the first three that made it stable.

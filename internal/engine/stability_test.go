@@ -116,3 +116,13 @@ func TestKeptRuleCoversEveryKeptTrial(t *testing.T) {
 		t.Errorf("interleaved: stable at %d (more %v), want 0", at, more)
 	}
 }
+
+// stableTail applies perf_analyzer's rule to the last stabilityWindow windows
+// of ws: none has zero throughput, max/min throughput ≤ 1+pct/100 and, unless
+// throughputOnly, max/min stabilizing latency ≤ 1+pct/100.
+func stableTail(ws []result.Window, pct float64, throughputOnly bool) bool {
+	if len(ws) < stabilityWindow {
+		return false
+	}
+	return stableAll(ws[len(ws)-stabilityWindow:], pct, throughputOnly)
+}

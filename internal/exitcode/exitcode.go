@@ -1,6 +1,7 @@
 // Package exitcode is the one table of perfscen's process exit codes and
-// the mapping from errors to them. Only cmd/perfscen (and tests of the
-// binary) import it: library packages mark errors with internal/failure,
+// the mapping from errors and verdict outcomes to them. Only cmd/perfscen,
+// the scenario shell under it (internal/scenariorun) and tests of the
+// binary import it: library packages mark errors with internal/failure,
 // and a test here keeps it that way.
 package exitcode
 
@@ -8,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 const (
@@ -44,9 +46,8 @@ func With(code int, err error) error {
 }
 
 // Invalidf-style helpers keep call sites short.
-func AsInvalid(err error) error      { return With(Invalid, err) }
-func AsEnvironment(err error) error  { return With(Environment, err) }
-func AsInconclusive(err error) error { return With(Inconclusive, err) }
+func AsInvalid(err error) error     { return With(Invalid, err) }
+func AsEnvironment(err error) error { return With(Environment, err) }
 
 // Of returns the exit code for err: a code cmd attached with With, else
 // the code of the failure kind a library marked it with, else Environment
@@ -64,4 +65,18 @@ func Of(err error) int {
 		return Invalid
 	}
 	return Environment
+}
+
+// ForOutcome is the exit code of a verdict outcome (result.Outcome*:
+// verdict.Outcome values are the same strings).
+func ForOutcome[O ~string](o O) int {
+	switch string(o) {
+	case result.OutcomeFail:
+		return CheckFailed
+	case result.OutcomeNotMeasured, result.OutcomeInterrupted:
+		return Environment
+	case result.OutcomeInconclusive:
+		return Inconclusive
+	}
+	return OK
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/schemas"
 )
@@ -144,27 +145,27 @@ func TestImportLLMColumns(t *testing.T) {
 		metric string
 		want   float64
 	}{
-		{result.MetricTTFTP95, 56160}, {result.MetricTTFTAvg, 38610}, {result.MetricITLP50, 8800},
-		{result.MetricTPOTP99, 11440}, {result.MetricOutputTokensPS, 876.8}, {result.MetricP95, 350000},
+		{plan.MetricTTFTP95, 56160}, {plan.MetricTTFTAvg, 38610}, {plan.MetricITLP50, 8800},
+		{plan.MetricTPOTP99, 11440}, {plan.MetricOutputTokensPS, 876.8}, {plan.MetricP95, 350000},
 	} {
 		if v, ok := figure(first, tc.metric); !ok || v != tc.want {
 			t.Errorf("%s: %g %v, want %g", tc.metric, v, ok, tc.want)
 		}
 	}
-	if _, ok := figure(first, result.MetricGoodput); ok {
+	if _, ok := figure(first, plan.MetricGoodput); ok {
 		t.Error("an empty goodput cell gave a goodput figure")
 	}
 	if l := first.Summary.LLM; l.OutputTokens != 3200 || l.InputTokens != 51200 {
 		t.Errorf("token totals %d/%d", l.OutputTokens, l.InputTokens)
 	}
-	if v, ok := figure(&run.Points[1], result.MetricGoodput); !ok || v != 27.45 {
+	if v, ok := figure(&run.Points[1], plan.MetricGoodput); !ok || v != 27.45 {
 		t.Errorf("goodput %g %v, want 27.45", v, ok)
 	}
 	unstreamed := &run.Points[2]
-	if _, ok := figure(unstreamed, result.MetricTTFTP50); ok || unstreamed.ID != "llm/c=8" {
+	if _, ok := figure(unstreamed, plan.MetricTTFTP50); ok || unstreamed.ID != "llm/c=8" {
 		t.Errorf("%s: a TTFT figure from empty cells", unstreamed.ID)
 	}
-	if v, ok := figure(unstreamed, result.MetricOutputTokensPS); !ok || v != 1673.6 {
+	if v, ok := figure(unstreamed, plan.MetricOutputTokensPS); !ok || v != 1673.6 {
 		t.Errorf("unstreamed tokens/s %g %v", v, ok)
 	}
 	if !strings.Contains(strings.Join(run.Points[3].Notes, "\n"), "counted content chunks") {
@@ -191,17 +192,17 @@ func TestImportGenAIPerf(t *testing.T) {
 		metric string
 		want   float64
 	}{
-		{result.MetricTTFTAvg, 45210}, {result.MetricTTFTP95, 120020}, {result.MetricTTFTMax, 1210530},
-		{result.MetricTPOTP50, 9600}, {result.MetricTPOTP99, 14900},
-		{result.MetricLatencyAvg, 1302550}, {result.MetricP99, 2500750}, {result.MetricLatencyMax, 2801400},
-		{result.MetricThroughput, 6.08}, {result.MetricOutputTokensPS, 780.33},
+		{plan.MetricTTFTAvg, 45210}, {plan.MetricTTFTP95, 120020}, {plan.MetricTTFTMax, 1210530},
+		{plan.MetricTPOTP50, 9600}, {plan.MetricTPOTP99, 14900},
+		{plan.MetricLatencyAvg, 1302550}, {plan.MetricP99, 2500750}, {plan.MetricLatencyMax, 2801400},
+		{plan.MetricThroughput, 6.08}, {plan.MetricOutputTokensPS, 780.33},
 	} {
 		f, ok := p.Figure(tc.metric)
 		if !ok || math.Abs(f.Value-tc.want) > 1e-6*tc.want {
 			t.Errorf("%s: %g %v, want %g", tc.metric, f.Value, ok, tc.want)
 		}
 	}
-	for _, m := range []string{result.MetricITLP50, result.MetricGoodput} {
+	for _, m := range []string{plan.MetricITLP50, plan.MetricGoodput} {
 		if f, ok := p.Figure(m); ok {
 			t.Errorf("%s: %g from a file without it", m, f.Value)
 		}
@@ -215,10 +216,10 @@ func TestImportGenAIPerf(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = &run.Points[0]
-	if f, ok := p.Figure(result.MetricGoodput); !ok || f.Value != 15.2 || p.ID != "llama/r=20" {
+	if f, ok := p.Figure(plan.MetricGoodput); !ok || f.Value != 15.2 || p.ID != "llama/r=20" {
 		t.Errorf("%s goodput %g %v", p.ID, f.Value, ok)
 	}
-	if f, _ := p.Figure(result.MetricOutputTokensPS); f.Value != 1183.5 {
+	if f, _ := p.Figure(plan.MetricOutputTokensPS); f.Value != 1183.5 {
 		t.Errorf("tokens/s %g", f.Value)
 	}
 	notes := strings.Join(p.Notes, "\n")
@@ -341,10 +342,10 @@ func TestImportServiceKinds(t *testing.T) {
 				if f.Server != nil {
 					t.Errorf("%s: server figures %+v", q.ID, f.Server)
 				}
-				if _, ok := f.Value(result.MetricServerQueue); ok {
+				if _, ok := f.Value(plan.MetricServerQueue); ok {
 					t.Errorf("%s: server_queue has a value", q.ID)
 				}
-				if _, ok := f.Value(result.MetricClientSendRecv); ok != tt.split {
+				if _, ok := f.Value(plan.MetricClientSendRecv); ok != tt.split {
 					t.Errorf("%s: client split present %v, want %v", q.ID, ok, tt.split)
 				}
 				if len(q.Notes) == 0 || !strings.Contains(strings.Join(q.Notes, " "), "measures on the client only") {

@@ -29,6 +29,15 @@ type Kind interface {
 	Open(ctx context.Context, p *plan.Plan, env Env) (Server, error)
 }
 
+// Checker is implemented by kinds that can check, without a server, the
+// inputs a scenario names and the kind reads (request files), as Open
+// would: perfscen validate runs it after loading the scenario, so a bad
+// file is reported there too. Errors are the scenario's (exit 2), each
+// line "file:line:col: field: problem".
+type Checker interface {
+	Check(p *plan.Plan) error
+}
+
 // Env is what Open may use besides the plan.
 type Env struct {
 	// ConnectTimeout bounds the wait for the server to become ready.

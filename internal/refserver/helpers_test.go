@@ -121,3 +121,10 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// acceptedJobs is how many jobs submit has queued since the start.
+func (s *scheduler) acceptedJobs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted
+}

@@ -36,11 +36,10 @@ func (s *Server) tritonHandler() http.Handler {
 // route dispatches on path segments; Triton answers unknown paths with 404
 // and known paths with the wrong method with 405, both as JSON errors.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
-	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if seg[0] == "v1" {
-		s.serveOpenAI(w, r)
+	if s.mounted(w, r) {
 		return
 	}
+	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(seg) == 0 || seg[0] != "v2" {
 		notFound(w)
 		return

@@ -45,6 +45,9 @@ type Options struct {
 	// listen on their addresses as names; tests serve over an in-memory
 	// network with it. Nil listens on TCP.
 	Listen func(ctx context.Context, network, addr string) (net.Listener, error)
+	// Mounts are other APIs served on the HTTP port with models of their
+	// own (the openai kind's simulated engines under /v1/).
+	Mounts []Mount
 	// PlainTimers waits out service times and batching delays on ordinary
 	// timers instead of the shared sub-millisecond wake-up, which spins
 	// before each deadline. Tests under testing/synctest set it: their fake

@@ -94,13 +94,6 @@ func (s *scheduler) close() {
 	s.wg.Wait()
 }
 
-// acceptedJobs is how many jobs submit has queued since the start.
-func (s *scheduler) acceptedJobs() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.accepted
-}
-
 // pending is the number of queued jobs not yet taken by an instance.
 func (s *scheduler) pending() int {
 	s.mu.Lock()

@@ -21,7 +21,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
-	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
 )
 
 // Server is a running (or ready to run) reference inference server.
@@ -31,7 +30,7 @@ type Server struct {
 	version string
 	repo    *repository
 	shm     *shmRegistry
-	llm     *llmsim.Server
+	mounts  []Mounted // started Options.Mounts, in order
 
 	// base is the parent of every HTTP request context; cancelling it ends
 	// requests that outlive the shutdown grace (e.g. hung models).
@@ -68,12 +67,14 @@ func New(opts Options) (*Server, error) {
 		s.version = "dev"
 	}
 	defs := builtinModels()
-	opts, llmParams := withoutLLM(opts)
+	opts, mountParams := splitMounts(opts)
 	if err := checkModels(defs, opts); err != nil {
 		return nil, err
 	}
-	if err := llmsim.CheckParams(llmParams); err != nil {
-		return nil, err
+	for i, m := range opts.Mounts {
+		if err := m.Check(mountParams[i]); err != nil {
+			return nil, err
+		}
 	}
 	want := opts.Models
 	if want == nil {
@@ -112,12 +113,17 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("loading model %q: %w", name, err)
 		}
 	}
-	llm, err := llmsim.New(llmsim.Options{Params: llmParams})
-	if err != nil {
-		s.repo.closeAll()
-		return nil, err
+	for i, m := range opts.Mounts {
+		h, err := m.Start(mountParams[i])
+		if err != nil {
+			for _, started := range s.mounts {
+				started.Close()
+			}
+			s.repo.closeAll()
+			return nil, err
+		}
+		s.mounts = append(s.mounts, h)
 	}
-	s.llm = llm
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -367,7 +373,9 @@ func (s *Server) Close() error {
 	wg.Wait()
 	cancel()
 	s.cancelBase()
-	s.llm.Close()
+	for _, m := range s.mounts {
+		m.Close()
+	}
 	s.repo.closeAll()
 	if err := s.shm.closeAll(); err != nil {
 		errs = append(errs, err)
@@ -412,11 +420,16 @@ func orDefault(s, def string) string {
 // parameters, without loading anything: scenario validation uses it so a
 // misspelt model or parameter is caught before a run.
 func CheckOptions(opts Options) error {
-	opts, llm := withoutLLM(opts)
+	opts, mountParams := splitMounts(opts)
 	if err := checkModels(builtinModels(), opts); err != nil {
 		return err
 	}
-	return llmsim.CheckParams(llm)
+	for i, m := range opts.Mounts {
+		if err := m.Check(mountParams[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkModels(defs map[string]*modelDef, opts Options) error {
@@ -437,7 +450,7 @@ func checkModels(defs map[string]*modelDef, opts Options) error {
 		}
 	}
 	for _, name := range opts.Repository {
-		if defs[name] == nil && !llmsim.IsModel(name) {
+		if defs[name] == nil && mountOf(opts.Mounts, name) < 0 {
 			return fmt.Errorf("repository model %q: unknown model (built-ins: %v)", name, BuiltinModels())
 		}
 	}

@@ -148,7 +148,7 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    p%d latency: %s usec\n", q.n, usec(q.v))
 	}
 	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
-	_, split := m.Value(result.MetricClientSendRecv)
+	_, split := m.Value(plan.MetricClientSendRecv)
 	switch {
 	case !split:
 		// No split measured (an import without one): no line of zeros.

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -18,7 +19,7 @@ import (
 func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error {
 	metric := opts.Percentile
 	if metric == "" {
-		metric = result.MetricP95
+		metric = plan.MetricP95
 	}
 	page := htmlPage{Run: run, PointHeader: pointHeader, CheckHeader: checkHeader}
 	if v != nil {
@@ -43,7 +44,7 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	// LLM runs: time to first token and inter-token gaps against
 	// throughput, the curves a serving regression moves.
 	if llmRows(run) != nil {
-		for _, m := range []string{result.MetricTTFTP95, result.MetricITLP95} {
+		for _, m := range []string{plan.MetricTTFTP95, plan.MetricITLP95} {
 			svg, ok, err := latencyPlot(run, m, nil)
 			if err != nil {
 				return fmt.Errorf("html report: %w", err)

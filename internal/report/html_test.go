@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/runner/result"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 var externalRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//`)
@@ -46,13 +46,13 @@ func TestHTMLWithoutServerStatsOrVerdict(t *testing.T) {
 		run.Points[i].Summary.Server = nil
 	}
 	var b bytes.Buffer
-	if err := HTML(&b, run, nil, Options{Percentile: result.MetricP99}); err != nil {
+	if err := HTML(&b, run, nil, Options{Percentile: plan.MetricP99}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "<svg"); n != 1 {
 		t.Errorf("%d plots, want only the latency plot", n)
 	}
-	if err := HTML(&b, run, nil, Options{Percentile: result.MetricThroughput}); err == nil {
+	if err := HTML(&b, run, nil, Options{Percentile: plan.MetricThroughput}); err == nil {
 		t.Error("plotting throughput as latency succeeded")
 	}
 }
@@ -66,7 +66,7 @@ func TestGateBandsAreTheBound(t *testing.T) {
 		t.Fatalf("bands = %+v, want onnx/c=2 from the bound 845.2 to its mirror about 872.9", got)
 	}
 	for i := range v.Checks {
-		if v.Checks[i].Point == "onnx/c=2" && v.Checks[i].Metric == result.MetricThroughput {
+		if v.Checks[i].Point == "onnx/c=2" && v.Checks[i].Metric == plan.MetricThroughput {
 			v.Checks[i].Uncalibrated, v.Checks[i].Bound = true, 0
 		}
 	}

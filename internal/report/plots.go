@@ -28,7 +28,7 @@ func latencyPlot(run *result.Run, metric string, bands []Band) (svg []byte, ok b
 }
 
 func newLatencyPlot(run *result.Run, metric string, bands []Band) (*plot.Plot, bool, error) {
-	info, found := result.Lookup(metric)
+	info, found := plan.LookupMetric(metric)
 	if !found || info.Unit != "us" {
 		return nil, false, fmt.Errorf("plot: %q is not a latency metric", metric)
 	}
@@ -52,7 +52,7 @@ func newLatencyPlot(run *result.Run, metric string, bands []Band) (*plot.Plot, b
 				continue
 			}
 			y := fy.Value / 1e3
-			fx, _ := pt.Figure(result.MetricThroughput)
+			fx, _ := pt.Figure(plan.MetricThroughput)
 			xys = append(xys, plotter.XY{X: fx.Value, Y: y})
 			if b, ok := bandOf[pt.ID]; ok {
 				lo = append(lo, plotter.XY{X: b.Lo, Y: y})

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfscen/perfscen/internal/verdict"
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -49,7 +50,7 @@ func gateBands(v *verdict.Verdict) []Band {
 	}
 	var out []Band
 	for _, c := range v.Checks {
-		if c.Kind != verdict.KindBaseline || c.Metric != result.MetricThroughput || c.NoValue || c.Bound <= 0 || c.Center <= 0 {
+		if c.Kind != verdict.KindBaseline || c.Metric != plan.MetricThroughput || c.NoValue || c.Bound <= 0 || c.Center <= 0 {
 			continue
 		}
 		lo, hi := c.Bound, 2*c.Center-c.Bound

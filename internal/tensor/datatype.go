@@ -98,13 +98,3 @@ func (dt DataType) IsFloat() bool {
 	}
 	return false
 }
-
-// FromConfigName maps a Triton config enum name ("TYPE_STRING") to a datatype (BYTES).
-func FromConfigName(s string) (DataType, error) {
-	for dt, info := range typeInfos {
-		if info.config == s {
-			return dt, nil
-		}
-	}
-	return "", fmt.Errorf("unknown model-config data_type %q", s)
-}

@@ -5,13 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
-
-// Automatic returns the automatic checks with only allowUnstable set.
-func Automatic(run *result.Run, allowUnstable bool) []Check {
-	return Options{AllowUnstable: allowUnstable}.Automatic(run)
-}
 
 // Automatic returns the checks every run gets without asking: the run
 // finished, each point was measured and stable, its failed requests stayed
@@ -101,7 +97,7 @@ func errorBudget(p *result.Point, budget float64) (Check, bool) {
 		return Check{}, false
 	}
 	c := Check{Kind: KindErrors, Key: KeyErrorBudget, Name: fmt.Sprintf("error rate <= %s", pctText(budget)), Model: p.Model, Point: p.ID,
-		Metric: result.MetricErrorRate, Value: s.ErrorRate, Bound: budget, Op: "<=", Unit: "fraction"}
+		Metric: plan.MetricErrorRate, Value: s.ErrorRate, Bound: budget, Op: "<=", Unit: "fraction"}
 	first := ""
 	if len(p.Errors.First) > 0 {
 		first = ": " + strings.Join(p.Errors.First, "; ")
@@ -165,7 +161,7 @@ func completed(p *result.Point) (Check, bool) {
 		return Check{}, false
 	}
 	return Check{Kind: KindErrors, Key: KeyCompleted, Name: "requests completed", Model: p.Model, Point: p.ID,
-		Metric: result.MetricErrors, Status: StatusFail, Environment: true, NoValue: true,
+		Metric: plan.MetricErrors, Status: StatusFail, Environment: true, NoValue: true,
 		Message: "no request completed at this point (the server never answered within the measurement)"}, true
 }
 

@@ -14,11 +14,6 @@ import (
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-// Comparisons evaluates same-run model comparisons with default options.
-func Comparisons(cs []plan.Comparison, run *result.Run) []Check {
-	return Options{}.Comparisons(cs, run)
-}
-
 // Comparisons checks candidate/reference ratios at each selected sweep
 // point and decides three ways. Pass: the requirement is demonstrated — a
 // one-sided Mann–Whitney U test of candidate against the ratio-scaled

@@ -36,7 +36,7 @@ func TestComparisons(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := mkRun(mkPoint("opt/c=1", "opt", c(1), tt.cand), mkPoint("ref/c=1", "ref", c(1), ref))
 			tt.cmp.Candidate, tt.cmp.Reference = "opt", "ref"
-			got := Comparisons([]plan.Comparison{tt.cmp}, run)
+			got := Options{}.Comparisons([]plan.Comparison{tt.cmp}, run)
 			if len(got) != 1 {
 				t.Fatalf("got %d checks", len(got))
 			}
@@ -55,7 +55,7 @@ func TestComparisonsDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	run := mkRun(mkPoint("opt/c=1", "opt", c(1), noisy(rng, 10, 1100, 1, 0.03)), mkPoint("ref/c=1", "ref", c(1), noisy(rng, 10, 1000, 1, 0.03)))
 	cmp := []plan.Comparison{{Candidate: "opt", Reference: "ref", Metric: "throughput", MinRatio: 1.0}}
-	a, b := Comparisons(cmp, run), Comparisons(cmp, run)
+	a, b := Options{}.Comparisons(cmp, run), Options{}.Comparisons(cmp, run)
 	if a[0].Lo != b[0].Lo || a[0].Hi != b[0].Hi || a[0].P != b[0].P {
 		t.Fatalf("not reproducible: %+v vs %+v", a[0], b[0])
 	}
@@ -69,12 +69,12 @@ func TestComparisonsPairing(t *testing.T) {
 		mkPoint("ref/c=1", "ref", c(1), noisy(rng, 10, 1000, 1, 0.01)),
 	)
 	cmp := plan.Comparison{Candidate: "opt", Reference: "ref", Metric: "throughput", MinRatio: 1.1}
-	got := Comparisons([]plan.Comparison{cmp}, run)
+	got := Options{}.Comparisons([]plan.Comparison{cmp}, run)
 	if len(got) != 2 || got[0].Status != StatusPass || got[1].Status != StatusFail || !strings.Contains(got[1].Message, "no point at the same") {
 		t.Fatalf("unexpected: %+v", got)
 	}
 	cmp.Selector.At = map[string][]string{"concurrency": {"8"}}
-	got = Comparisons([]plan.Comparison{cmp}, run)
+	got = Options{}.Comparisons([]plan.Comparison{cmp}, run)
 	if len(got) != 1 || got[0].Status != StatusFail || !strings.Contains(got[0].Message, "matches no") {
 		t.Fatalf("unexpected: %+v", got)
 	}
@@ -194,7 +194,7 @@ func TestComparisonsTrialsWithoutData(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := mkRun(tt.cand, mkPoint("ref/c=1", "ref", c(1), ref))
 			tt.cmp.Candidate, tt.cmp.Reference = "opt", "ref"
-			got := Comparisons([]plan.Comparison{tt.cmp}, run)
+			got := Options{}.Comparisons([]plan.Comparison{tt.cmp}, run)
 			if len(got) != 1 {
 				t.Fatalf("got %d checks", len(got))
 			}

@@ -14,7 +14,7 @@ func TestAutomaticFailsPointsWhereNothingFinished(t *testing.T) {
 		{ID: "imported/c=1", Model: "imported", Status: result.PointImported},
 	}}
 	var hits []Check
-	for _, c := range Automatic(run, true) {
+	for _, c := range (Options{AllowUnstable: true}).Automatic(run) {
 		if c.Name == "requests completed" {
 			hits = append(hits, c)
 		}

@@ -121,7 +121,7 @@ func TestBaselineDisturbedTestbed(t *testing.T) {
 			for i := range p.Trials {
 				p.Trials[i].Disturbance.RunQueueWait = tt.wait
 			}
-			got := Baseline(spec, tt.base, mkRun(p))[:1]
+			got := Options{}.Baseline(spec, tt.base, mkRun(p))[:1]
 			if got[0].Point != "a/c=1" || got[0].Status != tt.status || !strings.Contains(got[0].Message, tt.msg) {
 				t.Fatalf("got %+v, want %s containing %q", got, tt.status, tt.msg)
 			}
@@ -141,7 +141,7 @@ func TestComparisonArmImbalance(t *testing.T) {
 	cmp := []plan.Comparison{{Candidate: "opt", Reference: "ref", Metric: "throughput", MinRatio: 1.1}}
 	cand := mkPoint("opt/c=1", "opt", c(1), noisy(rng, 10, 1300, 1, 0.02))
 	ref := mkPoint("ref/c=1", "ref", c(1), noisy(rng, 10, 1000, 1, 0.02))
-	got := Comparisons(cmp, mkRun(busy(cand, 0.05), busy(ref, 0.40)))[0]
+	got := Options{}.Comparisons(cmp, mkRun(busy(cand, 0.05), busy(ref, 0.40)))[0]
 	if len(got.Warnings) == 0 || !strings.Contains(got.Warnings[len(got.Warnings)-1], "arms disturbed unequally: other processes used 5% of the CPUs during the candidate's windows and 40%") {
 		t.Fatalf("no imbalance warning: %+v", got.Warnings)
 	}
@@ -154,11 +154,11 @@ func TestComparisonArmImbalance(t *testing.T) {
 		}
 		return p
 	}
-	got = Comparisons(cmp, mkRun(waited(cand, 0.3), waited(ref, 1.2)))[0]
+	got = Options{}.Comparisons(cmp, mkRun(waited(cand, 0.3), waited(ref, 1.2)))[0]
 	if len(got.Warnings) == 0 || !strings.Contains(got.Warnings[len(got.Warnings)-1], "arms disturbed unequally: perfscen's threads waited 30% of their CPU time in the run queue during the candidate's windows and 120%") {
 		t.Fatalf("no run-queue imbalance warning: %+v", got.Warnings)
 	}
-	got = Comparisons(cmp, mkRun(busy(cand, 0.30), busy(ref, 0.35)))[0]
+	got = Options{}.Comparisons(cmp, mkRun(busy(cand, 0.30), busy(ref, 0.35)))[0]
 	for _, w := range got.Warnings {
 		if strings.Contains(w, "disturbed") {
 			t.Fatalf("alike arms warned: %s", w)
@@ -178,7 +178,7 @@ func TestBaselineJudgesUnstablePointsWhenAllowed(t *testing.T) {
 	if got.Status != StatusFail || len(got.Warnings) == 0 || !strings.Contains(got.Warnings[0], "judged on its 5 kept trial(s)") {
 		t.Fatalf("allowed unstable point: %s %q %v", got.Status, got.Message, got.Warnings)
 	}
-	if got := Baseline(spec, base, mkRun(slow))[0]; got.Status != StatusSkip {
+	if got := (Options{}).Baseline(spec, base, mkRun(slow))[0]; got.Status != StatusSkip {
 		t.Fatalf("unstable point without allow_unstable: %s", got.Status)
 	}
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-// Evaluate runs every check of a scenario with default options.
-func Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict {
-	return Options{}.Evaluate(checks, run, base)
-}
-
 // Evaluate runs the automatic checks, thresholds, comparisons and the
 // baseline gate. base may be nil (no baseline recorded yet): the gate is
 // then skipped with a notice saying how to record one.

@@ -25,7 +25,7 @@ func TestChecksShowThePointsFigure(t *testing.T) {
 		{Metric: "p95", Op: "<", Value: 1e9, Text: "p95 < 1000s"},
 	}
 	spec := &plan.Baseline{Path: "b.json", Metrics: []string{"throughput", "p95"}}
-	checks := append(Thresholds(ths, run), Baseline(spec, base, run)...)
+	checks := append(Thresholds(ths, run), Options{}.Baseline(spec, base, run)...)
 	seen := 0
 	for _, ch := range checks {
 		if ch.Metric == "" || ch.Point != "a/c=1" {
@@ -67,7 +67,7 @@ func TestBoundIsTheEffectiveBound(t *testing.T) {
 			base := history(t, rng, k, 0.01)
 			for level := 0.85; level <= 1.0; level += 0.001 {
 				p := mkPoint("a/c=1", "a", c(1), noisy(rand.New(rand.NewPCG(5, 6)), 10, 1000*level, 20000/level, 0.01))
-				for _, ch := range Baseline(spec, base, mkRun(p)) {
+				for _, ch := range (Options{}).Baseline(spec, base, mkRun(p)) {
 					if ch.Point != "a/c=1" || ch.Method == "" || ch.Status == StatusInconclusive || ch.Uncalibrated {
 						continue
 					}

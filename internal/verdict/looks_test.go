@@ -146,7 +146,7 @@ func TestEveryCheckHasItsOwnKey(t *testing.T) {
 		},
 		Baseline: &plan.Baseline{Path: "b.json", Metrics: []string{"throughput", "p95"}},
 	}
-	v := Evaluate(checks, run, base)
+	v := Options{}.Evaluate(checks, run, base)
 	kinds := map[Kind]bool{}
 	seen := map[lookID]Check{}
 	for _, c := range v.Checks {

@@ -55,10 +55,10 @@ func Regressed(ds []Delta) bool {
 // them: an LLM point's time to first token, time per output token,
 // inter-token gaps, token rate and goodput too.
 var compareMetrics = []string{
-	result.MetricThroughput, result.MetricLatencyAvg, result.MetricP50, result.MetricP90,
-	result.MetricP95, result.MetricP99, result.MetricServerQueue, result.MetricServerInfer,
-	result.MetricTTFTP50, result.MetricTTFTP99, result.MetricTPOTP50, result.MetricTPOTP99,
-	result.MetricITLP50, result.MetricOutputTokensPS, result.MetricGoodput,
+	plan.MetricThroughput, plan.MetricLatencyAvg, plan.MetricP50, plan.MetricP90,
+	plan.MetricP95, plan.MetricP99, plan.MetricServerQueue, plan.MetricServerInfer,
+	plan.MetricTTFTP50, plan.MetricTTFTP99, plan.MetricTPOTP50, plan.MetricTPOTP99,
+	plan.MetricITLP50, plan.MetricOutputTokensPS, plan.MetricGoodput,
 }
 
 // CompareRuns compares two result documents point by point, in the manner
@@ -137,7 +137,7 @@ func compareMetric(op, np *result.Point, m string, o CompareOptions) (Delta, boo
 		significant = d.P < o.Alpha && math.Abs(d.Change) >= o.MinChange
 	}
 	if significant {
-		mi, _ := result.Lookup(m)
+		mi, _ := plan.LookupMetric(m)
 		if (d.Change > 0) == mi.HigherBetter {
 			d.Verdict = "improved"
 		} else {

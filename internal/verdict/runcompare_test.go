@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -44,7 +45,7 @@ func TestCompareRunsShowsFigures(t *testing.T) {
 		// server figures there, so compare has none to compare.
 		{"server statistics reset", withServer(mkPoint("a/c=1", "a", c(1), noisy(rng, 6, 1000, 20000, 0.05)), false),
 			withServer(mkPoint("a/c=1", "a", c(1), noisy(rng, 6, 1000, 20000, 0.05)), true),
-			[]string{result.MetricServerQueue, result.MetricServerInfer}},
+			[]string{plan.MetricServerQueue, plan.MetricServerInfer}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := CompareRuns(mkRun(tc.old), mkRun(tc.cur), CompareOptions{})
@@ -110,8 +111,8 @@ func TestCompareRunsLLMMetrics(t *testing.T) {
 	base := llm(10000, 30000)
 	slow := deltas(base, llm(13000, 30000))
 	for m, want := range map[string]string{
-		result.MetricTPOTP50: "regressed", result.MetricTPOTP99: "regressed",
-		result.MetricITLP50: "regressed", result.MetricOutputTokensPS: "regressed", result.MetricTTFTP50: "~",
+		plan.MetricTPOTP50: "regressed", plan.MetricTPOTP99: "regressed",
+		plan.MetricITLP50: "regressed", plan.MetricOutputTokensPS: "regressed", plan.MetricTTFTP50: "~",
 	} {
 		d, ok := slow[m]
 		if !ok {
@@ -125,7 +126,7 @@ func TestCompareRunsLLMMetrics(t *testing.T) {
 			t.Errorf("%s: old %g, the reports show %g", m, d.Old, f.Value)
 		}
 	}
-	if _, ok := slow[result.MetricGoodput]; !ok {
+	if _, ok := slow[plan.MetricGoodput]; !ok {
 		t.Error("goodput: no delta")
 	}
 	for m, d := range deltas(base, llm(10000, 30000)) {

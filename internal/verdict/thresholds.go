@@ -15,7 +15,7 @@ import (
 func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 	var out []Check
 	for ti, th := range ths {
-		mi, _ := result.Lookup(th.Metric)
+		mi, _ := plan.LookupMetric(th.Metric)
 		name := th.Text
 		if name == "" {
 			name = fmt.Sprintf("%s %s %g", th.Metric, th.Op, th.Value)

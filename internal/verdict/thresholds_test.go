@@ -82,7 +82,7 @@ func TestAutomatic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := &Verdict{Checks: Automatic(mkRun(tt.points...), tt.allowUnstable)}
+			v := &Verdict{Checks: Options{AllowUnstable: tt.allowUnstable}.Automatic(mkRun(tt.points...))}
 			got := map[Kind]Status{}
 			for _, c := range v.Checks {
 				got[c.Kind] = c.Status
@@ -103,7 +103,7 @@ func TestAutomaticRunErrors(t *testing.T) {
 	run := mkRun(mkPoint("a/c=1", "a", c(1), constant(10, 1000, 20000)))
 	run.Status = result.StatusPartial
 	run.Errors = []string{"server unreachable"}
-	v := &Verdict{Checks: Automatic(run, false)}
+	v := &Verdict{Checks: Options{AllowUnstable: false}.Automatic(run)}
 	if len(v.Failed()) != 1 || !v.EnvironmentFailure() {
 		t.Fatalf("want one environment failure, got %+v", v.Checks)
 	}

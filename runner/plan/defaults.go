@@ -1,8 +1,8 @@
 package plan
 
 // Check defaults. scenario fills them into a Plan, verdict falls back on
-// them for checks built outside a scenario (perfscen compare, the gate
-// command), and baseline uses them for history length and MDE figures:
+// them for checks built outside a scenario (perfscen compare, baseline
+// calibrate), and baseline uses them for history length and MDE figures:
 // this is the one place they are defined.
 const (
 	// DefaultAlpha is the significance level of a model comparison's
@@ -16,3 +16,8 @@ const (
 	// needs; with fewer, fixed tolerances apply.
 	DefaultMinRuns = 5
 )
+
+// DefaultGateMetrics are the metrics a baseline gates when the scenario
+// names none: throughput and the latency percentiles users read first.
+// (Names as in result.Metric*; plan cannot import result.)
+func DefaultGateMetrics() []string { return []string{"throughput", "p50", "p95", "p99"} }

@@ -129,6 +129,28 @@ func (p *Plan) AllServers() []Server {
 	return []Server{p.Server}
 }
 
+// ForServer is p as one of its servers sees it: that server alone, its
+// models and its points. For a plan with one server it is p.
+func (p *Plan) ForServer(srv Server) *Plan {
+	if len(p.Servers) == 0 {
+		return p
+	}
+	sub := *p
+	sub.Server, sub.Servers = srv, nil
+	sub.Models, sub.Points = nil, nil
+	for _, m := range p.Models {
+		if m.Server == srv.Name {
+			sub.Models = append(sub.Models, m)
+		}
+	}
+	for _, pt := range p.Points {
+		if pt.Server == srv.Name {
+			sub.Points = append(sub.Points, pt)
+		}
+	}
+	return &sub
+}
+
 // URLFor is the address of the server's endpoint for protocol proto.
 func (s Server) URLFor(proto Protocol) string {
 	switch {
@@ -177,8 +199,11 @@ type Model struct {
 
 // Input says where input tensors come from.
 type Input struct {
-	Kind         string   `json:"kind"`            // random | zero | json | dir
-	Paths        []string `json:"paths,omitempty"` // json files (several allowed) or one directory
+	Kind  string   `json:"kind"`            // random | zero | json | dir
+	Paths []string `json:"paths,omitempty"` // json files (several allowed) or one directory
+	// Where says, for each of Paths, where the scenario names it
+	// ("file:line:col: models[0].input_data"), for errors about the file.
+	Where        []string `json:"-"`
 	StringLength int      `json:"string_length,omitempty"`
 	StringData   string   `json:"string_data,omitempty"`
 }

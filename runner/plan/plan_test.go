@@ -27,3 +27,76 @@ func TestParseProtocol(t *testing.T) {
 		}
 	}
 }
+
+func twoServerPlan() *Plan {
+	return &Plan{
+		Servers: []Server{{Name: "a", URL: "a:8000", Protocol: ProtocolHTTP}, {Name: "b", Kind: KindOpenAI, URL: "b:9000"}},
+		Models:  []Model{{Alias: "a/m", Server: "a", Name: "m"}, {Alias: "b/m", Server: "b", Name: "m"}},
+		Points:  []Point{{ID: "a/m/c=1", Model: "a/m", Server: "a"}, {ID: "b/m/c=1", Model: "b/m", Server: "b"}},
+	}
+}
+
+func TestServers(t *testing.T) {
+	one := &Plan{Server: Server{URL: "h:1"}}
+	if s, ok := one.ServerOf(""); !ok || s.URL != "h:1" {
+		t.Errorf("ServerOf(\"\") of a one-server plan = %+v, %v", s, ok)
+	}
+	if got := one.AllServers(); len(got) != 1 || got[0].URL != "h:1" {
+		t.Errorf("AllServers = %+v", got)
+	}
+	if one.ForServer(one.Server) != one {
+		t.Error("ForServer of a one-server plan is not the plan")
+	}
+	p := twoServerPlan()
+	if s, ok := p.ServerOf("b"); !ok || s.URL != "b:9000" {
+		t.Errorf("ServerOf(b) = %+v, %v", s, ok)
+	}
+	if _, ok := p.ServerOf("c"); ok {
+		t.Error("found a server the plan does not hold")
+	}
+	if _, ok := p.ServerOf(""); ok {
+		t.Error("a plan with servers: has no unnamed server")
+	}
+	if !p.OpenAI() || one.OpenAI() {
+		t.Error("OpenAI() wrong")
+	}
+	sub := p.ForServer(p.Servers[1])
+	if sub.Server.Name != "b" || len(sub.Servers) != 0 || len(sub.Models) != 1 || sub.Models[0].Alias != "b/m" ||
+		len(sub.Points) != 1 || sub.Points[0].ID != "b/m/c=1" {
+		t.Errorf("ForServer(b) = %+v", sub)
+	}
+	if len(p.Models) != 2 || len(p.Points) != 2 {
+		t.Error("ForServer changed the plan")
+	}
+	if m, ok := p.Model("a/m"); !ok || m.Name != "m" {
+		t.Errorf("Model(a/m) = %+v, %v", m, ok)
+	}
+}
+
+func TestURLFor(t *testing.T) {
+	s := Server{URL: "h:8000", GRPCURL: "h:8001"}
+	if got := s.URLFor(ProtocolHTTP); got != "h:8000" {
+		t.Errorf("http: %s", got)
+	}
+	if got := s.URLFor(ProtocolGRPC); got != "h:8001" {
+		t.Errorf("grpc: %s", got)
+	}
+	s.HTTPURL = "h:9000"
+	if got := s.URLFor(ProtocolHTTP); got != "h:9000" {
+		t.Errorf("http with http_url: %s", got)
+	}
+}
+
+func TestPromptsAt(t *testing.T) {
+	m := Model{Prompts: &Prompts{InputMean: 100, InputStdDev: 10, OutputMean: 50, Count: 8, Seed: 3}}
+	got := m.PromptsAt(&Point{InputTokens: 512})
+	if got.InputMean != 512 || got.OutputMean != 50 || got.InputStdDev != 10 || got.Count != 8 {
+		t.Errorf("PromptsAt = %+v", got)
+	}
+	if m.Prompts.InputMean != 100 {
+		t.Error("PromptsAt changed the model")
+	}
+	if (Model{}).PromptsAt(&Point{}) != nil {
+		t.Error("a model without prompts has prompts at a point")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/stats"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // How a point's figure is taken from its kept trials (Figure.Stat).
@@ -56,8 +57,8 @@ func plural(n int) string {
 // StatOf says how the figure of metric is taken at a point with trials.
 func StatOf(metric string) string {
 	switch {
-	case metric == MetricErrors, metric == MetricErrorRate, metric == MetricOutputTokensAvg,
-		metric == MetricLatencyMax, strings.HasSuffix(metric, "_max"):
+	case metric == plan.MetricErrors, metric == plan.MetricErrorRate, metric == plan.MetricOutputTokensAvg,
+		metric == plan.MetricLatencyMax, strings.HasSuffix(metric, "_max"):
 		return StatPooled
 	}
 	return StatMedian
@@ -130,7 +131,7 @@ func (p *Point) FigureMetrics() Metrics {
 			}
 		}
 		if l.Goodput != nil {
-			if v, ok := p.trialMedian(metrics[MetricGoodput].get); ok {
+			if v, ok := p.trialMedian(getters[plan.MetricGoodput]); ok {
 				l.Goodput = &v
 			}
 		}
@@ -172,19 +173,19 @@ type medianField struct {
 }
 
 func metricField(name string, field func(m *Metrics) *float64) medianField {
-	return medianField{has: metrics[name].get, field: field}
+	return medianField{has: getters[name], field: field}
 }
 
 var medianFields = []medianField{
-	metricField(MetricThroughput, func(m *Metrics) *float64 { return &m.Throughput }),
-	metricField(MetricLatencyAvg, func(m *Metrics) *float64 { return &m.LatencyAvgUs }),
+	metricField(plan.MetricThroughput, func(m *Metrics) *float64 { return &m.Throughput }),
+	metricField(plan.MetricLatencyAvg, func(m *Metrics) *float64 { return &m.LatencyAvgUs }),
 	{has: lat(func(m *Metrics) float64 { return m.LatencyStdUs }), field: func(m *Metrics) *float64 { return &m.LatencyStdUs }},
-	metricField(MetricP50, func(m *Metrics) *float64 { return &m.P50Us }),
-	metricField(MetricP90, func(m *Metrics) *float64 { return &m.P90Us }),
-	metricField(MetricP95, func(m *Metrics) *float64 { return &m.P95Us }),
-	metricField(MetricP99, func(m *Metrics) *float64 { return &m.P99Us }),
-	metricField(MetricClientSendRecv, func(m *Metrics) *float64 { return &m.ClientSendRecvUs }),
-	metricField(MetricClientWait, func(m *Metrics) *float64 { return &m.ClientWaitUs }),
+	metricField(plan.MetricP50, func(m *Metrics) *float64 { return &m.P50Us }),
+	metricField(plan.MetricP90, func(m *Metrics) *float64 { return &m.P90Us }),
+	metricField(plan.MetricP95, func(m *Metrics) *float64 { return &m.P95Us }),
+	metricField(plan.MetricP99, func(m *Metrics) *float64 { return &m.P99Us }),
+	metricField(plan.MetricClientSendRecv, func(m *Metrics) *float64 { return &m.ClientSendRecvUs }),
+	metricField(plan.MetricClientWait, func(m *Metrics) *float64 { return &m.ClientWaitUs }),
 	{has: decoupled(func(m *Metrics) float64 { return m.ResponseThroughput }), field: func(m *Metrics) *float64 { return &m.ResponseThroughput }},
 	{has: decoupled(func(m *Metrics) float64 { return m.FirstResponseAvgUs }), field: func(m *Metrics) *float64 { return &m.FirstResponseAvgUs }},
 }

@@ -1,6 +1,10 @@
 package result
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/runner/plan"
+)
 
 func trialsPoint(tps ...float64) *Point {
 	p := &Point{ID: "m/c=1", Status: PointStable}
@@ -26,12 +30,12 @@ func TestFigure(t *testing.T) {
 		want   float64
 		stat   string
 	}{
-		{MetricThroughput, 600, StatMedian},
-		{MetricP50, 1000 / median * 100, StatMedian},
-		{MetricServerQueue, 30, StatMedian},
-		{MetricErrors, 10, StatPooled},
-		{MetricErrorRate, 0.02, StatPooled},
-		{MetricLatencyMax, 3004, StatPooled},
+		{plan.MetricThroughput, 600, StatMedian},
+		{plan.MetricP50, 1000 / median * 100, StatMedian},
+		{plan.MetricServerQueue, 30, StatMedian},
+		{plan.MetricErrors, 10, StatPooled},
+		{plan.MetricErrorRate, 0.02, StatPooled},
+		{plan.MetricLatencyMax, 3004, StatPooled},
 	} {
 		f, ok := p.Figure(tc.metric)
 		if !ok || f.Value != tc.want || f.Stat != tc.stat || f.Trials != 5 {
@@ -49,7 +53,7 @@ func TestFigure(t *testing.T) {
 	}
 
 	imported := &Point{Status: PointImported, Summary: Metrics{Throughput: 321, P50Us: 12}}
-	if f, ok := imported.Figure(MetricThroughput); !ok || f.Value != 321 || f.Stat != StatReported {
+	if f, ok := imported.Figure(plan.MetricThroughput); !ok || f.Value != 321 || f.Stat != StatReported {
 		t.Errorf("imported: %+v", f)
 	}
 }

@@ -1,31 +1,6 @@
 package result
 
-// LLM metric names (openai-kind runs). Latency metrics (p50 … latency_max)
-// are the end-to-end request latency for LLM runs too; throughput is
-// requests per second.
-const (
-	MetricTTFTAvg         = "ttft_avg"
-	MetricTTFTP50         = "ttft_p50"
-	MetricTTFTP90         = "ttft_p90"
-	MetricTTFTP95         = "ttft_p95"
-	MetricTTFTP99         = "ttft_p99"
-	MetricTTFTMax         = "ttft_max"
-	MetricITLAvg          = "itl_avg"
-	MetricITLP50          = "itl_p50"
-	MetricITLP90          = "itl_p90"
-	MetricITLP95          = "itl_p95"
-	MetricITLP99          = "itl_p99"
-	MetricITLMax          = "itl_max"
-	MetricTPOTAvg         = "tpot_avg"
-	MetricTPOTP50         = "tpot_p50"
-	MetricTPOTP90         = "tpot_p90"
-	MetricTPOTP95         = "tpot_p95"
-	MetricTPOTP99         = "tpot_p99"
-	MetricTPOTMax         = "tpot_max"
-	MetricOutputTokensPS  = "output_tokens_per_s"
-	MetricGoodput         = "goodput"
-	MetricOutputTokensAvg = "output_tokens_avg"
-)
+import "github.com/perfscen/perfscen/runner/plan"
 
 // LLMMetrics are the token-level figures of an openai-kind window, trial
 // or point; docs/llm.md defines each.
@@ -119,24 +94,21 @@ func init() {
 	for _, d := range dists {
 		for _, s := range stats {
 			name := d.prefix + "_" + s.suffix
-			metrics[name] = MetricInfo{Name: name, Unit: "us", get: llmDist(d.pick, s.f)}
+			getters[name] = llmDist(d.pick, s.f)
 		}
 	}
-	metrics[MetricOutputTokensPS] = MetricInfo{Name: MetricOutputTokensPS, Unit: "tokens/s", HigherBetter: true,
-		get: llmValue(func(l *LLMMetrics) (float64, bool) { return l.OutputTokensPerSec, true })}
-	metrics[MetricGoodput] = MetricInfo{Name: MetricGoodput, Unit: "req/s", HigherBetter: true,
-		get: llmValue(func(l *LLMMetrics) (float64, bool) {
-			if l.Goodput == nil {
-				return 0, false
-			}
-			return *l.Goodput, true
-		})}
-	metrics[MetricOutputTokensAvg] = MetricInfo{Name: MetricOutputTokensAvg, Unit: "count",
-		get: llmValue(func(l *LLMMetrics) (float64, bool) {
-			n := l.TokensFromUsage + l.TokensFromChunks
-			if n == 0 {
-				return 0, false
-			}
-			return float64(l.OutputTokens) / float64(n), true
-		})}
+	getters[plan.MetricOutputTokensPS] = llmValue(func(l *LLMMetrics) (float64, bool) { return l.OutputTokensPerSec, true })
+	getters[plan.MetricGoodput] = llmValue(func(l *LLMMetrics) (float64, bool) {
+		if l.Goodput == nil {
+			return 0, false
+		}
+		return *l.Goodput, true
+	})
+	getters[plan.MetricOutputTokensAvg] = llmValue(func(l *LLMMetrics) (float64, bool) {
+		n := l.TokensFromUsage + l.TokensFromChunks
+		if n == 0 {
+			return 0, false
+		}
+		return float64(l.OutputTokens) / float64(n), true
+	})
 }

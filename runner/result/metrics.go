@@ -1,33 +1,6 @@
 package result
 
-import "sort"
-
-// Metric names used by thresholds, comparisons, baselines and reports.
-const (
-	MetricThroughput     = "throughput"
-	MetricLatencyAvg     = "latency_avg"
-	MetricP50            = "p50"
-	MetricP90            = "p90"
-	MetricP95            = "p95"
-	MetricP99            = "p99"
-	MetricLatencyMax     = "latency_max"
-	MetricErrors         = "errors"
-	MetricErrorRate      = "error_rate"
-	MetricServerQueue    = "server_queue"
-	MetricServerInput    = "server_compute_input"
-	MetricServerInfer    = "server_compute_infer"
-	MetricServerOutput   = "server_compute_output"
-	MetricClientSendRecv = "client_send_recv"
-	MetricClientWait     = "client_wait"
-)
-
-// MetricInfo describes a metric: its unit and which direction is better.
-type MetricInfo struct {
-	Name         string
-	Unit         string // "infer/s", "us", "count", "fraction"
-	HigherBetter bool
-	get          func(m *Metrics) (float64, bool)
-}
+import "github.com/perfscen/perfscen/runner/plan"
 
 func server(f func(s *ServerStats) float64) func(m *Metrics) (float64, bool) {
 	return func(m *Metrics) (float64, bool) {
@@ -65,22 +38,33 @@ func lat(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
 	}
 }
 
-var metrics = map[string]MetricInfo{
-	MetricThroughput:     {Unit: "infer/s", HigherBetter: true, get: always(func(m *Metrics) float64 { return m.Throughput })},
-	MetricLatencyAvg:     {Unit: "us", get: lat(func(m *Metrics) float64 { return m.LatencyAvgUs })},
-	MetricP50:            {Unit: "us", get: lat(func(m *Metrics) float64 { return m.P50Us })},
-	MetricP90:            {Unit: "us", get: lat(func(m *Metrics) float64 { return m.P90Us })},
-	MetricP95:            {Unit: "us", get: lat(func(m *Metrics) float64 { return m.P95Us })},
-	MetricP99:            {Unit: "us", get: lat(func(m *Metrics) float64 { return m.P99Us })},
-	MetricLatencyMax:     {Unit: "us", get: lat(func(m *Metrics) float64 { return m.LatencyMaxUs })},
-	MetricErrors:         {Unit: "count", get: finished(func(m *Metrics) float64 { return float64(m.Errors) })},
-	MetricErrorRate:      {Unit: "fraction", get: finished(func(m *Metrics) float64 { return m.ErrorRate })},
-	MetricServerQueue:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.QueueUs })},
-	MetricServerInput:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeInputUs })},
-	MetricServerInfer:    {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeInferUs })},
-	MetricServerOutput:   {Unit: "us", get: server(func(s *ServerStats) float64 { return s.ComputeOutputUs })},
-	MetricClientSendRecv: {Unit: "us", get: split(func(m *Metrics) float64 { return m.ClientSendRecvUs })},
-	MetricClientWait:     {Unit: "us", get: split(func(m *Metrics) float64 { return m.ClientWaitUs })},
+// getters compute each metric of plan.MetricNames from a Metrics.
+var getters = map[string]func(m *Metrics) (float64, bool){
+	plan.MetricThroughput:     always(func(m *Metrics) float64 { return m.Throughput }),
+	plan.MetricLatencyAvg:     lat(func(m *Metrics) float64 { return m.LatencyAvgUs }),
+	plan.MetricP50:            lat(func(m *Metrics) float64 { return m.P50Us }),
+	plan.MetricP90:            lat(func(m *Metrics) float64 { return m.P90Us }),
+	plan.MetricP95:            lat(func(m *Metrics) float64 { return m.P95Us }),
+	plan.MetricP99:            lat(func(m *Metrics) float64 { return m.P99Us }),
+	plan.MetricLatencyMax:     lat(func(m *Metrics) float64 { return m.LatencyMaxUs }),
+	plan.MetricErrors:         finished(func(m *Metrics) float64 { return float64(m.Errors) }),
+	plan.MetricErrorRate:      finished(func(m *Metrics) float64 { return m.ErrorRate }),
+	plan.MetricServerQueue:    server(func(s *ServerStats) float64 { return s.QueueUs }),
+	plan.MetricServerInput:    server(func(s *ServerStats) float64 { return s.ComputeInputUs }),
+	plan.MetricServerInfer:    server(func(s *ServerStats) float64 { return s.ComputeInferUs }),
+	plan.MetricServerOutput:   server(func(s *ServerStats) float64 { return s.ComputeOutputUs }),
+	plan.MetricClientSendRecv: split(func(m *Metrics) float64 { return m.ClientSendRecvUs }),
+	plan.MetricClientWait:     split(func(m *Metrics) float64 { return m.ClientWaitUs }),
+}
+
+// Value returns metric name of m; ok is false when the metric is unknown or
+// has no data (no completed request, no server statistics).
+func (m *Metrics) Value(name string) (v float64, ok bool) {
+	get, found := getters[name]
+	if !found {
+		return 0, false
+	}
+	return get(m)
 }
 
 // split values are absent where no client split was measured: a request
@@ -94,37 +78,4 @@ func split(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
 		}
 		return lat(f)(m)
 	}
-}
-
-func init() {
-	for name, mi := range metrics {
-		mi.Name = name
-		metrics[name] = mi
-	}
-}
-
-// Lookup returns the description of a metric name.
-func Lookup(name string) (MetricInfo, bool) {
-	mi, ok := metrics[name]
-	return mi, ok
-}
-
-// MetricNames lists every known metric, sorted.
-func MetricNames() []string {
-	names := make([]string, 0, len(metrics))
-	for n := range metrics {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Value returns metric name of m; ok is false when the metric is unknown or
-// has no data (no completed request, no server statistics).
-func (m *Metrics) Value(name string) (v float64, ok bool) {
-	mi, found := metrics[name]
-	if !found {
-		return 0, false
-	}
-	return mi.get(m)
 }

@@ -1,6 +1,10 @@
 package result
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/runner/plan"
+)
 
 func TestValuePresence(t *testing.T) {
 	cases := []struct {
@@ -10,22 +14,51 @@ func TestValuePresence(t *testing.T) {
 		want   float64
 		ok     bool
 	}{
-		{"nothing completed", Metrics{}, MetricP95, 0, false},
-		{"measured", Metrics{Requests: 10, P95Us: 120}, MetricP95, 120, true},
-		{"imported csv row: latencies without a request count", Metrics{P50Us: 90, P95Us: 130}, MetricP95, 130, true},
-		{"throughput always present", Metrics{}, MetricThroughput, 0, true},
-		{"no server stats", Metrics{Requests: 1, P50Us: 1}, MetricServerQueue, 0, false},
-		{"server counters reset", Metrics{Server: &ServerStats{Reset: true, QueueUs: 5}}, MetricServerQueue, 0, false},
-		{"server stats", Metrics{Server: &ServerStats{QueueUs: 5}}, MetricServerQueue, 5, true},
+		{"nothing completed", Metrics{}, plan.MetricP95, 0, false},
+		{"measured", Metrics{Requests: 10, P95Us: 120}, plan.MetricP95, 120, true},
+		{"imported csv row: latencies without a request count", Metrics{P50Us: 90, P95Us: 130}, plan.MetricP95, 130, true},
+		{"throughput always present", Metrics{}, plan.MetricThroughput, 0, true},
+		{"no server stats", Metrics{Requests: 1, P50Us: 1}, plan.MetricServerQueue, 0, false},
+		{"server counters reset", Metrics{Server: &ServerStats{Reset: true, QueueUs: 5}}, plan.MetricServerQueue, 0, false},
+		{"server stats", Metrics{Server: &ServerStats{QueueUs: 5}}, plan.MetricServerQueue, 5, true},
 		{"unknown metric", Metrics{Requests: 1}, "p42", 0, false},
-		{"error rate with nothing finished", Metrics{}, MetricErrorRate, 0, false},
-		{"error rate measured", Metrics{Requests: 99, Errors: 1, ErrorRate: 0.01}, MetricErrorRate, 0.01, true},
-		{"errors on an imported row", Metrics{Throughput: 50, P50Us: 100}, MetricErrors, 0, true},
+		{"error rate with nothing finished", Metrics{}, plan.MetricErrorRate, 0, false},
+		{"error rate measured", Metrics{Requests: 99, Errors: 1, ErrorRate: 0.01}, plan.MetricErrorRate, 0.01, true},
+		{"errors on an imported row", Metrics{Throughput: 50, P50Us: 100}, plan.MetricErrors, 0, true},
 	}
 	for _, c := range cases {
 		got, ok := c.m.Value(c.metric)
 		if ok != c.ok || got != c.want {
 			t.Errorf("%s: Value(%s) = %v, %v; want %v, %v", c.name, c.metric, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The plan's default gate metrics are result metrics.
+func TestDefaultGateMetricsAreMetrics(t *testing.T) {
+	want := []string{plan.MetricThroughput, plan.MetricP50, plan.MetricP95, plan.MetricP99}
+	got := plan.DefaultGateMetrics()
+	if len(got) != len(want) {
+		t.Fatalf("plan.DefaultGateMetrics() = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("plan.DefaultGateMetrics()[%d] = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// Every metric of the catalogue checks name has a getter here, and no
+// getter computes a metric the catalogue does not list.
+func TestEveryMetricHasAGetter(t *testing.T) {
+	for _, name := range plan.MetricNames() {
+		if getters[name] == nil {
+			t.Errorf("metric %s has no getter", name)
+		}
+	}
+	for name := range getters {
+		if _, ok := plan.LookupMetric(name); !ok {
+			t.Errorf("getter for %s, which plan does not list", name)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -109,7 +110,7 @@ func TestYoungBaselineSaysUncalibrated(t *testing.T) {
 		if c.Bound < 0 {
 			t.Errorf("%s: negative bound %g", c.Name, c.Bound)
 		}
-		if c.Metric == result.MetricThroughput && c.Bound == 0 && c.Status == "pass" {
+		if c.Metric == plan.MetricThroughput && c.Bound == 0 && c.Status == "pass" {
 			t.Errorf("throughput passed with no bound: %+v", c)
 		}
 	}

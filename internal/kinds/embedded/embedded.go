@@ -15,9 +15,11 @@ import (
 )
 
 // Start starts the reference server with srv's model parameter overrides
-// and flavour.
-func Start(ctx context.Context, srv plan.Server, mem *kinds.Net) (*refserver.Server, error) {
+// and flavour, serving mounts (another kind's API with models of its own)
+// on its HTTP port beside KServe's.
+func Start(ctx context.Context, srv plan.Server, mem *kinds.Net, mounts ...refserver.Mount) (*refserver.Server, error) {
 	opts := refserver.Options{
+		Mounts:      mounts,
 		HTTPAddr:    "127.0.0.1:0",
 		GRPCAddr:    "127.0.0.1:0",
 		ModelParams: srv.EmbeddedModels,

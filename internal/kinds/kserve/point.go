@@ -11,7 +11,6 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
-	"github.com/perfscen/perfscen/validate"
 )
 
 // point is one plan point's load; it is read-only once built.
@@ -98,9 +97,5 @@ func (p *point) Stats(ctx context.Context) (kinds.Counters, error) {
 // compare checks got against expected with the model's tolerance; "" when
 // they match.
 func (p *point) compare(expected, got []tensor.Tensor) string {
-	r := validate.Compare(expected, got, validate.Options{FloatTolerance: p.tolerance, MaxReported: 1})
-	if r.OK() {
-		return ""
-	}
-	return r.String()
+	return kinds.CompareTensors(expected, got, p.tolerance)
 }

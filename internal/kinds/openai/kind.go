@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		}
 	}()
 	if srv.Embedded {
-		if s.ref, err = embedded.Start(ctx, srv, env.Net); err != nil {
+		if s.ref, err = embedded.Start(ctx, srv, env.Net, Mount()); err != nil {
 			return nil, err
 		}
 		s.url = s.ref.HTTPAddr()
@@ -90,7 +91,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		}
 		d, err := llmInputs(p, m, pt)
 		if err != nil {
-			return nil, failure.Invalid(fmt.Errorf("model %s input: %w", m.Alias, err))
+			return nil, failure.Invalid(err)
 		}
 		s.inputs[k] = d
 	}
@@ -202,10 +203,10 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, err
 	var bodies [][]byte
 	switch {
 	case m.Input.Kind == "json":
-		for _, path := range m.Input.Paths {
+		for i, path := range m.Input.Paths {
 			b, err := LoadPayloads(path, bo)
 			if err != nil {
-				return nil, err
+				return nil, payloadError(m, i, err)
 			}
 			bodies = append(bodies, b...)
 		}
@@ -215,10 +216,10 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, err
 		bodies, err = Synthetic(Prompts{InputMean: pr.InputMean, InputStdDev: pr.InputStdDev,
 			OutputMean: pr.OutputMean, OutputStdDev: pr.OutputStdDev, Count: pr.Count, Seed: pr.Seed, IgnoreEOS: pr.IgnoreEOS}, bo)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("model %s prompts: %w", m.Alias, err)
 		}
 	default:
-		return nil, fmt.Errorf("no prompts and no input data")
+		return nil, fmt.Errorf("model %s: no prompts and no input data", m.Alias)
 	}
 	steps := make([]inputdata.Step, len(bodies))
 	for i, b := range bodies {
@@ -226,4 +227,35 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, err
 			Origin: fmt.Sprintf("request %d", i+1)}
 	}
 	return &inputdata.Data{Streams: [][]inputdata.Step{steps}, BatchSize: 1}, nil
+}
+
+// payloadError places a bad input-data file's error where the scenario
+// names the file.
+func payloadError(m plan.Model, i int, err error) error {
+	if i < len(m.Input.Where) {
+		return fmt.Errorf("%s: %w", m.Input.Where[i], err)
+	}
+	return fmt.Errorf("model %s input data: %w", m.Alias, err)
+}
+
+// Check reads every OpenAI input-data file of p as Open will, so perfscen
+// validate reports a bad one: its line and, for a wrong entry, its place
+// (data[3].payload[0]), under the scenario line naming the file.
+func (Kind) Check(p *plan.Plan) error {
+	if p.LLM == nil {
+		return nil
+	}
+	var errs []error
+	for _, m := range p.Models {
+		if m.Input.Kind != "json" {
+			continue
+		}
+		bo := BodyOptions{Model: m.Name, Endpoint: p.LLM.Endpoint, Stream: p.LLM.Stream, IncludeUsage: p.LLM.IncludeUsage}
+		for i, path := range m.Input.Paths {
+			if _, err := LoadPayloads(path, bo); err != nil {
+				errs = append(errs, payloadError(m, i, err))
+			}
+		}
+	}
+	return failure.Invalid(errors.Join(errs...))
 }

@@ -7,11 +7,8 @@ import (
 	"math"
 	"net/http"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/prom"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -30,8 +27,9 @@ const (
 // version.
 const defaultVersionLabel = "default"
 
-// scrape reads the metrics API's Prometheus text.
-func (a *api) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+// scrape reads the metrics API's Prometheus text: TorchServe's three
+// per-model counters.
+func (a *api) scrape(ctx context.Context) ([]prom.Sample, error) {
 	r, err := a.do(ctx, http.MethodGet, a.ep.metrics+"/metrics")
 	if err != nil {
 		return nil, err
@@ -39,44 +37,29 @@ func (a *api) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) 
 	if r.status != http.StatusOK {
 		return nil, &transport.ServerError{Protocol: plan.ProtocolHTTP, Op: "metrics", HTTPStatus: r.status, Message: messageOf(r)}
 	}
-	fams, err := parseMetrics(r.body)
+	samples, err := parseMetrics(r.body)
 	if err != nil {
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: "metrics", Err: fmt.Errorf("GET %s/metrics: %w", a.ep.metrics, err)}
 	}
-	return fams, nil
+	return samples, nil
 }
 
 // parseMetrics parses Prometheus text exposition (TorchServe's label sets
-// end with ",}", which the format allows).
-func parseMetrics(b []byte) (map[string]*dto.MetricFamily, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(bytes.NewReader(b))
+// end with ",}", which the format allows), keeping the ts_* counters.
+func parseMetrics(b []byte) ([]prom.Sample, error) {
+	return prom.Parse(bytes.NewReader(b), func(name string) bool {
+		return name == metricRequests || name == metricLatency || name == metricQueue
+	})
 }
 
 // countersOf sums the model's three counters over the series labelled
 // model_name=name and model_version=version (every hostname). A model
 // that has served nothing yet has no series: its counters are zero.
-func countersOf(fams map[string]*dto.MetricFamily, name, version string) kinds.Counters {
+func countersOf(samples []prom.Sample, name, version string) kinds.Counters {
+	match := map[string]string{"model_name": name, "model_version": version}
 	sum := func(metric string) float64 {
-		f := fams[metric]
-		if f == nil {
-			return 0
-		}
-		total := 0.0
-		for _, m := range f.GetMetric() {
-			if label(m, "model_name") != name || label(m, "model_version") != version {
-				continue
-			}
-			switch {
-			case m.GetCounter() != nil:
-				total += m.GetCounter().GetValue()
-			case m.GetUntyped() != nil:
-				total += m.GetUntyped().GetValue()
-			case m.GetGauge() != nil:
-				total += m.GetGauge().GetValue()
-			}
-		}
-		return total
+		v, _ := prom.Sum(samples, metric, match)
+		return v
 	}
 	n := toUint(sum(metricRequests))
 	latency := toUint(sum(metricLatency) * 1000)
@@ -94,21 +77,12 @@ func countersOf(fams map[string]*dto.MetricFamily, name, version string) kinds.C
 	}
 }
 
-// hasFamilies reports whether the scrape holds TorchServe's request
-// counter at all (any model): a metrics API in log mode, or another
-// server's metrics, does not.
-func hasFamilies(fams map[string]*dto.MetricFamily) bool {
-	_, ok := fams[metricRequests]
+// hasCounters reports whether the scrape holds TorchServe's request
+// counter for any model: a metrics API in log mode, or another server's
+// metrics, has none (nor has TorchServe before its first prediction).
+func hasCounters(samples []prom.Sample) bool {
+	_, ok := prom.Sum(samples, metricRequests, nil)
 	return ok
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
 }
 
 func toUint(v float64) uint64 {

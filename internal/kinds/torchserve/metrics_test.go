@@ -19,7 +19,7 @@ func TestCountersOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasFamilies(fams) {
+	if !hasCounters(fams) {
 		t.Fatal("ts_inference_requests_total not found")
 	}
 	d := func(n, ns uint64) kinds.Duration { return kinds.Duration{Count: n, Ns: ns} }
@@ -43,8 +43,8 @@ func TestParseMetricsRejectsGarbage(t *testing.T) {
 		t.Error("a broken label set parsed")
 	}
 	fams, err := parseMetrics([]byte("# TYPE other counter\nother 1\n"))
-	if err != nil || hasFamilies(fams) {
-		t.Errorf("another server's metrics: %v %v", hasFamilies(fams), err)
+	if err != nil || hasCounters(fams) {
+		t.Errorf("another server's metrics: %v %v", hasCounters(fams), err)
 	}
 }
 

@@ -110,7 +110,7 @@ func (p *point) Stats(ctx context.Context) (kinds.Counters, error) {
 	if err != nil {
 		return kinds.Counters{}, err
 	}
-	if !hasFamilies(fams) {
+	if !hasCounters(fams) {
 		// A fresh TorchServe exports its counters from the first
 		// prediction on; still none after predictions succeeded (twice
 		// over, as the counter follows the reply) means a metrics API

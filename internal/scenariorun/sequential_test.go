@@ -1,4 +1,4 @@
-package main
+package scenariorun
 
 import (
 	"fmt"
@@ -72,8 +72,8 @@ func TestSequentialExtendsUntilBudget(t *testing.T) {
 			cmp = c
 		}
 	}
-	if cmp.Status != verdict.StatusInconclusive || cmp.N != 30 || !strings.Contains(cmp.Message, "look 3 of 3") || exitFor(v.Outcome()) != exitcode.Inconclusive {
-		t.Fatalf("final: %s (n=%d, exit %d) %s", cmp.Status, cmp.N, exitFor(v.Outcome()), cmp.Message)
+	if cmp.Status != verdict.StatusInconclusive || cmp.N != 30 || !strings.Contains(cmp.Message, "look 3 of 3") || exitcode.ForOutcome(v.Outcome()) != exitcode.Inconclusive {
+		t.Fatalf("final: %s (n=%d, exit %d) %s", cmp.Status, cmp.N, exitcode.ForOutcome(v.Outcome()), cmp.Message)
 	}
 	if !strings.Contains(log.String(), "measuring 10 more trial(s), interleaved, at c/c=1, r/c=1") {
 		t.Errorf("no progress line:\n%s", log.String())
@@ -88,8 +88,8 @@ func TestSequentialStops(t *testing.T) {
 	if ids, _ := s.extend(seqRun(spread(10, 1400), spread(10, 1000))); len(ids) != 0 {
 		t.Fatalf("a clear win asked for more trials: %v", ids)
 	}
-	if v := s.final(nil); exitFor(v.Outcome()) != exitcode.OK {
-		t.Fatalf("clear win: exit %d", exitFor(v.Outcome()))
+	if v := s.final(nil); exitcode.ForOutcome(v.Outcome()) != exitcode.OK {
+		t.Fatalf("clear win: exit %d", exitcode.ForOutcome(v.Outcome()))
 	}
 
 	pl = seqPlan(0, time.Hour)

@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
-	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/report"
+	"github.com/perfscen/perfscen/internal/scenariorun"
 	"github.com/perfscen/perfscen/internal/verdict"
-	"github.com/perfscen/perfscen/runner"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
@@ -41,38 +38,33 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
 		return exitcode.Invalid
 	}
-	// A bad baseline is refused before any load is sent: minutes of
-	// measurement must not end in "invalid input".
-	var base *baseline.File
-	if pl.Checks.Baseline != nil && !f.noBaseline {
-		base, err = loadBaseline(pl)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
-			return exitcode.Of(err)
-		}
+	if err := checkKinds(pl); err != nil {
+		printScenarioError(e, file, err)
+		return exitcode.Invalid
 	}
-	checks := pl.Checks
-	if f.noBaseline {
-		checks.Baseline = nil
+	// A bad baseline is refused before any load is sent, and checks are
+	// decided while the server is still up, so inconclusive ones can get
+	// more trials before the verdict.
+	opts, err := runOptions(e, pl, f)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
+		return exitcode.Of(err)
 	}
-	// Checks are decided while the server is still up, so inconclusive
-	// ones can get more trials before the verdict.
-	seq := newSequential(pl, checks, base, verdictOptions(pl), e.stderr)
-	run, runErr := measureExt(e, pl, f, seq.extend)
+	opts.Log = e.stderr
+	run, v, runErr := scenariorun.Run(e.ctx, pl, opts)
 	if runErr != nil {
-		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
-		if exitcode.Of(runErr) == exitcode.Invalid {
-			// The scenario or its data is wrong: no verdict to record.
-			return exitcode.Invalid
+		if run == nil && v == nil {
+			fmt.Fprintf(e.stderr, "perfscen: %v\n", runErr)
+		} else {
+			fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
 		}
 	}
-	if run == nil {
-		run = unmeasured(e, pl, runErr)
+	if v == nil {
+		// The scenario, its data or its baseline is wrong: no verdict to
+		// record.
+		return exitcode.Invalid
 	}
-	recordPaths(run, pl)
-	v := seq.final(run)
-	code := exitFor(v.Outcome())
-	run.Verdict = v.Record(code, report.SummaryLine(v))
+	code := run.Verdict.ExitCode
 	if p := resultPath(f, pl.Scenario, many); p != "" {
 		// Results are written whatever happened, partial runs included,
 		// so nothing measured is lost.
@@ -90,55 +82,6 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	return code
 }
 
-// unmeasured is the result of a run that never reached a point: no
-// figures, its status and the error that stopped it.
-func unmeasured(e *env, pl *plan.Plan, runErr error) *result.Run {
-	now := time.Now()
-	run := &result.Run{
-		SchemaVersion: result.SchemaVersion, Scenario: pl.Scenario, ScenarioPath: pl.ScenarioPath,
-		ScenarioHash: pl.ScenarioHash, Source: "perfscen", Started: now, Finished: now,
-		Status: result.StatusFailed, Points: []result.Point{}, RunID: result.NewRunID(now),
-	}
-	run.Environment.PerfscenVersion = version
-	if e.ctx.Err() != nil {
-		run.Status = result.StatusInterrupted
-	}
-	if runErr != nil {
-		run.Errors = []string{runErr.Error()}
-	}
-	return run
-}
-
-// recordPaths notes in the result where its scenario and baseline files
-// are, as absolute paths, so `baseline update --from` finds the baseline
-// this run was gated against from any working directory.
-func recordPaths(run *result.Run, pl *plan.Plan) {
-	if pl.ScenarioPath != "" {
-		if abs, err := filepath.Abs(pl.ScenarioPath); err == nil {
-			run.ScenarioFile = abs
-		}
-	}
-	if pl.Checks.Baseline != nil && pl.Checks.Baseline.Path != "" {
-		if abs, err := filepath.Abs(pl.Checks.Baseline.Path); err == nil {
-			run.BaselinePath = abs
-		}
-	}
-}
-
-// verdictOptions are the verdict settings a plan asks for.
-func verdictOptions(pl *plan.Plan) verdict.Options {
-	o := verdict.Options{AllowUnstable: pl.Measurement.AllowUnstable, MaxErrorRate: pl.Measurement.MaxErrorRate}
-	for _, m := range pl.Models {
-		if m.MaxErrorRate != nil {
-			if o.ModelMaxErrorRate == nil {
-				o.ModelMaxErrorRate = map[string]float64{}
-			}
-			o.ModelMaxErrorRate[m.Alias] = *m.MaxErrorRate
-		}
-	}
-	return o
-}
-
 func resultPath(f reportFlags, name string, many bool) string {
 	if f.out != "" {
 		return outputPath(f.out, name, many)
@@ -147,22 +90,6 @@ func resultPath(f reportFlags, name string, many bool) string {
 		return ""
 	}
 	return filepath.Join(f.outDir, name+".json")
-}
-
-// loadBaseline reads the scenario's baseline; a missing file is not an
-// error (the run passes with a notice), a bad one is exit 2.
-func loadBaseline(pl *plan.Plan) (*baseline.File, error) {
-	b, err := baseline.Load(pl.Checks.Baseline.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := b.CheckScenario(pl.Scenario); err != nil {
-		return nil, exitcode.AsInvalid(fmt.Errorf("%s: %w", pl.Checks.Baseline.Path, err))
-	}
-	return b, nil
 }
 
 func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verdict.Verdict, many bool) error {
@@ -241,24 +168,30 @@ func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Opt
 	return errors.Join(errs...)
 }
 
-// measure runs the plan, with progress on stderr when it is a terminal.
-func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
-	return measureExt(e, pl, f, nil)
-}
-
-// measureExt is measure with the runner's Extend hook (sequential looks).
-func measureExt(e *env, pl *plan.Plan, f reportFlags, extend func(*result.Run) ([]string, int)) (*result.Run, error) {
+// runOptions are the scenario-run settings of the flags.
+func runOptions(e *env, pl *plan.Plan, f reportFlags) (scenariorun.Options, error) {
 	tb, err := testbedFor(e, pl, f.testbed)
 	if err != nil {
-		return nil, err
+		return scenariorun.Options{}, err
 	}
-	return runner.Run(e.ctx, pl, runner.Options{
+	return scenariorun.Options{
 		Version:        version,
 		Progress:       progressFor(e, f.quiet),
 		ConnectTimeout: f.connectTimeout,
-		Runner:         engine.Options{Testbed: tb, Extend: extend},
+		Testbed:        tb,
+		NoBaseline:     f.noBaseline,
 		Net:            e.net,
-	})
+	}, nil
+}
+
+// measure runs the plan without deciding it, with progress on stderr when
+// it is a terminal.
+func measure(e *env, pl *plan.Plan, f reportFlags) (*result.Run, error) {
+	opts, err := runOptions(e, pl, f)
+	if err != nil {
+		return nil, err
+	}
+	return scenariorun.Measure(e.ctx, pl, opts)
 }
 
 // testbedFor names the run's testbed: --testbed, else PERFSCEN_TESTBED,
@@ -275,7 +208,7 @@ func testbedFor(e *env, pl *plan.Plan, flag string) (engine.TestbedName, error) 
 		tb = engine.TestbedName{Name: pl.Checks.Baseline.Testbed, Source: "scenario"}
 	}
 	if tb.Name != "" {
-		if err := baseline.CheckTestbedName(tb.Name); err != nil {
+		if err := plan.CheckTestbedName(tb.Name); err != nil {
 			if tb.Source == "env" {
 				err = fmt.Errorf("PERFSCEN_TESTBED: %w", err)
 			} else if tb.Source == "flag" {

@@ -28,14 +28,6 @@ const (
 	sdFloor = 0.01
 )
 
-// DefaultGateMetrics are gated when a scenario names none.
-var DefaultGateMetrics = []string{result.MetricThroughput, result.MetricP50, result.MetricP95, result.MetricP99}
-
-// Baseline gates run against the history in base with default options.
-func Baseline(spec *plan.Baseline, base *baseline.File, run *result.Run) []Check {
-	return Options{}.Baseline(spec, base, run)
-}
-
 // Baseline classifies each gated metric at each point against the run's
 // testbed history. With at least MinRuns history runs a new run's
 // log-median is held to a one-sided Student-t prediction interval built
@@ -55,7 +47,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		g.spec.MinRuns = plan.DefaultMinRuns
 	}
 	if len(g.spec.Metrics) == 0 {
-		g.spec.Metrics = DefaultGateMetrics
+		g.spec.Metrics = plan.DefaultGateMetrics()
 	}
 	tb, id, legacy := base.Lookup(run)
 	if tb == nil || len(tb.Runs) == 0 {
@@ -127,7 +119,7 @@ type gate struct {
 func gateName(metric string) string { return metric + " vs baseline" }
 
 func (g gate) check(tb *baseline.Testbed, p *result.Point, metric string, allowUnstable bool) Check {
-	mi, _ := result.Lookup(metric)
+	mi, _ := plan.LookupMetric(metric)
 	c := Check{Kind: KindBaseline, Key: baselineKey(metric), Name: gateName(metric), Model: p.Model, Point: p.ID, Metric: metric,
 		Unit: mi.Unit, Confidence: g.spec.Confidence, Op: "<="}
 	if mi.HigherBetter {

@@ -55,7 +55,7 @@ func TestBaselineGate(t *testing.T) {
 			if tt.unstable {
 				p.Status = result.PointUnstable
 			}
-			got := Baseline(spec, base, mkRun(p, mkPoint("a/c=9", "a", c(9), constant(10, 1, 1))))
+			got := Options{}.Baseline(spec, base, mkRun(p, mkPoint("a/c=9", "a", c(9), constant(10, 1, 1))))
 			byKey := map[string]Check{}
 			for _, c := range got {
 				byKey[c.Point+" "+c.Metric] = c
@@ -105,14 +105,14 @@ func TestEvaluateBaselineNotices(t *testing.T) {
 	run := mkRun(mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 1000, 20000, 0.02)))
 	checks := plan.Checks{Baseline: &plan.Baseline{Path: "baselines/demo.json"}}
 
-	v := Evaluate(checks, run, nil)
+	v := Options{}.Evaluate(checks, run, nil)
 	if len(v.Checks) != 0 || len(v.Notices) != 1 || !strings.Contains(v.Notices[0], "perfscen baseline update") {
 		t.Fatalf("no baseline: %+v", v)
 	}
 
 	base := history(t, rng, 6, 0.01)
 	run.Environment.Testbed = "other"
-	v = Evaluate(checks, run, base)
+	v = Options{}.Evaluate(checks, run, base)
 	if len(v.Failed())+len(v.Inconclusive()) != 0 || len(v.Notices) != 1 || !strings.Contains(v.Notices[0], "testbed other") {
 		t.Fatalf("testbed mismatch: %+v", v)
 	}
@@ -143,7 +143,7 @@ func TestBaselineToleranceFloorsPredictionInterval(t *testing.T) {
 			base := history(t, rng, 10, 0.003)
 			p := mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 1000*tc.level, 20000, 0.005))
 			var got *Check
-			for _, ch := range Baseline(spec, base, mkRun(p)) {
+			for _, ch := range (Options{}).Baseline(spec, base, mkRun(p)) {
 				if ch.Point == "a/c=1" && ch.Metric == "throughput" {
 					ch := ch
 					got = &ch
@@ -169,7 +169,7 @@ func TestYoungNoisyBaselineIsUncalibrated(t *testing.T) {
 	}
 	run := mkRun(mkPoint("a/c=1", "a", c(1), constant(5, 3400, 1)))
 	var got *Check
-	for _, ch := range Baseline(spec, f, run) {
+	for _, ch := range (Options{}).Baseline(spec, f, run) {
 		if ch.Metric == "throughput" {
 			ch := ch
 			got = &ch

@@ -1,0 +1,99 @@
+package scenariorun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/all"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// Options tune a scenario run.
+type Options struct {
+	// Version is perfscen's version, recorded in the result.
+	Version string
+	// Progress, when set, hears of points starting, windows closing and
+	// points finishing, from the run's goroutine.
+	Progress func(engine.Event)
+	// ConnectTimeout bounds the wait for each server to become ready
+	// (default kinds.DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// Testbed names the testbed the run is filed under; empty takes the
+	// scenario's baseline.testbed, else the engine derives one from the
+	// hardware and the servers.
+	Testbed engine.TestbedName
+	// NoBaseline decides without the baseline history.
+	NoBaseline bool
+	// Log hears of the sequential looks (extra trials, budgets spent);
+	// nil discards.
+	Log interface{ Write([]byte) (int, error) }
+	// Engine passes settings through to the engine (tests: drain,
+	// window granularity, the clock).
+	Engine engine.Options
+	// Net, when set, carries the embedded servers and every client
+	// connection in memory instead of TCP on loopback, so tests can run a
+	// whole scenario under testing/synctest's fake clock.
+	Net *kinds.Net
+}
+
+// Measure runs the plan without deciding it. The result is returned
+// whenever anything was measured, together with the error that stopped
+// the run, so partial figures are never lost. Errors carry their failure
+// kind.
+//
+// With several servers every one is started or reached through its kind,
+// asked what it has, and given its checked input data before any load is
+// sent to any of them: a candidate build that lacks a model stops the run
+// before the released one is measured for nothing.
+func Measure(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
+	return measure(ctx, p, opts, nil)
+}
+
+func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*result.Run) ([]string, int)) (*result.Run, error) {
+	env := kinds.Env{ConnectTimeout: opts.ConnectTimeout, Net: opts.Net}
+	deps := engine.Deps{Servers: map[string]kinds.Server{}}
+	defer func() {
+		for _, s := range deps.Servers {
+			s.Close()
+		}
+	}()
+	for _, srv := range p.AllServers() {
+		k, err := all.Kinds().Lookup(srv.Kind)
+		if err != nil {
+			return nil, failure.Invalid(err)
+		}
+		s, err := k.Open(ctx, p.ForServer(srv), env)
+		if err != nil {
+			if srv.Name != "" {
+				return nil, fmt.Errorf("server %s: %w", srv.Name, err)
+			}
+			return nil, err
+		}
+		deps.Servers[srv.Name] = s
+		for _, n := range s.Notes() {
+			if srv.Name != "" {
+				n = "server " + srv.Name + ": " + n
+			}
+			deps.Notes = append(deps.Notes, n)
+		}
+	}
+	eo := opts.Engine
+	eo.Version = opts.Version
+	eo.Progress = opts.Progress
+	eo.Testbed = testbed(p, opts.Testbed)
+	eo.Extend = extend
+	return engine.Run(ctx, p, deps, eo)
+}
+
+// testbed is the chosen testbed, else the scenario's.
+func testbed(p *plan.Plan, chosen engine.TestbedName) engine.TestbedName {
+	if chosen.Name == "" && p.Checks.Baseline != nil && p.Checks.Baseline.Testbed != "" {
+		return engine.TestbedName{Name: p.Checks.Baseline.Testbed, Source: "scenario"}
+	}
+	return chosen
+}

@@ -1,0 +1,106 @@
+package plan
+
+import "sort"
+
+// Metric names used by thresholds, comparisons, baselines and reports.
+const (
+	MetricThroughput     = "throughput"
+	MetricLatencyAvg     = "latency_avg"
+	MetricP50            = "p50"
+	MetricP90            = "p90"
+	MetricP95            = "p95"
+	MetricP99            = "p99"
+	MetricLatencyMax     = "latency_max"
+	MetricErrors         = "errors"
+	MetricErrorRate      = "error_rate"
+	MetricServerQueue    = "server_queue"
+	MetricServerInput    = "server_compute_input"
+	MetricServerInfer    = "server_compute_infer"
+	MetricServerOutput   = "server_compute_output"
+	MetricClientSendRecv = "client_send_recv"
+	MetricClientWait     = "client_wait"
+)
+
+// LLM metric names (openai-kind runs). Latency metrics (p50 … latency_max)
+// are the end-to-end request latency for LLM runs too; throughput is
+// requests per second.
+const (
+	MetricTTFTAvg         = "ttft_avg"
+	MetricTTFTP50         = "ttft_p50"
+	MetricTTFTP90         = "ttft_p90"
+	MetricTTFTP95         = "ttft_p95"
+	MetricTTFTP99         = "ttft_p99"
+	MetricTTFTMax         = "ttft_max"
+	MetricITLAvg          = "itl_avg"
+	MetricITLP50          = "itl_p50"
+	MetricITLP90          = "itl_p90"
+	MetricITLP95          = "itl_p95"
+	MetricITLP99          = "itl_p99"
+	MetricITLMax          = "itl_max"
+	MetricTPOTAvg         = "tpot_avg"
+	MetricTPOTP50         = "tpot_p50"
+	MetricTPOTP90         = "tpot_p90"
+	MetricTPOTP95         = "tpot_p95"
+	MetricTPOTP99         = "tpot_p99"
+	MetricTPOTMax         = "tpot_max"
+	MetricOutputTokensPS  = "output_tokens_per_s"
+	MetricGoodput         = "goodput"
+	MetricOutputTokensAvg = "output_tokens_avg"
+)
+
+// MetricInfo describes a metric checks can name: its unit and which
+// direction is better. The result model computes each metric's value
+// (result.Metrics.Value); this is the catalogue scenario checks names
+// against before any run.
+type MetricInfo struct {
+	Name         string
+	Unit         string // "infer/s", "us", "count", "fraction", "tokens/s", "req/s"
+	HigherBetter bool
+}
+
+var metricCatalogue = func() map[string]MetricInfo {
+	out := map[string]MetricInfo{}
+	add := func(name, unit string, higher bool) {
+		out[name] = MetricInfo{Name: name, Unit: unit, HigherBetter: higher}
+	}
+	add(MetricThroughput, "infer/s", true)
+	add(MetricLatencyAvg, "us", false)
+	add(MetricP50, "us", false)
+	add(MetricP90, "us", false)
+	add(MetricP95, "us", false)
+	add(MetricP99, "us", false)
+	add(MetricLatencyMax, "us", false)
+	add(MetricErrors, "count", false)
+	add(MetricErrorRate, "fraction", false)
+	add(MetricServerQueue, "us", false)
+	add(MetricServerInput, "us", false)
+	add(MetricServerInfer, "us", false)
+	add(MetricServerOutput, "us", false)
+	add(MetricClientSendRecv, "us", false)
+	add(MetricClientWait, "us", false)
+	for _, d := range []string{"ttft", "itl", "tpot"} {
+		for _, s := range []string{"avg", "p50", "p90", "p95", "p99", "max"} {
+			add(d+"_"+s, "us", false)
+		}
+	}
+	add(MetricOutputTokensPS, "tokens/s", true)
+	add(MetricGoodput, "req/s", true)
+	add(MetricOutputTokensAvg, "count", false)
+	return out
+}()
+
+// LookupMetric returns the description of a metric name.
+func LookupMetric(name string) (MetricInfo, bool) {
+	mi, ok := metricCatalogue[name]
+	return mi, ok
+}
+
+// MetricNames lists every known metric, sorted.
+func MetricNames() []string {
+	names := make([]string, 0, len(metricCatalogue))
+	for n := range metricCatalogue {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
