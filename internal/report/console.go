@@ -148,9 +148,13 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    p%d latency: %s usec\n", q.n, usec(q.v))
 	}
 	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
-	if p.Protocol == plan.ProtocolGRPC {
+	_, split := m.Value(plan.MetricClientSendRecv)
+	switch {
+	case !split:
+		// No split measured (an import without one): no line of zeros.
+	case p.Protocol == plan.ProtocolGRPC:
 		fmt.Fprintf(w, "    Avg gRPC time: %.0f usec ((un)marshal request/response %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
-	} else {
+	default:
 		fmt.Fprintf(w, "    Avg HTTP time: %.0f usec (send/recv %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
 	}
 	if m.Errors > 0 || p.Errors.Count > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/kinds/tfserving"
+	"github.com/perfscen/perfscen/internal/kinds/torchserve"
 )
 
 // Kinds are the service kinds, by their server.kind names.
@@ -17,5 +18,6 @@ func Kinds() kinds.Set {
 		openai.Kind{},
 		grpc.Kind{},
 		tfserving.Kind{},
+		torchserve.Kind{},
 	)
 }
