@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sync/atomic"
-	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/transport"
@@ -43,33 +41,11 @@ func newHTTPClient(_ context.Context, opts Options) (Client, error) {
 	if tlsCfg != nil || tlsScheme {
 		scheme = "https"
 		if tlsCfg == nil {
-			tlsCfg = &tlsConfigDefault
+			tlsCfg = transport.DefaultTLS()
 		}
 		tlsCfg = tlsCfg.Clone() // the transport may mutate it
 	}
-	idle := opts.MaxConnections
-	if idle == 0 {
-		// The runner sizes concurrency, not us; keep enough idle connections
-		// that no request ever pays a fresh handshake at steady state.
-		idle = 1024
-	}
-	dial := opts.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	}
-	tr := &http.Transport{
-		Proxy:               nil, // load generation must hit the server directly
-		DialContext:         dial,
-		TLSClientConfig:     tlsCfg,
-		MaxIdleConns:        idle,
-		MaxIdleConnsPerHost: idle,
-		MaxConnsPerHost:     opts.MaxConnections,
-		IdleConnTimeout:     90 * time.Second,
-		// Compression is negotiated explicitly (Options.Gzip) so Go's
-		// transparent gzip never skews the measured decode time.
-		DisableCompression: true,
-		ForceAttemptHTTP2:  false,
-	}
+	tr := transport.NewHTTPTransport(transport.HTTPTransportOptions{TLS: tlsCfg, Dial: opts.Dial, MaxConns: opts.MaxConnections})
 	if opts.NoBinaryTensors {
 		opts.JSONTensors = true
 	}

@@ -1,11 +1,15 @@
-package client
+package transport
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/transport/h2test"
 )
 
 // deadlineConn records the deadlines set on it.
@@ -63,5 +67,53 @@ func TestCancelWatchLateCallback(t *testing.T) {
 	callbacks[1]() // the watched context's own cancellation
 	if !next.interrupted() {
 		t.Fatal("the watched context's cancellation did not interrupt its connection")
+	}
+}
+
+// A cancellation that reaches a connection between two calls (the
+// interrupt a cancelled context's callback makes) does not fail the next
+// call: a poller connection is revived by the call's deadline, a blocking
+// one, shut down by the interrupt, is replaced.
+func TestOwnConnLateInterrupt(t *testing.T) {
+	for name, own := range ownConns(t) {
+		t.Run(name, func(t *testing.T) {
+			for i := range 3 {
+				if err := own.call(context.Background()); err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+				own.conn.nc.SetDeadline(aLongTimeAgo) // what a late interrupt does
+			}
+		})
+	}
+}
+
+// ownTest is an own connection of either protocol with a call that
+// succeeds against its test server.
+type ownTest struct {
+	conn *ownConn
+	call func(context.Context) error
+}
+
+// ownConns returns an HTTP and a gRPC own connection to test servers
+// made for the test, with TLS as given.
+func ownConns(t *testing.T) map[string]ownTest {
+	addr := serveHTTP(t, func(_ *http.Request, _ []byte, w io.Writer) bool {
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	hc := NewHTTPConn(HTTPConnConfig{Addr: addr})
+	t.Cleanup(func() { hc.Close() })
+	fake := h2test.New(t, func(r *h2test.Reply) { r.OK(h2test.Message([]byte("ok"))) })
+	gc := NewGRPCConn(GRPCConnConfig{Target: fake.Addr()})
+	t.Cleanup(func() { gc.Close() })
+	return map[string]ownTest{
+		"http": {&hc.ownConn, func(ctx context.Context) error {
+			_, err := hc.Do(ctx, &HTTPRequest{Op: "get", Method: "GET", Path: "/"}, 0)
+			return err
+		}},
+		"grpc": {&gc.ownConn, func(ctx context.Context) error {
+			_, err := gc.Invoke(ctx, &GRPCCall{Op: "call", Method: "/s/M"}, 0)
+			return err
+		}},
 	}
 }

@@ -1,0 +1,178 @@
+package transport
+
+import (
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// await reads frames until the stream is done.
+func (gc *GRPCConn) await() error {
+	for !gc.st.done {
+		if err := gc.readFrame(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readFrame reads and handles one frame. WINDOW_UPDATEs are written at
+// once, since the server may be waiting for them; PING and SETTINGS
+// acknowledgements go out with the next request instead. grpc-go servers
+// ping on every request they receive (bandwidth-delay estimation), and an
+// immediate acknowledgement was one write(2) per request more.
+func (gc *GRPCConn) readFrame() error {
+	f, err := gc.fr.ReadFrame()
+	if err != nil {
+		return err
+	}
+	if err := gc.handle(f); err != nil {
+		return err
+	}
+	if gc.urgent {
+		gc.urgent = false
+		return gc.flush()
+	}
+	return nil
+}
+
+func (gc *GRPCConn) handle(f http2.Frame) error {
+	st := &gc.st
+	mine := f.Header().StreamID == st.id && !st.done
+	if mine && !st.seen {
+		st.seen, st.first = true, time.Now()
+	}
+	switch f := f.(type) {
+	case *http2.DataFrame:
+		n := f.Header().Length // padding counts against the windows too
+		gc.connUnacked += n
+		if gc.connUnacked >= GRPCWindow/4 {
+			gc.fr.WriteWindowUpdate(0, gc.connUnacked)
+			gc.connUnacked, gc.urgent = 0, true
+		}
+		if !mine {
+			return nil
+		}
+		st.data(f.Data())
+		st.unacked += n
+		if f.StreamEnded() {
+			st.end()
+		} else if st.unacked >= GRPCWindow/4 {
+			gc.fr.WriteWindowUpdate(st.id, st.unacked)
+			st.unacked, gc.urgent = 0, true
+		}
+	case *http2.HeadersFrame:
+		gc.hb = headerBlock{stream: f.StreamID, endStream: f.StreamEnded(), fields: gc.hb.fields[:0]}
+		return gc.headerFragment(f.HeaderBlockFragment(), f.HeadersEnded(), mine)
+	case *http2.ContinuationFrame: // the Framer checks it continues the block
+		return gc.headerFragment(f.HeaderBlockFragment(), f.HeadersEnded(), mine)
+	case *http2.RSTStreamFrame:
+		if mine {
+			code := f.ErrCode
+			st.rst, st.done = &code, true
+			st.refused = code == http2.ErrCodeRefusedStream
+		}
+	case *http2.SettingsFrame:
+		return gc.settings(f)
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			gc.fr.WritePing(true, f.Data)
+		}
+	case *http2.GoAwayFrame:
+		gc.closing, gc.goAway = true, true
+		if st.id > f.LastStreamID && !st.done {
+			st.done, st.refused = true, true
+		}
+	case *http2.WindowUpdateFrame:
+		switch {
+		case f.StreamID == 0:
+			gc.connSendWindow += int64(f.Increment)
+		case mine:
+			st.sendWindow += int64(f.Increment)
+		}
+	case *http2.PushPromiseFrame:
+		return http2.ConnectionError(http2.ErrCodeProtocol)
+	}
+	return nil
+}
+
+// maxHeaderList bounds a reply's decoded header list, as x/net/http2's
+// default does.
+const maxHeaderList = 16 << 20
+
+// headerBlock is the header list being decoded from HEADERS and its
+// CONTINUATIONs. Every block is decoded, whatever its stream: the HPACK
+// table is the connection's.
+type headerBlock struct {
+	stream    uint32
+	endStream bool
+	fields    []hpack.HeaderField
+	size      uint32
+	truncated bool
+	invalid   bool // a pseudo-header a response may not carry, or one after a regular field
+	regular   bool
+}
+
+// emit collects one decoded field. It is the decoder's callback for the
+// connection's life (x/net/http2's MetaHeadersFrame reading would cost
+// several allocations per frame).
+func (gc *GRPCConn) emit(f hpack.HeaderField) {
+	hb := &gc.hb
+	if hb.truncated {
+		return
+	}
+	if hb.size += f.Size(); hb.size > maxHeaderList {
+		hb.truncated = true
+		return
+	}
+	if len(f.Name) > 0 && f.Name[0] == ':' {
+		hb.invalid = hb.invalid || hb.regular || f.Name != ":status"
+	} else {
+		hb.regular = true
+	}
+	hb.fields = append(hb.fields, f)
+}
+
+func (gc *GRPCConn) headerFragment(frag []byte, end, mine bool) error {
+	if _, err := gc.hdec.Write(frag); err != nil {
+		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if !end {
+		return nil
+	}
+	if err := gc.hdec.Close(); err != nil {
+		return http2.ConnectionError(http2.ErrCodeCompression)
+	}
+	if mine {
+		gc.st.header(&gc.hb)
+	}
+	return nil
+}
+
+// settings applies the server's SETTINGS and acknowledges them.
+func (gc *GRPCConn) settings(f *http2.SettingsFrame) error {
+	if f.IsAck() {
+		return nil
+	}
+	err := f.ForeachSetting(func(s http2.Setting) error {
+		if err := s.Valid(); err != nil {
+			return err
+		}
+		switch s.ID {
+		case http2.SettingInitialWindowSize:
+			delta := int64(s.Val) - gc.peerWindow
+			gc.peerWindow = int64(s.Val)
+			gc.st.sendWindow += delta
+		case http2.SettingMaxFrameSize:
+			gc.peerMaxFrame = int(s.Val)
+		case http2.SettingHeaderTableSize:
+			gc.enc.SetMaxDynamicTableSizeLimit(s.Val)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return gc.fr.WriteSettingsAck()
+}
