@@ -57,12 +57,18 @@ type GRPCConn struct {
 	connSendWindow int64
 	connUnacked    uint32 // received bytes not yet returned to the server
 
-	msg   []byte   // the request message with its 5-byte prefix, reused
-	st    h2stream // the stream of the call in progress
-	reply GRPCReply
+	prefix   [5]byte     // the request message's prefix
+	data     dataCursor  // what of the request message is left to frame
+	fh       []byte      // the queued DATA frames' headers
+	iov      net.Buffers // the queued DATA frames, headers and payloads
+	queued   int         // bytes in iov
+	vectored bool        // the connection writes iov with writev
+	st       h2stream    // the stream of the call in progress
+	reply    GRPCReply
 
 	hdec   *hpack.Decoder
 	hb     headerBlock
+	hbOpen bool                    // a header block awaits its CONTINUATION
 	emitFn func(hpack.HeaderField) // gc.emit, bound once
 
 	dialConn func(context.Context, time.Time) (net.Conn, error) // tests: instead of dialOwn
@@ -105,8 +111,9 @@ type GRPCCall struct {
 type GRPCReply struct {
 	Msg []byte // the reply message, decompressed
 	// Wait is the time from the request's last byte leaving the client
-	// until the reply's first frame arrived (0 when the reply began while
-	// the request was still going out).
+	// until the reply's HEADERS frame arrived (0 when the reply began
+	// while the request was still going out); window updates and pings
+	// before it are the server reading, not answering.
 	Wait time.Duration
 }
 
@@ -121,9 +128,9 @@ func (f *frameBuf) Write(p []byte) (int, error) {
 const (
 	// h2DefaultWindow is HTTP/2's initial window before SETTINGS say more.
 	h2DefaultWindow = 65535
-	// flushEvery bounds how much of a large request is buffered before
-	// it is written.
-	flushEvery = 256 << 10
+	// flushEvery bounds how much of a large request is queued before it
+	// is written.
+	flushEvery = 1 << 20
 	// lastStreamID leaves room below 2^31 for the stream ids of one
 	// connection; the connection is replaced before it runs out.
 	lastStreamID = math.MaxInt32 - 2
@@ -131,7 +138,7 @@ const (
 
 // GRPCWindow is the stream and connection flow-control window of the own
 // connections and, fixed, of the library ones (GRPCDialOptions).
-const GRPCWindow = 4 << 20
+const GRPCWindow = 16 << 20
 
 // grpcUserAgent is grpc-go's, so both paths send the same headers.
 var grpcUserAgent = "grpc-go/" + grpc.Version
@@ -168,6 +175,12 @@ func (gc *GRPCConn) dial(ctx context.Context, deadline time.Time) error {
 // start runs the connection preface on nc.
 func (gc *GRPCConn) start(nc net.Conn, deadline time.Time) error {
 	gc.attach(nc, 32<<10)
+	gc.vectored = canWritev(nc)
+	if gc.fh == nil {
+		// Room for the headers of a flush's frames at the smallest frame
+		// size a server may choose.
+		gc.fh = make([]byte, 0, 9*(flushEvery/16384+2))
+	}
 	gc.closing, gc.goAway, gc.urgent, gc.nextID = false, false, false, 1
 	gc.out.b = gc.out.b[:0]
 	gc.fr = http2.NewFramer(&gc.out, gc.br)
@@ -176,7 +189,7 @@ func (gc *GRPCConn) start(nc net.Conn, deadline time.Time) error {
 	}
 	gc.hdec = hpack.NewDecoder(4096, gc.emitFn)
 	gc.hdec.SetMaxStringLength(maxHeaderList)
-	gc.hb = headerBlock{fields: gc.hb.fields[:0]}
+	gc.hb, gc.hbOpen = headerBlock{fields: gc.hb.fields[:0]}, false
 	gc.fr.SetReuseFrames()
 	gc.enc = hpack.NewEncoder(&gc.hblock)
 	gc.peerMaxFrame, gc.peerWindow, gc.connSendWindow, gc.connUnacked = 16384, h2DefaultWindow, h2DefaultWindow, 0
@@ -212,15 +225,6 @@ func notH2(err error) error {
 	return err
 }
 
-func (gc *GRPCConn) flush() error {
-	if len(gc.out.b) == 0 {
-		return nil
-	}
-	_, err := gc.nc.Write(gc.out.b)
-	gc.out.b = gc.out.b[:0]
-	return err
-}
-
 // Invoke makes one unary call. Its errors are those GRPCError makes:
 // *TransportError for failures to reach the server or complete the
 // exchange (UNAVAILABLE, deadlines and cancellation included),
@@ -231,11 +235,8 @@ func (gc *GRPCConn) Invoke(ctx context.Context, call *GRPCCall, timeout time.Dur
 	if n > gc.cfg.MaxMsg {
 		return nil, GRPCError(ctx, call.Op, status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, gc.cfg.MaxMsg))
 	}
-	gc.msg = append(gc.msg[:0], 0, 0, 0, 0, 0)
-	putUint32(gc.msg[1:5], uint32(n))
-	for _, b := range call.Msg {
-		gc.msg = append(gc.msg, b...)
-	}
+	gc.prefix = [5]byte{}
+	putUint32(gc.prefix[1:], uint32(n))
 	gc.cancelWatch.watch(ctx)
 
 	var wrote time.Time
@@ -261,7 +262,7 @@ func (gc *GRPCConn) Invoke(ctx context.Context, call *GRPCCall, timeout time.Dur
 		if gc.nextID > lastStreamID {
 			gc.closing = true
 		}
-		err := gc.send()
+		err := gc.send(call.Msg)
 		wrote = time.Now()
 		if err == nil {
 			err = gc.await()
@@ -348,9 +349,11 @@ func (gc *GRPCConn) encodeHeaders(method string, deadline time.Time) error {
 
 // send writes HEADERS (with CONTINUATIONs when the block exceeds the
 // server's frame size) and the message in DATA frames within the server's
-// windows, waiting for WINDOW_UPDATEs when they are spent. A reply that
-// ends the stream while the request is still going out stops the sending.
-func (gc *GRPCConn) send() error {
+// windows, waiting for WINDOW_UPDATEs when they are spent. The payloads
+// go from the message's own buffers (writev), never copied together. A
+// reply that ends the stream while the request is still going out stops
+// the sending.
+func (gc *GRPCConn) send(msg [][]byte) error {
 	st := &gc.st
 	block := gc.hblock.Bytes()
 	first := block
@@ -364,10 +367,9 @@ func (gc *GRPCConn) send() error {
 		gc.fr.WriteContinuation(st.id, n == len(block), block[:n])
 		block = block[n:]
 	}
-	data := gc.msg
-	for len(data) > 0 {
-		n := int64(min(len(data), gc.peerMaxFrame))
-		n = min(n, st.sendWindow, gc.connSendWindow)
+	gc.data = gc.data.start(gc.prefix[:], msg)
+	for gc.data.left > 0 {
+		n := min(int64(min(gc.data.left, gc.peerMaxFrame)), st.sendWindow, gc.connSendWindow)
 		if n <= 0 {
 			if err := gc.flush(); err != nil {
 				return err
@@ -384,17 +386,84 @@ func (gc *GRPCConn) send() error {
 			}
 			continue
 		}
-		gc.fr.WriteData(st.id, int(n) == len(data), data[:n])
-		st.sendWindow -= n
-		gc.connSendWindow -= n
-		data = data[n:]
-		if len(gc.out.b) >= flushEvery {
+		if len(gc.fh)+9 > cap(gc.fh) || gc.queued >= flushEvery {
 			if err := gc.flush(); err != nil {
 				return err
 			}
 		}
+		gc.queueData(st.id, int(n))
+		st.sendWindow -= n
+		gc.connSendWindow -= n
 	}
 	return gc.flush()
+}
+
+// dataCursor walks the message's buffers (prefix first) as DATA frames
+// take them.
+type dataCursor struct {
+	bufs [][]byte
+	left int // bytes not yet framed
+}
+
+func (d dataCursor) start(prefix []byte, msg [][]byte) dataCursor {
+	d.bufs = append(append(d.bufs[:0], prefix), msg...)
+	d.left = bodyLen(d.bufs)
+	return d
+}
+
+// queueData queues one DATA frame of the next n message bytes: its header
+// in fh, its payload as slices of the message's own buffers.
+func (gc *GRPCConn) queueData(stream uint32, n int) {
+	d := &gc.data
+	gc.queued += 9 + n
+	d.left -= n
+	var flags byte
+	if d.left == 0 {
+		flags = byte(http2.FlagDataEndStream)
+	}
+	k := len(gc.fh)
+	gc.fh = append(gc.fh, byte(n>>16), byte(n>>8), byte(n), byte(http2.FrameData), flags, 0, 0, 0, 0)
+	putUint32(gc.fh[k+5:], stream)
+	gc.iov = append(gc.iov, gc.fh[k:k+9])
+	for n > 0 {
+		b := d.bufs[0]
+		m := min(n, len(b))
+		if m > 0 {
+			gc.iov = append(gc.iov, b[:m])
+		}
+		d.bufs[0] = b[m:]
+		if len(d.bufs[0]) == 0 {
+			d.bufs = d.bufs[1:]
+		}
+		n -= m
+	}
+}
+
+// flush writes the frames queued: those the Framer wrote, then the DATA
+// frames. Large payloads go with one writev where the connection has it
+// (a TCP socket); small ones, and any over TLS (which would make a record
+// of each buffer), are copied behind the other frames into one write.
+func (gc *GRPCConn) flush() error {
+	defer func() {
+		gc.out.b = gc.out.b[:0]
+		clear(gc.iov) // keep no tensor alive through the connection
+		gc.iov, gc.fh, gc.queued = gc.iov[:0], gc.fh[:0], 0
+	}()
+	if gc.vectored && gc.queued >= largeBody {
+		gc.iov = append(gc.iov, nil)
+		copy(gc.iov[1:], gc.iov)
+		gc.iov[0] = gc.out.b
+		_, err := writeBuffers(gc.nc, gc.iov)
+		return err
+	}
+	for _, b := range gc.iov {
+		gc.out.b = append(gc.out.b, b...)
+	}
+	if len(gc.out.b) == 0 {
+		return nil
+	}
+	_, err := gc.nc.Write(gc.out.b)
+	return err
 }
 
 func (gc *GRPCConn) transportError(ctx context.Context, call *GRPCCall, limit time.Duration, err error) error {

@@ -1,6 +1,9 @@
 package transport
 
 import (
+	"encoding/binary"
+	"errors"
+	"io"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -23,6 +26,13 @@ func (gc *GRPCConn) await() error {
 // ping on every request they receive (bandwidth-delay estimation), and an
 // immediate acknowledgement was one write(2) per request more.
 func (gc *GRPCConn) readFrame() error {
+	if err := gc.readOwnData(); err != errNotOwnData {
+		if err == nil && gc.urgent {
+			gc.urgent = false
+			return gc.flush()
+		}
+		return err
+	}
 	f, err := gc.fr.ReadFrame()
 	if err != nil {
 		return err
@@ -40,29 +50,19 @@ func (gc *GRPCConn) readFrame() error {
 func (gc *GRPCConn) handle(f http2.Frame) error {
 	st := &gc.st
 	mine := f.Header().StreamID == st.id && !st.done
-	if mine && !st.seen {
-		st.seen, st.first = true, time.Now()
-	}
+	st.seen = st.seen || mine
 	switch f := f.(type) {
 	case *http2.DataFrame:
-		n := f.Header().Length // padding counts against the windows too
-		gc.connUnacked += n
-		if gc.connUnacked >= GRPCWindow/4 {
-			gc.fr.WriteWindowUpdate(0, gc.connUnacked)
-			gc.connUnacked, gc.urgent = 0, true
+		if mine {
+			st.data(f.Data())
 		}
-		if !mine {
-			return nil
-		}
-		st.data(f.Data())
-		st.unacked += n
-		if f.StreamEnded() {
-			st.end()
-		} else if st.unacked >= GRPCWindow/4 {
-			gc.fr.WriteWindowUpdate(st.id, st.unacked)
-			st.unacked, gc.urgent = 0, true
-		}
+		gc.received(f.Header().Length, mine, f.StreamEnded())
 	case *http2.HeadersFrame:
+		if mine && st.first.IsZero() {
+			// The reply begins here: a window update or a ping before
+			// it is the server reading the request, not answering it.
+			st.first = time.Now()
+		}
 		gc.hb = headerBlock{stream: f.StreamID, endStream: f.StreamEnded(), fields: gc.hb.fields[:0]}
 		return gc.headerFragment(f.HeaderBlockFragment(), f.HeadersEnded(), mine)
 	case *http2.ContinuationFrame: // the Framer checks it continues the block
@@ -138,6 +138,7 @@ func (gc *GRPCConn) headerFragment(frag []byte, end, mine bool) error {
 	if _, err := gc.hdec.Write(frag); err != nil {
 		return http2.ConnectionError(http2.ErrCodeCompression)
 	}
+	gc.hbOpen = !end
 	if !end {
 		return nil
 	}
@@ -175,4 +176,84 @@ func (gc *GRPCConn) settings(f *http2.SettingsFrame) error {
 		return err
 	}
 	return gc.fr.WriteSettingsAck()
+}
+
+// received accounts for n bytes of DATA (padding included, as the windows
+// count it), returning them to the server in WINDOW_UPDATEs once a
+// quarter of a window is spent, and ends the stream at END_STREAM.
+func (gc *GRPCConn) received(n uint32, mine, end bool) {
+	gc.connUnacked += n
+	if gc.connUnacked >= GRPCWindow/4 {
+		gc.fr.WriteWindowUpdate(0, gc.connUnacked)
+		gc.connUnacked, gc.urgent = 0, true
+	}
+	if !mine {
+		return
+	}
+	st := &gc.st
+	st.unacked += n
+	if end {
+		st.end()
+	} else if st.unacked >= GRPCWindow/4 {
+		gc.fr.WriteWindowUpdate(st.id, st.unacked)
+		st.unacked, gc.urgent = 0, true
+	}
+}
+
+// errNotOwnData says the next frame is not a DATA frame readOwnData
+// takes: the Framer reads it.
+var errNotOwnData = errors.New("not the stream's DATA")
+
+// ownDataMax is the largest DATA frame read past the Framer: the largest
+// a server may send us, which never advertise more than the default.
+const ownDataMax = 16384
+
+// readOwnData reads a DATA frame of the call's stream straight into the
+// reply message, sparing the copy through the Framer's buffer (a reply's
+// whole size, per reply). Other frames, and DATA inside a header block
+// (a protocol error the Framer reports), are left to the Framer.
+func (gc *GRPCConn) readOwnData() error {
+	st := &gc.st
+	if gc.hbOpen || st.done {
+		return errNotOwnData
+	}
+	hdr, err := gc.br.Peek(9)
+	if err != nil || http2.FrameType(hdr[3]) != http2.FrameData {
+		return errNotOwnData
+	}
+	length := int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2])
+	flags := http2.Flags(hdr[4])
+	sid := binary.BigEndian.Uint32(hdr[5:]) & (1<<31 - 1)
+	if sid != st.id || length > ownDataMax {
+		return errNotOwnData
+	}
+	gc.br.Discard(9)
+	n, pad := length, 0
+	if flags.Has(http2.FlagDataPadded) {
+		if length == 0 {
+			return http2.ConnectionError(http2.ErrCodeProtocol)
+		}
+		b, err := gc.br.ReadByte()
+		if err != nil {
+			return err
+		}
+		pad, n = int(b), length-1-int(b)
+		if n < 0 {
+			return http2.ConnectionError(http2.ErrCodeProtocol)
+		}
+	}
+	st.seen = true
+	if dst := st.room(n); dst != nil {
+		if _, err := io.ReadFull(gc.br, dst); err != nil {
+			return err
+		}
+		st.took()
+	} else if _, err := gc.br.Discard(n); err != nil {
+		return err
+	}
+	if _, err := gc.br.Discard(pad); err != nil {
+		return err
+	}
+	gc.received(uint32(length), true, flags.Has(http2.FlagDataEndStream))
+	return nil
 }

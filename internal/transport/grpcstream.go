@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -18,10 +19,10 @@ import (
 type h2stream struct {
 	id         uint32
 	sendWindow int64
-	unacked    uint32 // received on this stream, not yet returned
-	seen       bool   // some frame of this stream arrived
-	first      time.Time
-	headers    bool // response headers (or trailers-only) arrived
+	unacked    uint32    // received on this stream, not yet returned
+	seen       bool      // some frame of this stream arrived
+	first      time.Time // the reply's first HEADERS frame arrived
+	headers    bool      // response headers (or trailers-only) arrived
 	encoding   string
 	msg        []byte // the reply message with its prefix, reused
 	msgLen     int64  // declared length; -1 until the prefix is in
@@ -36,35 +37,60 @@ type h2stream struct {
 	refused    bool // not processed by the server: safe to send again
 }
 
-// data appends a DATA frame's payload to the reply message, checking the
-// declared length against the limit and the unary call's one message.
+// data appends a DATA frame's payload to the reply message.
 func (st *h2stream) data(p []byte) {
-	if st.fail != nil || len(p) == 0 {
-		return
+	if dst := st.room(len(p)); dst != nil {
+		copy(dst, p)
+		st.took()
+	}
+}
+
+// room extends the reply message by n bytes for a DATA payload and
+// returns them to be filled, or nil when the payload is to be dropped:
+// nothing to take, the call already failed, or the payload breaks the
+// unary call's one message (the failure is recorded).
+func (st *h2stream) room(n int) []byte {
+	if st.fail != nil || n == 0 {
+		return nil
 	}
 	if !st.headers {
 		st.failWith(codes.Internal, "DATA frame before response headers")
+		return nil
+	}
+	k := len(st.msg)
+	if st.msgLen >= 0 && int64(k)+int64(n) > 5+st.msgLen {
+		st.failWith(codes.Internal, errCardinality)
+		return nil
+	}
+	st.msg = slices.Grow(st.msg, n)[:k+n]
+	return st.msg[k:]
+}
+
+const errCardinality = "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message"
+
+// eagerMsg is the largest declared message length allocated before its
+// bytes arrive; past it the message grows as they do, so a length the
+// server does not send costs no more than what it sends.
+const eagerMsg = 64 << 20
+
+// took checks the message once a payload is in: its declared length,
+// when the prefix is complete, against the limit and the bytes received.
+func (st *h2stream) took() {
+	if st.msgLen >= 0 || len(st.msg) < 5 {
 		return
 	}
-	if st.msgLen >= 0 && int64(len(st.msg))+int64(len(p)) > 5+st.msgLen {
-		st.failWith(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message")
+	st.msgLen = int64(st.msg[1])<<24 | int64(st.msg[2])<<16 | int64(st.msg[3])<<8 | int64(st.msg[4])
+	if st.msgLen > st.maxMsg {
+		st.failWith(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", st.msgLen, st.maxMsg))
 		return
 	}
-	if st.msgLen < 0 && len(st.msg)+len(p) >= 5 {
-		var prefix [5]byte
-		k := copy(prefix[:], st.msg)
-		copy(prefix[k:], p)
-		st.msgLen = int64(prefix[1])<<24 | int64(prefix[2])<<16 | int64(prefix[3])<<8 | int64(prefix[4])
-		if st.msgLen > st.maxMsg {
-			st.failWith(codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", st.msgLen, st.maxMsg))
-			return
-		}
-		if int64(len(st.msg))+int64(len(p)) > 5+st.msgLen {
-			st.failWith(codes.Internal, "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message")
-			return
-		}
+	if int64(len(st.msg)) > 5+st.msgLen {
+		st.failWith(codes.Internal, errCardinality)
+		return
 	}
-	st.msg = append(st.msg, p...)
+	if want := 5 + st.msgLen; int64(cap(st.msg)) < want && st.msgLen <= eagerMsg {
+		st.msg = slices.Grow(st.msg, int(want)-len(st.msg))
+	}
 }
 
 // failWith records the call's failure; nothing more of the stream is

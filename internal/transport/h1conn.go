@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
@@ -21,7 +22,8 @@ import (
 // net/http's transport hands every request to a writer goroutine and every
 // reply back from a reader goroutine, and at concurrency 1 those two
 // wake-ups (each often waking an idle OS thread) cost more CPU than the
-// exchange.
+// exchange. A large body is written by a helper goroutine while the
+// caller reads, so that a server answering early is heard at once.
 //
 // An HTTPConn is not safe for concurrent use. What it returns is valid
 // until its next call.
@@ -34,7 +36,12 @@ type HTTPConn struct {
 	head  []byte      // request line and headers
 	iov   net.Buffers // head then the body's buffers, for one writev
 	reply HTTPReply
+	body  []byte // the reply body, reused
+	zbody []byte // the reply body gunzipped, reused
+	zsrc  bytes.Reader
 	zr    *gzip.Reader
+
+	wdone chan writeResult // the helper goroutine's write of a large body
 }
 
 // HTTPConnConfig says where an HTTPConn goes and how.
@@ -222,22 +229,70 @@ func (c *HTTPConn) Do(ctx context.Context, req *HTTPRequest, timeout time.Durati
 	return r, nil
 }
 
+// writeResult is how the helper goroutine's write ended.
+type writeResult struct {
+	err error
+	at  time.Time
+}
+
 // exchange writes the request and reads the reply on the current
-// connection; replied says whether any reply byte arrived.
+// connection; replied says whether any reply byte arrived. A body of
+// largeBody bytes or more is written by a helper goroutine while this one
+// reads: a server may answer before reading it (413 for a body too
+// large) and stop reading, and the reply, not the deadline, must end the
+// call. A reply complete while the request is still going out cuts the
+// write short; the connection, left mid-request, carries no more.
 func (c *HTTPConn) exchange(req *HTTPRequest, r *HTTPReply) (replied bool, err error) {
-	if err := c.write(req.Body); err != nil {
-		return false, err
+	async := bodyLen(req.Body) >= largeBody
+	var wrote time.Time
+	if async {
+		if c.wdone == nil {
+			c.wdone = make(chan writeResult, 1)
+		}
+		go func() {
+			err := c.write(req.Body)
+			c.wdone <- writeResult{err, time.Now()}
+		}()
+	} else {
+		if err := c.write(req.Body); err != nil {
+			return false, err
+		}
+		wrote = time.Now()
 	}
-	wrote := time.Now()
-	if _, err := c.br.Peek(1); err != nil {
-		return false, err
-	}
+	_, err = c.br.Peek(1)
 	first := time.Now()
-	if err := c.readReply(r); err != nil {
-		return true, err
+	if err == nil {
+		replied = true
+		err = c.readReply(r)
+	}
+	if async {
+		w, whole := c.endWrite()
+		wrote = w.at
+		if !whole {
+			// The server stopped reading or closed: whatever it said is
+			// the answer, and the connection is spent.
+			r.close = true
+		}
+	}
+	if err != nil {
+		return replied, err
 	}
 	r.Wait = max(first.Sub(wrote), 0)
 	return true, nil
+}
+
+// endWrite waits for the helper goroutine's write, cutting short one
+// still going once the reply is in (or its read failed). whole says
+// whether the request went out whole.
+func (c *HTTPConn) endWrite() (w writeResult, whole bool) {
+	select {
+	case w = <-c.wdone:
+		return w, w.err == nil
+	default:
+	}
+	c.nc.SetWriteDeadline(aLongTimeAgo)
+	w = <-c.wdone
+	return w, false
 }
 
 // write sends headers and body with one write(2) when the body is small
@@ -256,6 +311,17 @@ func (c *HTTPConn) write(body [][]byte) error {
 	_, err := writeBuffers(c.nc, c.iov)
 	clear(c.iov) // keep no tensor alive through the connection
 	return err
+}
+
+// canWritev reports whether writeBuffers makes one writev(2) on nc.
+func canWritev(nc net.Conn) bool {
+	switch nc.(type) {
+	case *net.TCPConn, interface {
+		WriteBuffers([][]byte) (int64, error)
+	}:
+		return true
+	}
+	return false
 }
 
 // writeBuffers writes bufs with writev(2) where nc can: a blocking

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"slices"
 	"strconv"
 )
 
@@ -121,30 +123,79 @@ func connectionTokens(value []byte, minor int, r *HTTPReply) {
 	}
 }
 
-// readBody reads the body as the head frames it.
+// readBody reads the body as the head frames it, into the connection's
+// reply buffer (reused from reply to reply, so that a run's memory is
+// bounded by its concurrency times the reply size, and a reply costs no
+// allocation once the buffer has grown to it).
 func (c *HTTPConn) readBody(r *HTTPReply, f *framing) error {
+	var err error
 	switch {
 	case f.chunked:
-		body, err := io.ReadAll(httputil.NewChunkedReader(c.br))
-		if err != nil {
+		if c.body, err = readAllInto(c.body[:0], httputil.NewChunkedReader(c.br), c.cfg.MaxReply); err != nil {
 			return err
 		}
-		r.Body = body
+		r.Body = c.body
 		return c.skipTrailers()
+	case f.clen > c.cfg.MaxReply:
+		return badReply("reply body of %d bytes is over the limit of %d", f.clen, c.cfg.MaxReply)
 	case f.clen >= 0:
-		r.Body = make([]byte, f.clen)
-		if _, err := io.ReadFull(c.br, r.Body); err != nil {
+		if c.body, err = readFull(c.body[:0], c.br, f.clen); err != nil {
 			return fmt.Errorf("reading reply body: %w", err)
 		}
+		r.Body = c.body
 	case r.Status == http.StatusNoContent || r.Status == http.StatusNotModified:
 	default:
-		body, err := io.ReadAll(c.br)
-		if err != nil {
+		if c.body, err = readAllInto(c.body[:0], c.br, c.cfg.MaxReply); err != nil {
 			return fmt.Errorf("reading reply body: %w", err)
 		}
-		r.Body, r.close = body, true
+		r.Body, r.close = c.body, true
 	}
 	return nil
+}
+
+// eagerBody is the largest declared length allocated before its bytes
+// arrive; past it the buffer grows as they do, so a length the server does
+// not send costs no more than what it sends.
+const eagerBody = 64 << 20
+
+// readFull reads n bytes from r appended to buf[:0], reusing buf's memory.
+func readFull(buf []byte, r io.Reader, n int64) ([]byte, error) {
+	if int64(cap(buf)) >= n || n <= eagerBody {
+		buf = slices.Grow(buf[:0], int(n))[:n]
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	}
+	buf = buf[:0]
+	for int64(len(buf)) < n {
+		k := int(min(n-int64(len(buf)), int64(max(len(buf), eagerBody))))
+		buf = slices.Grow(buf, k)
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// readAllInto appends r's bytes to buf until EOF, failing past limit.
+func readAllInto(buf []byte, r io.Reader, limit int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(len(buf), 32<<10))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, badReply("reply body over the limit of %d bytes", limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // skipTrailers reads a chunked body's trailer section, up to its blank
@@ -161,19 +212,26 @@ func (c *HTTPConn) skipTrailers() error {
 	}
 }
 
+// gunzip decompresses the body into the connection's second buffer.
 func (c *HTTPConn) gunzip(r *HTTPReply) error {
+	c.zsrc.Reset(r.Body)
 	var err error
 	if c.zr == nil {
-		c.zr, err = gzip.NewReader(bytes.NewReader(r.Body))
+		c.zr, err = gzip.NewReader(&c.zsrc)
 	} else {
-		err = c.zr.Reset(bytes.NewReader(r.Body))
+		err = c.zr.Reset(&c.zsrc)
 	}
 	if err == nil {
-		r.Body, err = io.ReadAll(c.zr)
+		c.zbody, err = readAllInto(c.zbody[:0], c.zr, c.cfg.MaxReply)
 	}
 	if err != nil {
+		var we *wireError
+		if errors.As(err, &we) {
+			return err
+		}
 		return badReply("reading gzip reply: %v", err)
 	}
+	r.Body = c.zbody
 	return nil
 }
 

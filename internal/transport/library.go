@@ -77,10 +77,12 @@ type GRPCDialOptions struct {
 
 // GRPCDial returns a grpc-go connection to target (host:port) set up for
 // load: messages up to INT32_MAX both ways (Triton allows them; grpc-go
-// defaults to 4 MiB) and fixed flow-control windows of GRPCWindow. Fixed
-// windows turn off grpc-go's bandwidth-delay estimation, whose pings and
-// window updates were half an extra write per request at concurrency 1,
-// and keep large tensors from waiting on window updates.
+// defaults to 4 MiB) and fixed flow-control windows: GRPCWindow per
+// stream and four times that for the connection, which grpc-go shares
+// among every stream in flight. Fixed windows turn off grpc-go's
+// bandwidth-delay estimation, whose pings and window updates were half an
+// extra write per request at concurrency 1, and windows past a 4.9 MB
+// image keep large tensors from waiting on window updates.
 func GRPCDial(target string, o GRPCDialOptions) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if o.TLS != nil {
@@ -90,7 +92,7 @@ func GRPCDial(target string, o GRPCDialOptions) (*grpc.ClientConn, error) {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
 		grpc.WithInitialWindowSize(GRPCWindow),
-		grpc.WithInitialConnWindowSize(GRPCWindow),
+		grpc.WithInitialConnWindowSize(4 * GRPCWindow),
 	}
 	if o.Dial != nil {
 		// passthrough hands the address to the dialer unresolved.

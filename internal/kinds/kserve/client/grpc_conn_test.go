@@ -134,13 +134,13 @@ func sameOutputs(a, b []tensor.Tensor) bool {
 	})
 }
 
-// A reply larger than the 4 MiB window the client offers needs its
+// A reply larger than the 16 MiB window the client offers needs its
 // WINDOW_UPDATEs, and a request larger than grpc-go's 64 KiB initial
 // window must wait for the server's: both directions cross their windows.
 func TestGRPCConnLargerThanWindows(t *testing.T) {
 	addr, _ := grpcServer(t, &fakeGRPC{})
 	conn := newConn(t, Options{Protocol: "grpc", URL: addr})
-	const n = 5 << 17 // 2.5 MiB per INT32 tensor: a 5 MiB reply
+	const n = 5 << 19 // 10 MiB per INT32 tensor: a 20 MiB reply
 	if 2*4*n <= transport.GRPCWindow {
 		t.Fatal("the reply must be larger than the window")
 	}

@@ -132,7 +132,9 @@ func stripURL(err error) error {
 }
 
 // readBody reads the reply in one allocation when Content-Length is known,
-// undoing gzip if the server applied it.
+// undoing gzip if the server applied it. The library path's replies live
+// as long as the caller keeps them, so each has its own buffer; the cap is
+// the own connections' (transport.DefaultMaxReply).
 func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 	var r io.Reader = resp.Body
 	if resp.Header.Get("Content-Encoding") == "gzip" {
@@ -144,6 +146,9 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 		r = zr
 		resp.ContentLength = -1
 	}
+	if resp.ContentLength > transport.DefaultMaxReply {
+		return nil, fmt.Errorf("reply body of %d bytes is over the limit of %d", resp.ContentLength, int64(transport.DefaultMaxReply))
+	}
 	if resp.ContentLength >= 0 {
 		data := make([]byte, resp.ContentLength)
 		if _, err := io.ReadFull(r, data); err != nil {
@@ -151,9 +156,12 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 		}
 		return data, nil
 	}
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, transport.DefaultMaxReply+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading reply body: %w", err)
+	}
+	if len(data) > transport.DefaultMaxReply {
+		return nil, fmt.Errorf("reply body over the limit of %d bytes", int64(transport.DefaultMaxReply))
 	}
 	return data, nil
 }
