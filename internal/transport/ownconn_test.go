@@ -2,9 +2,11 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -94,26 +96,45 @@ type ownTest struct {
 	call func(context.Context) error
 }
 
-// ownConns returns an HTTP and a gRPC own connection to test servers
-// made for the test, with TLS as given.
+// ownConns returns HTTP and gRPC own connections, plaintext and TLS, to
+// test servers made for the test.
 func ownConns(t *testing.T) map[string]ownTest {
 	addr := serveHTTP(t, func(_ *http.Request, _ []byte, w io.Writer) bool {
 		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		return true
 	})
-	hc := NewHTTPConn(HTTPConnConfig{Addr: addr})
-	t.Cleanup(func() { hc.Close() })
-	fake := h2test.New(t, func(r *h2test.Reply) { r.OK(h2test.Message([]byte("ok"))) })
-	gc := NewGRPCConn(GRPCConnConfig{Target: fake.Addr()})
-	t.Cleanup(func() { gc.Close() })
-	return map[string]ownTest{
-		"http": {&hc.ownConn, func(ctx context.Context) error {
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(tlsSrv.Close)
+	clientTLS := tlsSrv.Client().Transport.(*http.Transport).TLSClientConfig
+	reply := func(r *h2test.Reply) { r.OK(h2test.Message([]byte("ok"))) }
+	fake := h2test.New(t, reply)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeTLS := h2test.Serve(t, tls.NewListener(lis, &tls.Config{Certificates: tlsSrv.TLS.Certificates, NextProtos: []string{"h2"}}), reply)
+	out := map[string]ownTest{}
+	for name, cfg := range map[string]HTTPConnConfig{
+		"http":     {Addr: addr},
+		"http+tls": {Addr: tlsSrv.Listener.Addr().String(), TLS: clientTLS},
+	} {
+		hc := NewHTTPConn(cfg)
+		t.Cleanup(func() { hc.Close() })
+		out[name] = ownTest{&hc.ownConn, func(ctx context.Context) error {
 			_, err := hc.Do(ctx, &HTTPRequest{Op: "get", Method: "GET", Path: "/"}, 0)
 			return err
-		}},
-		"grpc": {&gc.ownConn, func(ctx context.Context) error {
+		}}
+	}
+	for name, cfg := range map[string]GRPCConnConfig{
+		"grpc":     {Target: fake.Addr()},
+		"grpc+tls": {Target: fakeTLS.Addr(), TLS: clientTLS},
+	} {
+		gc := NewGRPCConn(cfg)
+		t.Cleanup(func() { gc.Close() })
+		out[name] = ownTest{&gc.ownConn, func(ctx context.Context) error {
 			_, err := gc.Invoke(ctx, &GRPCCall{Op: "call", Method: "/s/M"}, 0)
 			return err
-		}},
+		}}
 	}
+	return out
 }
