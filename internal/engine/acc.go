@@ -27,11 +27,16 @@ func newHist() *hdrhistogram.Histogram {
 type acc struct {
 	start, end time.Duration // window bounds, offsets from the epoch
 
-	hist   *hdrhistogram.Histogram
-	n      int64 // successful requests
-	errs   int64
-	sumUs  float64 // exact sums for mean and std; the histogram gives percentiles
-	sumSq  float64
+	hist  *hdrhistogram.Histogram
+	n     int64 // successful requests
+	errs  int64
+	sumUs float64 // exact sum for the mean; the histogram gives percentiles
+	// meanUs and m2 are Welford's running mean and sum of squared
+	// deviations from it: sumSq/n − mean² loses every digit of the
+	// variance once latencies are large against their spread (seconds
+	// with microsecond jitter).
+	meanUs float64
+	m2     float64
 	minLat time.Duration
 	maxLat time.Duration
 
@@ -65,7 +70,9 @@ func (a *acc) add(s *sample) {
 	us := float64(lat) / float64(time.Microsecond)
 	a.n++
 	a.sumUs += us
-	a.sumSq += us * us
+	d := us - a.meanUs
+	a.meanUs += d / float64(a.n)
+	a.m2 += d * (us - a.meanUs)
 	if a.minLat < 0 || lat < a.minLat {
 		a.minLat = lat
 	}
@@ -98,10 +105,10 @@ func (a *acc) add(s *sample) {
 // merge folds b into a; bounds widen to cover both.
 func (a *acc) merge(b *acc) {
 	a.hist.Merge(b.hist)
+	a.mergeMoments(b)
 	a.n += b.n
 	a.errs += b.errs
 	a.sumUs += b.sumUs
-	a.sumSq += b.sumSq
 	if b.minLat >= 0 && (a.minLat < 0 || b.minLat < a.minLat) {
 		a.minLat = b.minLat
 	}
@@ -123,6 +130,23 @@ func (a *acc) merge(b *acc) {
 	a.end = max(a.end, b.end)
 }
 
+// mergeMoments folds b's running mean and squared deviations into a's
+// (Chan, Golub and LeVeque's pairwise update); a.n is still a's alone.
+func (a *acc) mergeMoments(b *acc) {
+	if b.n == 0 {
+		return
+	}
+	if a.n == 0 {
+		a.meanUs, a.m2 = b.meanUs, b.m2
+		return
+	}
+	na, nb := float64(a.n), float64(b.n)
+	n := na + nb
+	d := b.meanUs - a.meanUs
+	a.meanUs += d * nb / n
+	a.m2 += b.m2 + d*d*na*nb/n
+}
+
 // metrics computes the figures of the accumulated requests over dur.
 func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	m := result.Metrics{Requests: a.n, Errors: a.errs}
@@ -141,7 +165,7 @@ func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	n := float64(a.n)
 	mean := a.sumUs / n
 	m.LatencyAvgUs = mean
-	if v := a.sumSq/n - mean*mean; v > 0 {
+	if v := a.m2 / n; v > 0 {
 		m.LatencyStdUs = math.Sqrt(v)
 	}
 	m.LatencyMinUs = float64(a.minLat) / float64(time.Microsecond)
