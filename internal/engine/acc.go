@@ -49,7 +49,8 @@ type acc struct {
 	firstN     int64
 	firstSumUs float64
 
-	unreachable int64 // failures to reach the server (transport errors)
+	unreachable int64      // failures to reach the server (transport errors)
+	classes     classTally // failures by class
 
 	llm *llmAcc // generation requests only
 }
@@ -61,6 +62,7 @@ func newAcc(start time.Duration) *acc {
 func (a *acc) add(s *sample) {
 	if s.Err != nil {
 		a.errs++
+		a.classes.add(s.Err)
 		return
 	}
 	lat := s.latency()
@@ -120,6 +122,7 @@ func (a *acc) merge(b *acc) {
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
+	a.classes.merge(&b.classes)
 	if b.llm != nil {
 		if a.llm == nil {
 			a.llm = newLLMAcc(false)
