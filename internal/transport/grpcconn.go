@@ -191,6 +191,7 @@ func (gc *GRPCConn) start(nc net.Conn, deadline time.Time) error {
 	gc.hdec.SetMaxStringLength(maxHeaderList)
 	gc.hb, gc.hbOpen = headerBlock{fields: gc.hb.fields[:0]}, false
 	gc.fr.SetReuseFrames()
+	gc.fr.SetMaxReadFrameSize(ownDataMax)
 	gc.enc = hpack.NewEncoder(&gc.hblock)
 	gc.peerMaxFrame, gc.peerWindow, gc.connSendWindow, gc.connUnacked = 16384, h2DefaultWindow, h2DefaultWindow, 0
 	gc.st = h2stream{msg: gc.st.msg}
@@ -200,6 +201,7 @@ func (gc *GRPCConn) start(nc net.Conn, deadline time.Time) error {
 	gc.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: GRPCWindow},
+		http2.Setting{ID: http2.SettingMaxFrameSize, Val: ownDataMax},
 	)
 	gc.fr.WriteWindowUpdate(0, GRPCWindow-h2DefaultWindow)
 	if err := gc.flush(); err != nil {
