@@ -266,7 +266,7 @@ func (c *HTTPConn) exchange(req *HTTPRequest, r *HTTPReply) (replied bool, err e
 		err = c.readReply(r)
 	}
 	if async {
-		w, whole := c.endWrite()
+		w, whole := c.endWrite(err != nil || r.close || r.Status >= 400)
 		wrote = w.at
 		if !whole {
 			// The server stopped reading or closed: whatever it said is
@@ -281,18 +281,26 @@ func (c *HTTPConn) exchange(req *HTTPRequest, r *HTTPReply) (replied bool, err e
 	return true, nil
 }
 
-// endWrite waits for the helper goroutine's write, cutting short one
-// still going once the reply is in (or its read failed). whole says
-// whether the request went out whole.
-func (c *HTTPConn) endWrite() (w writeResult, whole bool) {
-	select {
-	case w = <-c.wdone:
-		return w, w.err == nil
-	default:
+// endWrite waits for the helper goroutine's write. With cut, a write
+// still going is cut short: the read failed, or the server answered with
+// an error or a close before taking the whole body (413 and the like) and
+// may never read it. Otherwise the server answered a success and keeps
+// the connection, so it reads the rest of the body (it must, to parse the
+// next request), and the write is waited for. whole says whether the
+// request went out whole.
+func (c *HTTPConn) endWrite(cut bool) (w writeResult, whole bool) {
+	if cut {
+		select {
+		case w = <-c.wdone:
+			return w, w.err == nil
+		default:
+		}
+		c.nc.SetWriteDeadline(aLongTimeAgo)
+		w = <-c.wdone
+		return w, false
 	}
-	c.nc.SetWriteDeadline(aLongTimeAgo)
 	w = <-c.wdone
-	return w, false
+	return w, w.err == nil
 }
 
 // write sends headers and body with one write(2) when the body is small
