@@ -74,7 +74,7 @@ func fullRun() *result.Run {
 			Status: result.PointStable, Summary: fullMetrics(1), Figures: new(fullMetrics(1)),
 			Trials:     []result.Trial{{Index: 1, Start: t0, Duration: time.Second, Metrics: fullMetrics(1), Histogram: "SElTVA==", Disturbance: &result.Disturbance{OtherCPU: 0.2, Steal: 0.01, Load1: 1.5, RunQueueWait: new(0.3), CPUPressure: new(0.4)}}},
 			Windows:    []result.Window{{Index: 1, Duration: time.Second, Throughput: 100, LatencyUs: 900, Requests: 100, Errors: 1, Kept: true, Disturbance: &result.Disturbance{OtherCPU: 0.2, Steal: 0.01, Load1: 1.5, RunQueueWait: new(0.3), CPUPressure: new(0.4)}}},
-			Errors:     result.ErrorInfo{Count: 2, First: []string{"timeout"}},
+			Errors:     result.ErrorInfo{Count: 2, First: []string{"timeout"}, Classes: []result.ErrorClass{{Class: "timeout", Count: 2, Example: "timeout"}}},
 			Validation: result.Validation{Enabled: true, Checked: 10, Mismatches: 1, First: []string{"OUTPUT0[3]: 4 != 5"}, Sampled: true},
 			LateSends:  3,
 			Notes:      []string{"note"},

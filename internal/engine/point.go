@@ -41,10 +41,13 @@ type pointRunner struct {
 	// in a window): the point is failed, the next point is measured.
 	failure error
 	// refused counts consecutive windows without a success in which
-	// requests failed, refusedErrs their failures.
+	// requests failed, refusedErrs their failures, refusedClasses their
+	// classes.
 	refused, refusedErrs int64
+	refusedClasses       classTally
 
 	errs       tally
+	classes    classTally
 	mismatches tally
 	checked    int64
 	late       int64
@@ -158,9 +161,19 @@ func (pr *pointRunner) snapshot(ctx context.Context) (kinds.Counters, bool) {
 // absorb folds a finished session's totals into the point.
 func (pr *pointRunner) absorb(st *aggStats) {
 	pr.errs.merge(&st.errors)
+	pr.classes.merge(&st.classes)
 	pr.mismatches.merge(&st.mismatches)
 	pr.checked += st.checked
 	pr.late += st.late
+}
+
+// withDominant adds the point's dominant class of failure to err, which
+// ended a session.
+func (pr *pointRunner) withDominant(err error) error {
+	if d := pr.classes.dominant(); d != "" {
+		return fmt.Errorf("%w; %s", err, d)
+	}
+	return err
 }
 
 // errInterrupted is returned by segment when ctx was cancelled.
@@ -179,7 +192,7 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 		st, serr := sess.stop(pr.rs.opts.Drain)
 		pr.absorb(st)
 		if err == nil && serr != nil {
-			err = failure.Env(serr)
+			err = failure.Env(pr.withDominant(serr))
 		}
 	}()
 	if !sleepUntil(ctx, sess.epoch.Add(pr.m.Warmup)) {
@@ -216,7 +229,8 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 				}
 			}
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
+				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures); %s",
+					ErrUnreachable, m.win.Index, w.errs, w.classes.dominant()))
 			}
 			if err := pr.emptyWindow(w, m, false); err != nil {
 				return err
@@ -247,20 +261,21 @@ const minRefused = 10
 // point too.
 func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
 	if w.n > 0 {
-		pr.refused, pr.refusedErrs = 0, 0
+		pr.refused, pr.refusedErrs, pr.refusedClasses = 0, 0, classTally{}
 		return nil
 	}
 	if w.errs > 0 {
 		pr.refused++
 		pr.refusedErrs += w.errs
+		pr.refusedClasses.merge(&w.classes)
 		// A starved machine or a few slow timeouts can leave short windows
 		// without a success; a server refusing every request fails many.
 		if !whole && (pr.refused < stabilityWindow || pr.refusedErrs < minRefused) {
 			return nil
 		}
 		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
-		if first := pr.errs.first(); len(first) > 0 {
-			msg += "; first error: " + first[0]
+		if d := pr.refusedClasses.dominant(); d != "" {
+			msg += "; " + d
 		}
 		return fmt.Errorf("%w: %s", errPointFailed, msg)
 	}
@@ -379,8 +394,9 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		_, st, err := startSession(ctx, pr.pl, spec).wait()
 		// Warm-up failures still say something about the server.
 		pr.errs.merge(&st.errors)
+		pr.classes.merge(&st.classes)
 		if err != nil {
-			return false, failure.Env(err)
+			return false, failure.Env(pr.withDominant(err))
 		}
 	}
 	if ctx.Err() != nil {
@@ -392,7 +408,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	w, st, err := sess.wait()
 	pr.absorb(st)
 	if err != nil {
-		return false, failure.Env(err)
+		return false, failure.Env(pr.withDominant(err))
 	}
 	var server *result.ServerStats
 	if haveStats {
@@ -410,7 +426,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	pr.status = result.PointStable
 	if w != nil && w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-		return false, failure.Env(fmt.Errorf("%w: none of %d requests succeeded", ErrUnreachable, w.errs))
+		return false, failure.Env(fmt.Errorf("%w: none of %d requests succeeded; %s", ErrUnreachable, w.errs, w.classes.dominant()))
 	}
 	if w != nil {
 		return pr.outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))

@@ -124,8 +124,14 @@ func pointBlock(w io.Writer, p *result.Point) {
 	fmt.Fprintf(w, "  Point: %s (batch %d, %s, shared memory %s, status %s)\n", p.ID, p.BatchSize, p.Protocol, p.SharedMemory, p.Status)
 	figs := p.FigureMetrics()
 	m := &figs
-	if m.Requests == 0 && m.Throughput == 0 && p.Status != result.PointStable && p.Status != result.PointImported {
+	if p.Status == result.PointFailed || m.Requests == 0 && m.Throughput == 0 && p.Status != result.PointStable && p.Status != result.PointImported {
+		// A point that could not be measured shows no throughput or
+		// latency: what its windows saw before the failure is not a
+		// measurement of the server.
 		fmt.Fprintf(w, "  No measurement (%s)\n", p.Status)
+		if p.Errors.Count > 0 {
+			fmt.Fprintf(w, "  Errors: %d%s\n", p.Errors.Count, dominantText(p.Errors))
+		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "  Note: %s\n", n)
 		}
@@ -164,8 +170,8 @@ func pointBlock(w io.Writer, p *result.Point) {
 		if p.Errors.Count != m.Errors || len(p.Windows) > 0 {
 			all = fmt.Sprintf("; %d in all windows, stabilization included", p.Errors.Count)
 		}
-		fmt.Fprintf(w, "    Errors: %d in the kept trials (%s of their requests)%s\n",
-			m.Errors, quantity(m.ErrorRate, "fraction"), all)
+		fmt.Fprintf(w, "    Errors: %d in the kept trials (%s of their requests)%s%s\n",
+			m.Errors, quantity(m.ErrorRate, "fraction"), all, dominantText(p.Errors))
 		for _, e := range p.Errors.First {
 			fmt.Fprintf(w, "      %s\n", e)
 		}
@@ -244,4 +250,17 @@ func toAny(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// dominantText quotes the most frequent class of failure when there are
+// several: "; mostly connection refused (443920 of 443982)".
+func dominantText(e result.ErrorInfo) string {
+	d, ok := e.Dominant()
+	if !ok || len(e.Classes) == 1 && d.Count == e.Count {
+		if ok {
+			return "; all " + d.Class
+		}
+		return ""
+	}
+	return fmt.Sprintf("; mostly %s (%d of %d)", d.Class, d.Count, e.Count)
 }

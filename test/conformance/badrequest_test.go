@@ -62,12 +62,13 @@ func TestBadRequests(t *testing.T) {
 			return in
 		})}, httpCode: 400, grpcCode: codes.InvalidArgument, substring: "Unable to find shared memory region: 'ghost'"},
 	}
-	for _, proto := range protocols {
+	for _, k := range transports {
 		s := start(t, refserver.Options{Models: []string{"simple"}})
-		c := newClient(t, s, proto)
+		c, infer := connect(t, s, k)
+		proto := k.proto
 		for _, tc := range cases {
-			t.Run(proto+"/"+tc.name, func(t *testing.T) {
-				_, err := c.Infer(ctxT(t), &tc.req)
+			t.Run(k.String()+"/"+tc.name, func(t *testing.T) {
+				_, err := infer(ctxT(t), &tc.req)
 				var se *transport.ServerError
 				if !errors.As(err, &se) {
 					t.Fatalf("want a server error, got %v", err)
@@ -79,6 +80,9 @@ func TestBadRequests(t *testing.T) {
 					t.Errorf("message %q does not contain %q", se.Message, tc.substring)
 				}
 			})
+		}
+		if k.own {
+			continue // registration is not an infer call
 		}
 		t.Run(proto+"/shm registration", func(t *testing.T) {
 			ctx := ctxT(t)

@@ -22,6 +22,9 @@ type caller struct {
 
 	stream    client.Stream
 	streamCtx context.Context
+	// endStream cancels the stream's own context: the only way to end a
+	// gRPC stream from the client, where CloseSend only half-closes it.
+	endStream context.CancelFunc
 
 	// conn is this worker's own connection when the client offers one:
 	// the worker's goroutine then does the whole exchange itself.
@@ -126,21 +129,24 @@ func (c *caller) call(ctx context.Context, req *client.InferRequest, out *kinds.
 // abandoned) are skipped. A decoupled model answers several responses per
 // request: as perf_analyzer does, the request completes at the final one,
 // and the first response's time is kept in out. The response returned is
-// the last that carried outputs. A transport failure drops the stream so
-// the next call reopens it.
+// the last that carried outputs. A failed send or a transport failure
+// ends the stream so the next call opens another: a stream left open
+// would hold its server-side call, and each later failure one more.
 func (c *caller) callStream(req *client.InferRequest, out *kinds.Outcome, clock func() time.Duration) (*client.InferResponse, error) {
 	if c.stream == nil {
-		st, err := c.p.streamer.InferStream(c.streamCtx)
+		ctx, cancel := context.WithCancel(c.streamCtx)
+		st, err := c.p.streamer.InferStream(ctx)
 		if err != nil {
+			cancel()
 			return nil, err
 		}
-		c.stream = st
+		c.stream, c.endStream = st, cancel
 	}
 	c.idBuf = strconv.AppendUint(append(c.idBuf[:0], 'w'), uint64(c.id), 10)
 	c.idBuf = strconv.AppendUint(append(c.idBuf, '-'), c.count, 10)
 	req.ID = string(c.idBuf)
 	if err := c.stream.Send(req); err != nil {
-		c.stream = nil
+		c.dropStream()
 		return nil, err
 	}
 	var last *client.InferResponse
@@ -151,7 +157,7 @@ func (c *caller) callStream(req *client.InferRequest, out *kinds.Outcome, clock 
 		}
 		var se *transport.ServerError
 		if err != nil && !errors.As(err, &se) {
-			c.stream = nil
+			c.dropStream()
 		}
 		if err != nil {
 			return nil, err
@@ -184,7 +190,15 @@ func (c *caller) Close() error {
 	}
 	if c.stream != nil {
 		_ = c.stream.CloseSend()
-		c.stream = nil
+		c.dropStream()
 	}
 	return nil
+}
+
+// dropStream ends the stream, if any; the next call opens another.
+func (c *caller) dropStream() {
+	if c.endStream != nil {
+		c.endStream()
+	}
+	c.stream, c.endStream = nil, nil
 }

@@ -51,6 +51,8 @@ type ConnClient interface {
 // Conn is one caller's connection. It is not safe for concurrent use. It
 // sends what Client.Infer sends and reports the same errors; timeout (0 =
 // none) bounds each call besides ctx's deadline and the client's Timeout.
+// A response's output tensors may lie in the connection's reply buffer,
+// reused by the next call: they are valid until then (copy to keep them).
 type Conn interface {
 	Infer(ctx context.Context, req *InferRequest, timeout time.Duration) (*InferResponse, error)
 	Close() error
@@ -135,9 +137,13 @@ func (r *InferResponse) Output(name string) (tensor.Tensor, bool) {
 }
 
 // Timing splits a call's client-side wall time. SendRecv is time the client
-// spent building/encoding the request and reading/decoding the reply; Wait is
-// the rest: from the request leaving the client until the reply's first byte
-// (HTTP) or until the reply message arrived (gRPC).
+// spent building, encoding and sending the request and receiving and
+// decoding the reply; Wait is the rest: from the request's last byte
+// leaving the client until the reply's first byte arrived (the status
+// line over HTTP, the response HEADERS frame over the own gRPC
+// connections). grpc-go tells neither moment, so on its connections Wait
+// is the call's time less marshalling and unmarshalling, transfers
+// included.
 type Timing struct {
 	SendRecv time.Duration
 	Wait     time.Duration

@@ -1,6 +1,6 @@
 //go:build linux
 
-package client
+package transport
 
 import (
 	"errors"
@@ -309,4 +309,19 @@ func (c *blockingConn) Close() error {
 		blockingSlots.Add(-1)
 	})
 	return err
+}
+
+// ForceBlocking puts every TCP connection dialled by an own connection in
+// blocking mode, whatever GOMAXPROCS, until restore is called: the tests
+// of the own connections, here and in the kinds built on them, run over
+// both kinds of socket with it.
+func ForceBlocking() (restore func()) {
+	blockingAlways.Store(true)
+	return func() { blockingAlways.Store(false) }
+}
+
+// BlockingCounts reports how many connections were ever put in blocking
+// mode and how many of them are open now.
+func BlockingCounts() (opened int64, open int32) {
+	return blockingOpened.Load(), blockingSlots.Load()
 }

@@ -1,4 +1,4 @@
-package client
+package transport
 
 import (
 	"bufio"
@@ -35,10 +35,14 @@ func (o *ownConn) attach(nc net.Conn, size int) {
 
 // dropDead drops a connection that can no longer carry a request though
 // nothing failed on it: a blocking connection that a cancellation, arriving
-// between two calls, shut down. A poller connection is revived by the
-// next call's deadline instead.
+// between two calls, shut down, under TLS or not. A poller connection is
+// revived by the next call's deadline instead.
 func (o *ownConn) dropDead() {
-	if d, ok := o.nc.(interface{ isShut() bool }); ok && d.isShut() {
+	nc := o.nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	if d, ok := nc.(interface{ isShut() bool }); ok && d.isShut() {
 		o.drop()
 	}
 }
