@@ -47,6 +47,9 @@ const (
 	DefaultMaxTrials     = 10
 	DefaultTrials        = 10
 	DefaultStringLength  = 128
+	// DefaultOutputShmSize is perf_analyzer's output region size per batch
+	// element; perfscen uses it only for an output it can size neither from
+	// the model's shapes nor from a reply (output_shared_memory_size unset).
 	DefaultOutputShmSize = 102400
 )
 

@@ -73,6 +73,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		}
 		return d, nil
 	}
+	s.specs = specs
 	s.stats = s.neg.serverStats
 	s.notes = s.neg.notes
 	return s, nil
@@ -87,7 +88,8 @@ type server struct {
 	md      *wire.ServerMetadata
 	neg     negotiation
 	inputs  func(*plan.Point) (*inputdata.Data, error)
-	stats   bool // read statistics around windows
+	specs   map[string]inputdata.ModelSpec // by model alias; nil for FromClient
+	stats   bool                           // read statistics around windows
 	notes   []string
 	shmSeq  int // shared-memory sets made, for unique region names
 }

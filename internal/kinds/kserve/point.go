@@ -60,12 +60,19 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 		p.streamer = st
 	}
 	if useShm {
-		meta, err := cl.ModelMetadata(ctx, m.Name, m.Version)
-		if err != nil {
-			return nil, failure.Env(fmt.Errorf("model metadata for shared memory: %w", err))
+		spec, ok := s.specs[m.Alias]
+		if !ok {
+			meta, err := cl.ModelMetadata(ctx, m.Name, m.Version)
+			if err != nil {
+				return nil, failure.Env(fmt.Errorf("model metadata for shared memory: %w", err))
+			}
+			spec = specFromMetadata(m.Name, meta)
 		}
+		sizer := outputSizer{client: cl, streamer: p.streamer, model: m, spec: spec, data: data,
+			batch: pt.BatchSize, override: pt.OutputShmSize, timeout: s.plan.Server.Timeout}
+		names, sizes := sizer.sizes(ctx)
 		s.shmSeq++
-		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", s.shmSeq-1), data, meta, pt.BatchSize, pt.OutputShmSize)
+		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", s.shmSeq-1), data, names, sizes)
 		if err != nil {
 			return nil, failure.Env(err)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/shm"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
@@ -26,9 +25,13 @@ var ErrCUDA = errors.New("CUDA shared memory needs a CUDA build of perfscen; thi
 const defaultOutputShmSize = 102400
 
 // shmSet owns a point's system shared-memory regions: one per input
-// holding every distinct step's tensor at its own offset, and per worker one
-// region per output so concurrent responses never overlap. close unregisters
-// and unlinks everything it made, whatever happened before.
+// holding every distinct step's tensor at its own offset, and per live
+// caller one region per output so concurrent responses never overlap. A
+// caller's output regions go back to the set when it closes and the next
+// caller (of a later session: warm-up, trial, interleaved round) reuses
+// them, so a point registers each region once whatever number of sessions
+// it runs. close unregisters and unlinks everything it made, whatever
+// happened before.
 type shmSet struct {
 	client client.Client
 	prefix string // region names and keys start with this
@@ -39,12 +42,14 @@ type shmSet struct {
 
 	mu      sync.Mutex
 	regions []*shm.Region
-	names   []string // registered with the server
+	names   []string         // registered with the server
+	free    []*workerOutputs // output sets of closed callers, for reuse
+	outSets int              // output sets made, for unique region names
 }
 
-// newShmSet creates and registers the input regions of data. outSize is the
-// point's OutputShmSize (0 = derive from metadata × batch).
-func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, meta *wire.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
+// newShmSet creates and registers the input regions of data. outSizes are
+// the output regions' sizes (see outputShmSizes).
+func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, outNames []string, outSizes []uint64) (_ *shmSet, err error) {
 	s := &shmSet{client: c, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
 	defer func() {
 		if err != nil {
@@ -78,28 +83,8 @@ func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Da
 			off += len(raw)
 		}
 	}
-	for _, o := range meta.Outputs {
-		s.outNames = append(s.outNames, o.Name)
-		s.outSizes = append(s.outSizes, outputShmSize(o, batch, outSize))
-	}
+	s.outNames, s.outSizes = outNames, outSizes
 	return s, nil
-}
-
-// outputShmSize is the region size for one output: the configured size, or
-// the metadata shape with the batch dim applied, or perf_analyzer's default
-// per batch element for variable or BYTES outputs.
-func outputShmSize(o wire.TensorMetadata, batch int, configured int64) uint64 {
-	if configured > 0 {
-		return uint64(configured)
-	}
-	shape := append([]int64(nil), o.Shape...)
-	if len(shape) > 0 && shape[0] == -1 {
-		shape[0] = int64(max(batch, 1))
-	}
-	if n, err := tensor.ByteSize(o.DataType, shape); err == nil && n > 0 {
-		return uint64(n)
-	}
-	return uint64(defaultOutputShmSize * max(batch, 1))
 }
 
 func (s *shmSet) create(ctx context.Context, name string, size int) (*shm.Region, error) {
@@ -127,10 +112,23 @@ type workerOutputs struct {
 	regions   []*shm.Region
 }
 
-func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs, error) {
+// workerOutputs gives a caller output regions of its own: a set a closed
+// caller gave back, or a new one. Region names number the sets, not the
+// workers, so two sessions of a point never ask for one name twice.
+func (s *shmSet) workerOutputs(ctx context.Context) (*workerOutputs, error) {
+	s.mu.Lock()
+	if n := len(s.free); n > 0 {
+		o := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.mu.Unlock()
+		return o, nil
+	}
+	set := s.outSets
+	s.outSets++
+	s.mu.Unlock()
 	o := &workerOutputs{}
 	for k, name := range s.outNames {
-		region := fmt.Sprintf("%s_w%d_out%d", s.prefix, worker, k)
+		region := fmt.Sprintf("%s_o%d_out%d", s.prefix, set, k)
 		r, err := s.create(ctx, region, int(s.outSizes[k]))
 		if err != nil {
 			return nil, err
@@ -140,6 +138,17 @@ func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs,
 			Shm: &client.ShmRef{Region: region, ByteSize: s.outSizes[k]}})
 	}
 	return o, nil
+}
+
+// release gives a closed caller's output regions back for reuse; they
+// stay registered until close. No request may be in flight on them.
+func (s *shmSet) release(o *workerOutputs) {
+	if s == nil || o == nil {
+		return
+	}
+	s.mu.Lock()
+	s.free = append(s.free, o)
+	s.mu.Unlock()
 }
 
 // read returns the outputs of a response whose data the server wrote into
@@ -222,7 +231,7 @@ func (s *shmSet) close() error {
 			errs = append(errs, err)
 		}
 	}
-	s.names, s.regions = nil, nil
+	s.names, s.regions, s.free = nil, nil, nil
 	return errors.Join(errs...)
 }
 
