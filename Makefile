@@ -20,6 +20,7 @@ build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
 test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./..., full gate-soundness simulation
+	@[ -d ../shared/triton ] || [ -n "$$PERFSCEN_TRITON_DIR" ] || echo "SKIP: no ../shared/triton: the tests against the real Triton (test/triton, internal/kinds/tritoncapi) will not run"
 	$(GO) test -race -timeout 15m ./...
 	@# Under -race the simulation runs 200 replicates per noise model; the
 	@# full 2000 (the soundness goals' sample size) run here without it.
