@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // server is the scenario block reaching the test's Triton on both
@@ -387,4 +389,55 @@ models:
 			})
 		}
 	}
+}
+
+// Model control in explicit mode, through perfscen's client on both
+// protocols and a config override: an unloaded model is one the server
+// lacks (exit 2), a reloaded one is measured again, and an override's
+// max_batch_size is the limit perfscen reads from the config.
+func TestConformanceModelControl(t *testing.T) {
+	run := func(batch int) outcome {
+		return runScenario(t, fmt.Sprintf(`version: 1
+name: control
+`+server+`models:
+  - name: %s
+    batch_size: %d
+load:
+  mode: iterations
+  iterations: 5
+`, ctlModel, batch), nil)
+	}
+	for _, proto := range []plan.Protocol{plan.ProtocolHTTP, plan.ProtocolGRPC} {
+		c := tritonClient(t, proto)
+		if err := c.UnloadModel(ctxT(t), ctlModel); err != nil {
+			t.Fatalf("%s unload: %v", proto, err)
+		}
+		if ready, err := c.ModelReady(ctxT(t), ctlModel, ""); err != nil || ready {
+			t.Fatalf("%s: ready %v after unload (%v)", proto, ready, err)
+		}
+		o := run(1)
+		o.wantCode(t, 2)
+		if !strings.Contains(o.out, ctlModel) {
+			t.Errorf("the refusal does not name the model:\n%s", o.out)
+		}
+		if err := c.LoadModel(ctxT(t), ctlModel); err != nil {
+			t.Fatalf("%s load: %v", proto, err)
+		}
+		run(8).wantCode(t, 0)
+	}
+
+	// A full config override (Triton replaces the config) with a smaller
+	// max_batch_size: batch 8 is now refused before load, 4 is measured.
+	override := `{"parameters":{"config":"{\"name\":\"` + ctlModel + `\",\"backend\":\"identity\",\"max_batch_size\":4,` +
+		`\"input\":[{\"name\":\"INPUT0\",\"data_type\":\"TYPE_FP32\",\"dims\":[16]}],` +
+		`\"output\":[{\"name\":\"OUTPUT0\",\"data_type\":\"TYPE_FP32\",\"dims\":[16]}]}"}}`
+	if st, _, b := httpDo(t, tri.HTTP, "POST", "/v2/repository/models/"+ctlModel+"/load", override); st != 200 {
+		t.Fatalf("load with override: %d %s", st, b)
+	}
+	cfg, err := tritonClient(t, plan.ProtocolGRPC).ModelConfig(ctxT(t), ctlModel, "")
+	if err != nil || cfg.MaxBatchSize != 4 {
+		t.Fatalf("config after the override: %+v, %v", cfg, err)
+	}
+	run(8).wantCode(t, 2)
+	run(4).wantCode(t, 0)
 }
