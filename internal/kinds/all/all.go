@@ -6,6 +6,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
+	"github.com/perfscen/perfscen/internal/kinds/tritoncapi"
 )
 
 // Kinds are the service kinds, by their server.kind names.
@@ -13,5 +14,6 @@ func Kinds() kinds.Set {
 	return kinds.NewSet(
 		kserve.Kind{},
 		openai.Kind{},
+		tritoncapi.Kind{},
 	)
 }
