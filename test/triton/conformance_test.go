@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/internal/cuda"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -440,4 +441,29 @@ load:
 	}
 	run(8).wantCode(t, 2)
 	run(4).wantCode(t, 0)
+}
+
+// shared_memory: cuda on a machine without the CUDA runtime or a GPU
+// (this one, when cuda.Load fails): exit 2 before any load, saying what is
+// missing, on both protocols.
+func TestConformanceCUDASharedMemoryUnavailable(t *testing.T) {
+	if _, err := cuda.Load(); err == nil {
+		t.Skip("this machine has CUDA: CUDA shared memory is exercised against a GPU build of Triton, not this CPU one")
+	}
+	for _, proto := range []string{"http", "grpc"} {
+		o := runScenario(t, `version: 1
+name: cuda-shm
+`+server+`  protocol: `+proto+`
+models:
+  - name: simple
+load:
+  mode: iterations
+  iterations: 5
+  shared_memory: cuda
+`, nil)
+		o.wantCode(t, 2)
+		if !strings.Contains(o.out, "libcudart") {
+			t.Errorf("%s: the refusal does not name the CUDA runtime:\n%s", proto, o.out)
+		}
+	}
 }

@@ -36,7 +36,7 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", pt.Model))
 	}
-	useShm, err := shmMode(pt.SharedMemory)
+	useShm, rt, err := shmMode(pt.SharedMemory)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 			batch: pt.BatchSize, override: pt.OutputShmSize, timeout: s.plan.Server.Timeout}
 		names, sizes := sizer.sizes(ctx)
 		s.shmSeq++
-		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", s.shmSeq-1), data, names, sizes)
+		set, err := newShmSet(ctx, cl, rt, fmt.Sprintf("p%d", s.shmSeq-1), data, names, sizes)
 		if err != nil {
 			return nil, failure.Env(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/cuda"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
@@ -17,8 +18,9 @@ import (
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
-// ErrCUDA is returned for points asking for CUDA shared memory.
-var ErrCUDA = errors.New("CUDA shared memory needs a CUDA build of perfscen; this build has none")
+// ErrCUDA marks points asking for CUDA shared memory on a machine where
+// the CUDA runtime or a GPU is missing.
+var ErrCUDA = errors.New("shared_memory: cuda needs the CUDA runtime (libcudart) and a GPU on the client's machine")
 
 // defaultOutputShmSize is perf_analyzer's --output-shared-memory-size, per
 // batch element, used when an output's size cannot be derived.
@@ -34,23 +36,25 @@ const defaultOutputShmSize = 102400
 // happened before.
 type shmSet struct {
 	client client.Client
-	prefix string // region names and keys start with this
+	prefix string        // region names and keys start with this
+	cuda   *cuda.Runtime // nil: system shared memory
 
 	inputRefs [][]client.ShmRef // [flat step][input]
 	outNames  []string
 	outSizes  []uint64
 
 	mu      sync.Mutex
-	regions []*shm.Region
+	regions []memRegion
 	names   []string         // registered with the server
+	reg     []memRegion      // names' regions
 	free    []*workerOutputs // output sets of closed callers, for reuse
 	outSets int              // output sets made, for unique region names
 }
 
 // newShmSet creates and registers the input regions of data. outSizes are
 // the output regions' sizes (see outputShmSizes).
-func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, outNames []string, outSizes []uint64) (_ *shmSet, err error) {
-	s := &shmSet{client: c, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
+func newShmSet(ctx context.Context, c client.Client, rt *cuda.Runtime, tag string, d *inputdata.Data, outNames []string, outSizes []uint64) (_ *shmSet, err error) {
+	s := &shmSet{client: c, cuda: rt, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -78,7 +82,9 @@ func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Da
 		off := 0
 		for i, st := range steps {
 			raw := st.Inputs[k].Raw
-			copy(r.Bytes()[off:], raw)
+			if err := r.write(off, raw); err != nil {
+				return nil, err
+			}
 			s.inputRefs[i][k] = client.ShmRef{Region: name, Offset: uint64(off), ByteSize: uint64(len(raw))}
 			off += len(raw)
 		}
@@ -87,19 +93,26 @@ func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Da
 	return s, nil
 }
 
-func (s *shmSet) create(ctx context.Context, name string, size int) (*shm.Region, error) {
-	r, err := shm.Create("/"+name, size)
+func (s *shmSet) create(ctx context.Context, name string, size int) (memRegion, error) {
+	var r memRegion
+	var err error
+	if s.cuda != nil {
+		r, err = newCUDARegion(s.cuda, cudaDevice, size)
+	} else {
+		r, err = newSysRegion(name, size)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("creating shared memory: %w", err)
+		return nil, err
 	}
 	s.mu.Lock()
 	s.regions = append(s.regions, r)
 	s.mu.Unlock()
-	if err := s.client.RegisterSystemSharedMemory(ctx, name, r.Key(), 0, uint64(size)); err != nil {
+	if err := r.register(ctx, s.client, name); err != nil {
 		return nil, fmt.Errorf("registering shared memory region %s: %w", name, err)
 	}
 	s.mu.Lock()
 	s.names = append(s.names, name)
+	s.reg = append(s.reg, r)
 	s.mu.Unlock()
 	return r, nil
 }
@@ -109,7 +122,7 @@ func (s *shmSet) inputRef(step, input int) client.ShmRef { return s.inputRefs[st
 // workerOutputs are one worker's output regions.
 type workerOutputs struct {
 	requested []client.RequestedOutput
-	regions   []*shm.Region
+	regions   []memRegion
 }
 
 // workerOutputs gives a caller output regions of its own: a set a closed
@@ -167,6 +180,9 @@ func (o *workerOutputs) read(outs []tensor.Tensor) ([]tensor.Tensor, error) {
 			got = append(got, t)
 			continue
 		}
+		if err := o.regions[k].sync(); err != nil {
+			return nil, fmt.Errorf("output %s in shared memory: %w", t.Name, err)
+		}
 		buf := o.regions[k].Bytes()
 		n, err := rawLen(t, buf)
 		if err != nil {
@@ -218,34 +234,36 @@ func (s *shmSet) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, name := range s.names {
-		if err := s.client.UnregisterSystemSharedMemory(ctx, name); err != nil {
+	for i, name := range s.names {
+		if err := s.reg[i].unregister(ctx, s.client, name); err != nil {
 			errs = append(errs, fmt.Errorf("unregistering shared memory region %s: %w", name, err))
 		}
 	}
 	for _, r := range s.regions {
-		if err := r.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := r.Unlink(); err != nil {
+		if err := r.free(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	s.names, s.regions, s.free = nil, nil, nil
+	s.names, s.reg, s.regions, s.free = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
-// shmMode checks a point's shared_memory setting.
-func shmMode(mode plan.SharedMemory) (system bool, err error) {
+// shmMode checks a point's shared_memory setting: use says whether the
+// point uses shared memory at all, rt is the CUDA runtime for cuda.
+func shmMode(mode plan.SharedMemory) (use bool, rt *cuda.Runtime, err error) {
 	switch mode {
 	case "", plan.ShmNone:
-		return false, nil
+		return false, nil, nil
 	case plan.ShmSystem:
-		return true, nil
+		return true, nil, nil
 	case plan.ShmCUDA:
-		return false, failure.Invalid(ErrCUDA)
+		rt, err := cudaRuntime()
+		if err != nil {
+			return false, nil, failure.Invalid(err)
+		}
+		return true, rt, nil
 	}
-	return false, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
+	return false, nil, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
 }
 
 // cleanupTimeout bounds shared-memory unregistration after a stop.
