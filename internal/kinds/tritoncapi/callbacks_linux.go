@@ -3,8 +3,10 @@
 package tritoncapi
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -17,12 +19,18 @@ import (
 // user pointer, never a Go pointer.
 
 var (
-	cbOnce                                           sync.Once
-	cbAlloc, cbRelease, cbResponse, cbRequestRelease uintptr
-	theLib                                           *lib     // set before any callback can run
-	inflights                                        sync.Map // uintptr id -> *inflight
-	nextInflight                                     atomic.Uintptr
-	liveBuffers                                      atomic.Int64 // output buffers not yet released
+	cbOnce                         sync.Once
+	cbAlloc, cbRelease, cbResponse uintptr
+	// cbRequestRelease is TRITONSERVER_InferenceRequestDelete itself: a
+	// release callback gets (request, flags, userp), and a function of
+	// (request) called with them deletes the request, without a trip
+	// into Go on Triton's thread. The request's inputs are not read after
+	// its final response, which the owner waits for.
+	cbRequestRelease uintptr
+	theLib           *lib     // set before any callback can run
+	inflights        sync.Map // uintptr id -> *inflight
+	nextInflight     atomic.Uintptr
+	liveBuffers      atomic.Int64 // output buffers not yet released
 )
 
 func makeCallbacks(l *lib) {
@@ -31,7 +39,7 @@ func makeCallbacks(l *lib) {
 		cbAlloc = purego.NewCallback(allocFn)
 		cbRelease = purego.NewCallback(releaseFn)
 		cbResponse = purego.NewCallback(responseFn)
-		cbRequestRelease = purego.NewCallback(requestReleaseFn)
+		cbRequestRelease = l.fn["TRITONSERVER_InferenceRequestDelete"]
 	})
 }
 
@@ -74,16 +82,17 @@ type response struct {
 // inflight is one request sent with ServerInferAsync: its responses, in
 // the order they came, until the final one.
 type inflight struct {
-	id     uintptr
-	signal chan struct{} // one token per batch of new responses
+	id    uintptr
+	sem   *semaphore // posted once per response
+	owner *requestOwner
 
 	mu        sync.Mutex
 	resps     []response
 	abandoned bool // the caller stopped waiting: responses are deleted as they come
 }
 
-func newInflight() *inflight {
-	f := &inflight{id: nextInflight.Add(1), signal: make(chan struct{}, 1)}
+func newInflight(sem *semaphore, owner *requestOwner) *inflight {
+	f := &inflight{id: nextInflight.Add(1), sem: sem, owner: owner}
 	inflights.Store(f.id, f)
 	return f
 }
@@ -98,7 +107,7 @@ func (f *inflight) take(into []response) []response {
 }
 
 // abandon stops waiting: responses already received and later ones are
-// deleted.
+// deleted (the final one still ends the request for its owner).
 func (f *inflight) abandon() {
 	f.mu.Lock()
 	f.abandoned = true
@@ -108,9 +117,6 @@ func (f *inflight) abandon() {
 	for _, r := range pending {
 		if r.ptr != 0 {
 			theLib.call("TRITONSERVER_InferenceResponseDelete", r.ptr)
-		}
-		if r.final {
-			inflights.Delete(f.id)
 		}
 	}
 }
@@ -127,49 +133,75 @@ func responseFn(resp uintptr, flags uint32, userp uintptr) {
 	f := v.(*inflight)
 	final := flags&responseCompleteFinal != 0
 	f.mu.Lock()
-	if f.abandoned {
-		f.mu.Unlock()
-		if resp != 0 {
-			theLib.call("TRITONSERVER_InferenceResponseDelete", resp)
-		}
-		if final {
-			inflights.Delete(f.id)
-		}
-		return
+	abandoned := f.abandoned
+	if !abandoned {
+		f.resps = append(f.resps, response{ptr: resp, final: final})
 	}
-	f.resps = append(f.resps, response{ptr: resp, final: final})
 	f.mu.Unlock()
+	if abandoned && resp != 0 {
+		theLib.call("TRITONSERVER_InferenceResponseDelete", resp)
+	}
 	if final {
 		inflights.Delete(f.id)
+		f.owner.done()
 	}
-	select {
-	case f.signal <- struct{}{}:
-	default:
+	if !abandoned {
+		f.sem.post()
 	}
 }
 
-// liveRequests counts request objects Triton has not given back yet.
+// semaphore is a libc sem_t in C memory. A caller keeps one while it
+// lives and gives it back to a pool: a response to a request it stopped
+// waiting for may still post it, so it is never freed, only reused (an
+// extra post is a spurious wake-up, which waits tolerate).
+type semaphore struct {
+	ptr      uintptr
+	deadline [2]int64 // struct timespec for sem_timedwait
+}
+
+var semPool sync.Pool
+
+func getSemaphore() (*semaphore, error) {
+	if s, ok := semPool.Get().(*semaphore); ok {
+		return s, nil
+	}
+	p, _, _ := purego.SyscallN(theLib.malloc, 64) // sizeof(sem_t) is 32 on Linux
+	if p == 0 {
+		return nil, fmt.Errorf("allocating a semaphore")
+	}
+	if r, _, _ := purego.SyscallN(theLib.semInit, p, 0, 0); r != 0 {
+		return nil, fmt.Errorf("sem_init failed")
+	}
+	return &semaphore{ptr: p}, nil
+}
+
+func putSemaphore(s *semaphore) { semPool.Put(s) }
+
+func (s *semaphore) post() { purego.SyscallN(theLib.semPost, s.ptr) }
+
+// wait blocks in sem_timedwait until a post or d has passed; the thread
+// is the goroutine's own, blocked in C, so the post wakes it directly.
+func (s *semaphore) wait(d time.Duration) {
+	t := time.Now().Add(d)
+	s.deadline = [2]int64{t.Unix(), int64(t.Nanosecond())}
+	purego.SyscallN(theLib.semTimedwait, s.ptr, uintptr(unsafe.Pointer(&s.deadline)))
+}
+
+// liveRequests counts requests whose final response has not come yet.
 var liveRequests atomic.Int64
 
-// owners maps the release callback's user pointer to what must hear of a
-// request's release (the point whose input data it reads).
-var owners sync.Map // uintptr -> *requestOwner
-
-// requestOwner counts the requests of one point that Triton still holds:
-// their inputs point into the point's data, which must outlive them.
+// requestOwner counts the requests of one point whose final response has
+// not come yet: until it has, the model may read their inputs, which
+// point into the point's data.
 type requestOwner struct {
-	id   uintptr
 	mu   sync.Mutex
 	live int
 	idle chan struct{} // closed and replaced whenever live drops to 0
 }
 
-var nextOwner atomic.Uintptr
-
 func newRequestOwner() *requestOwner {
-	o := &requestOwner{id: nextOwner.Add(1), idle: make(chan struct{})}
+	o := &requestOwner{idle: make(chan struct{})}
 	close(o.idle)
-	owners.Store(o.id, o)
 	return o
 }
 
@@ -193,25 +225,9 @@ func (o *requestOwner) done() {
 	liveRequests.Add(-1)
 }
 
-// drained is closed once no request of o is held by Triton.
+// drained is closed once every request of o had its final response.
 func (o *requestOwner) drained() <-chan struct{} {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.idle
-}
-
-func (o *requestOwner) forget() { owners.Delete(o.id) }
-
-// requestReleaseFn is TRITONSERVER_InferenceRequestReleaseFn_t: Triton
-// gives the request back once done with it and its inputs.
-func requestReleaseFn(req uintptr, flags uint32, userp uintptr) {
-	if flags&requestReleaseAll == 0 {
-		return
-	}
-	theLib.call("TRITONSERVER_InferenceRequestDelete", req)
-	if v, ok := owners.Load(userp); ok {
-		v.(*requestOwner).done()
-	} else {
-		liveRequests.Add(-1)
-	}
 }

@@ -28,7 +28,6 @@ const (
 	requestFlagSequenceStart = 1 // TRITONSERVER_REQUEST_FLAG_SEQUENCE_START
 	requestFlagSequenceEnd   = 2 // TRITONSERVER_REQUEST_FLAG_SEQUENCE_END
 	responseCompleteFinal    = 1 // TRITONSERVER_RESPONSE_COMPLETE_FINAL
-	requestReleaseAll        = 1 // TRITONSERVER_REQUEST_RELEASE_ALL
 )
 
 // lib is libtritonserver.so, opened at run time: one perfscen binary
@@ -44,6 +43,10 @@ type lib struct {
 	errorMessage func(err uintptr) string
 
 	malloc, free uintptr // libc's, for output buffers Triton writes into
+	// libc's POSIX semaphores: a caller waits for its responses in
+	// sem_timedwait and Triton's thread wakes it with sem_post, one
+	// futex wake from thread to thread, as a C client waits.
+	semInit, semPost, semTimedwait uintptr
 }
 
 // symbols are the C API functions perfscen calls.
@@ -153,11 +156,15 @@ func (l *lib) bindLibc() error {
 	if err != nil {
 		return fmt.Errorf("loading libc: %w", err)
 	}
-	if l.malloc, err = purego.Dlsym(h, "malloc"); err != nil {
-		return err
+	for _, s := range []struct {
+		name string
+		to   *uintptr
+	}{{"malloc", &l.malloc}, {"free", &l.free}, {"sem_init", &l.semInit}, {"sem_post", &l.semPost}, {"sem_timedwait", &l.semTimedwait}} {
+		if *s.to, err = purego.Dlsym(h, s.name); err != nil {
+			return fmt.Errorf("libc: %w", err)
+		}
 	}
-	l.free, err = purego.Dlsym(h, "free")
-	return err
+	return nil
 }
 
 // call calls the C function name. Pointers go as uintptr(unsafe.Pointer(p))

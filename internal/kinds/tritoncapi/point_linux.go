@@ -108,6 +108,10 @@ func (p *point) Stats(ctx context.Context) (kinds.Counters, error) {
 	return countersFromJSON(b, p.m.plan.Name, p.m.plan.Version)
 }
 
+// waitSlice is how long a caller sleeps in C before it looks at its
+// context again.
+const waitSlice = 50 * time.Millisecond
+
 // closeWait bounds the wait for requests abandoned at the drain deadline.
 const closeWait = 30 * time.Second
 
@@ -120,7 +124,6 @@ func (p *point) Close() error {
 	case <-time.After(closeWait):
 		err = fmt.Errorf("point of model %s: Triton still held requests after %s", p.m.plan.Name, closeWait)
 	}
-	p.owner.forget()
 	if err == nil {
 		p.pinner.Unpin()
 	}
@@ -131,6 +134,7 @@ func (p *point) Close() error {
 type caller struct {
 	p     *point
 	l     *lib
+	sem   *semaphore
 	resps []response
 	out   outputParams
 }
@@ -152,10 +156,20 @@ type outputParams struct {
 }
 
 func (p *point) NewCaller(ctx context.Context, worker int) (kinds.Caller, error) {
-	return &caller{p: p, l: p.s.ts.l}, nil
+	sem, err := getSemaphore()
+	if err != nil {
+		return nil, err
+	}
+	return &caller{p: p, l: p.s.ts.l, sem: sem}, nil
 }
 
-func (c *caller) Close() error { return nil }
+func (c *caller) Close() error {
+	if c.sem != nil {
+		putSemaphore(c.sem)
+		c.sem = nil
+	}
+	return nil
+}
 
 // Call builds a request for the step, hands it to ServerInferAsync and
 // waits for its final response. Sent is stamped before the request is
@@ -163,10 +177,10 @@ func (c *caller) Close() error { return nil }
 // runs from the hand-over to the final response.
 func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.Request, out *kinds.Outcome) {
 	p, l := c.p, c.l
+	var deadline time.Time
 	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.timeout)
-		defer cancel()
+		// Checked in the wait loop: no timer or context per request.
+		deadline = time.Now().Add(p.timeout)
 	}
 	out.Sent = clock()
 	req, err := c.build(r)
@@ -175,7 +189,7 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 		out.Err = err
 		return
 	}
-	f := newInflight()
+	f := newInflight(c.sem, p.owner)
 	if err := l.err(l.call("TRITONSERVER_InferenceRequestSetResponseCallback", req, p.s.ts.allocator, 0, cbResponse, f.id)); err != nil {
 		inflights.Delete(f.id)
 		l.call("TRITONSERVER_InferenceRequestDelete", req)
@@ -194,7 +208,7 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 		out.Err = serverError("infer", err)
 		return
 	}
-	keep, err := c.wait(ctx, f, r, out, clock)
+	keep, err := c.wait(ctx, deadline, f, out, clock)
 	out.Done = clock()
 	out.SendRecv, out.Wait = handed-out.Sent, out.Done-handed
 	if err != nil {
@@ -257,7 +271,7 @@ func (c *caller) build(r *kinds.Request) (uintptr, error) {
 			return fail(err)
 		}
 	}
-	if err := l.err(l.call("TRITONSERVER_InferenceRequestSetReleaseCallback", req, cbRequestRelease, p.owner.id)); err != nil {
+	if err := l.err(l.call("TRITONSERVER_InferenceRequestSetReleaseCallback", req, cbRequestRelease, 0)); err != nil {
 		return fail(err)
 	}
 	return req, nil
@@ -268,7 +282,7 @@ func (c *caller) build(r *kinds.Request) (uintptr, error) {
 // are deleted here. Decoupled models answer several times: as for gRPC
 // streams, the request completes at the final response, and the first
 // response with data is stamped in out.First.
-func (c *caller) wait(ctx context.Context, f *inflight, r *kinds.Request, out *kinds.Outcome, clock func() time.Duration) (uintptr, error) {
+func (c *caller) wait(ctx context.Context, deadline time.Time, f *inflight, out *kinds.Outcome, clock func() time.Duration) (uintptr, error) {
 	l := c.l
 	var keep uintptr
 	var failure error
@@ -278,14 +292,26 @@ func (c *caller) wait(ctx context.Context, f *inflight, r *kinds.Request, out *k
 		}
 	}
 	for {
-		select {
-		case <-f.signal:
-		case <-ctx.Done():
-			f.abandon()
-			drop(keep)
-			return 0, &transport.TransportError{Protocol: protocolCAPI, Op: "infer", Err: ctx.Err()}
-		}
 		c.resps = f.take(c.resps[:0])
+		if len(c.resps) == 0 {
+			err := ctx.Err()
+			slice := waitSlice
+			if !deadline.IsZero() {
+				left := time.Until(deadline)
+				if left <= 0 && err == nil {
+					err = context.DeadlineExceeded
+				}
+				slice = min(slice, max(left, time.Millisecond))
+			}
+			if err != nil {
+				f.abandon()
+				drop(keep)
+				return 0, &transport.TransportError{Protocol: protocolCAPI, Op: "infer", Err: err}
+			}
+			// A bounded wait, so a cancelled context is seen.
+			c.sem.wait(slice)
+			continue
+		}
 		final := false
 		for _, resp := range c.resps {
 			final = final || resp.final
