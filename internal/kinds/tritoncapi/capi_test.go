@@ -186,6 +186,9 @@ thresholds:
 	if err != nil {
 		t.Fatal(err)
 	}
+	if srv := run.Environment.Server; !srv.InProcess || srv.Version != "2.46.0" {
+		t.Errorf("server recorded as %+v", srv)
+	}
 	for _, p := range run.Points {
 		if p.Summary.Requests != 60 || p.Errors.Count != 0 {
 			t.Errorf("%s: %d requests, errors %+v", p.ID, p.Summary.Requests, p.Errors)

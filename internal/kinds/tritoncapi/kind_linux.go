@@ -188,7 +188,7 @@ func specOf(m *model) inputdata.ModelSpec {
 }
 
 func (s *server) Info() result.ServerInfo {
-	info := result.ServerInfo{Key: s.plan.Server.Name, URL: "c-api:" + s.cfg.Library}
+	info := result.ServerInfo{Key: s.plan.Server.Name, URL: "c-api:" + s.cfg.Library, InProcess: true}
 	if s.md != nil {
 		info.Name, info.Version = s.md.Name, s.md.Version
 		info.Extensions = append([]string(nil), s.md.Extensions...)
