@@ -53,6 +53,33 @@ func (w walker) branch(node map[string]any, key string) map[string]any {
 	return nil
 }
 
+// kindBlocks are the properties a struct keeps in an inline map rather
+// than in fields: a server's kind blocks (server.<kind>:), named by the
+// values of its kind property.
+func kindBlocks(typ reflect.Type, props map[string]any) map[string]bool {
+	inline := false
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		if f.Type.Kind() == reflect.Map && strings.Contains(f.Tag.Get("yaml"), ",inline") {
+			inline = true
+		}
+	}
+	out := map[string]bool{}
+	kind, _ := props["kind"].(map[string]any)
+	if !inline || kind == nil {
+		return out
+	}
+	enum, _ := kind["enum"].([]any)
+	for _, v := range enum {
+		if name, ok := v.(string); ok {
+			if _, has := props[name]; has {
+				out[name] = true
+			}
+		}
+	}
+	return out
+}
+
 var (
 	timeType        = reflect.TypeOf(time.Time{})
 	yamlUnmarshaler = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
@@ -89,8 +116,9 @@ func (w walker) walk(where string, typ reflect.Type, node map[string]any) {
 			}
 			w.walk(where+"."+name, fields[name], p.(map[string]any))
 		}
+		blocks := kindBlocks(typ, props)
 		for name := range props {
-			if _, ok := fields[name]; !ok {
+			if _, ok := fields[name]; !ok && !blocks[name] {
 				w.t.Errorf("%s.%s: schema property has no field in %s", where, name, typ)
 			}
 		}
