@@ -51,8 +51,8 @@ func fullRun() *result.Run {
 		Environment: result.Environment{
 			PerfscenVersion: "v0.1.0", Host: "ci-1", OS: "linux", Arch: "amd64",
 			CPU: "Xeon", NumCPU: 2, GPU: "none", MemoryGiB: 8, GPUModel: "NVIDIA A10", GPUCount: 1,
-			Server:  result.ServerInfo{Key: "released", URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true},
-			Servers: []result.ServerInfo{{Key: "candidate", URL: "127.0.0.1:9000", Name: "triton", Version: "2.51.0", Extensions: []string{"statistics"}, Embedded: true}},
+			Server:  result.ServerInfo{Key: "released", URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true, InProcess: true},
+			Servers: []result.ServerInfo{{Key: "candidate", URL: "127.0.0.1:9000", Name: "triton", Version: "2.51.0", Extensions: []string{"statistics"}, Embedded: true, InProcess: true}},
 			Testbed: "tb-1", TestbedSource: "flag",
 		},
 		Started:  t0,

@@ -389,9 +389,15 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	ld := pr.p.Load
 	spec := pr.spec()
 	spec.whole = true
+	var warm *acc
+	var preWarm kinds.Counters
+	var haveStats bool
 	if ld.WarmupIterations > 0 {
+		preWarm, haveStats = pr.snapshot(ctx)
 		spec.budget = int64(ld.WarmupIterations)
-		_, st, err := startSession(ctx, pr.pl, spec).wait()
+		var st *aggStats
+		var err error
+		warm, st, err = startSession(ctx, pr.pl, spec).wait()
 		// Warm-up failures still say something about the server.
 		pr.errs.merge(&st.errors)
 		pr.classes.merge(&st.classes)
@@ -402,7 +408,14 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	if ctx.Err() != nil {
 		return true, nil
 	}
-	before, haveStats := pr.snapshot(ctx)
+	var before kinds.Counters
+	if warm != nil && haveStats {
+		// The warm-up's last requests must be counted before the
+		// measured ones start, or they would land in the measurement.
+		before, haveStats = pr.settledSnapshot(ctx, preWarm, warm)
+	} else {
+		before, haveStats = pr.snapshot(ctx)
+	}
 	spec.budget = int64(max(ld.Iterations, 1))
 	sess := startSession(ctx, pr.pl, spec)
 	w, st, err := sess.wait()
@@ -412,7 +425,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	var server *result.ServerStats
 	if haveStats {
-		if after, ok := pr.snapshot(ctx); ok {
+		if after, ok := pr.settledSnapshot(ctx, before, w); ok {
 			server = serverDelta(before, after)
 		}
 	}
@@ -432,4 +445,38 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		return pr.outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))
 	}
 	return false, nil
+}
+
+// settleTries and settleFirst bound the wait for a server's statistics to
+// count every request of an iterations window: Triton records a request's
+// statistics when it releases the request, which can come just after the
+// reply reached the client.
+const (
+	settleTries = 6
+	settleFirst = time.Millisecond
+)
+
+// settledSnapshot reads the statistics after an iterations window, again
+// (a few times, backing off) while they count fewer successful requests
+// than the window completed, so the server's breakdown covers exactly the
+// measured requests. On a server that counts differently (a batch counted
+// once), the last read is used.
+func (pr *pointRunner) settledSnapshot(ctx context.Context, before kinds.Counters, w *acc) (kinds.Counters, bool) {
+	after, ok := pr.snapshot(ctx)
+	if !ok || w == nil {
+		return after, ok
+	}
+	wait := settleFirst
+	for try := 0; try < settleTries && after.Success.Count-before.Success.Count < uint64(w.n); try++ {
+		if !sleepUntil(ctx, time.Now().Add(wait)) {
+			break
+		}
+		wait *= 2
+		next, ok := pr.snapshot(ctx)
+		if !ok {
+			break
+		}
+		after = next
+	}
+	return after, true
 }

@@ -48,7 +48,7 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 			}
 		}
 		fmt.Fprintln(bw)
-		pointBlock(bw, p)
+		pointBlock(bw, p, inProcess(run, p.Server))
 	}
 	if len(run.Points) > 0 {
 		fmt.Fprintln(bw, "\nPoints")
@@ -100,6 +100,20 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	return bw.Flush()
 }
 
+// inProcess says whether the point's server (by its key; "" for the one
+// server) ran inside perfscen.
+func inProcess(run *result.Run, key string) bool {
+	if key == "" && len(run.Environment.Servers) == 0 {
+		return run.Environment.Server.InProcess
+	}
+	for _, s := range run.Environment.Servers {
+		if s.Key == key {
+			return s.InProcess
+		}
+	}
+	return false
+}
+
 func colorLine(s string, color bool) string {
 	if !color {
 		return s
@@ -115,7 +129,7 @@ func colorLine(s string, color bool) string {
 
 // pointBlock follows perf_analyzer's report (inference_profiler.cc
 // ReportClientSideStats / ReportServerSideStats), trailing spaces included.
-func pointBlock(w io.Writer, p *result.Point) {
+func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 	if p.Mode == plan.LoadRequestRate {
 		fmt.Fprintf(w, "Request Rate: %s inference requests per seconds\n", paFloat(p.RequestRate))
 	} else {
@@ -158,6 +172,8 @@ func pointBlock(w io.Writer, p *result.Point) {
 	switch {
 	case !split:
 		// No split measured (an import without one): no line of zeros.
+	case inProc:
+		fmt.Fprintf(w, "    Avg C API time: %.0f usec (request build %.0f usec + wait for the final response %.0f usec)\n", sr+wait, sr, wait)
 	case p.Protocol == plan.ProtocolGRPC:
 		fmt.Fprintf(w, "    Avg gRPC time: %.0f usec ((un)marshal request/response %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
 	default:

@@ -98,6 +98,9 @@ type ServerInfo struct {
 	Version    string   `json:"version,omitempty"`
 	Extensions []string `json:"extensions,omitempty"`
 	Embedded   bool     `json:"embedded,omitempty"`
+	// InProcess marks a server run inside perfscen (kind triton_c_api):
+	// its client time is building requests, not a protocol's.
+	InProcess bool `json:"in_process,omitempty"`
 }
 
 // Point is one model at one sweep point.

@@ -32,9 +32,9 @@ func TestBadRequests(t *testing.T) {
 		substring string
 	}{
 		{name: "unknown model", req: client.InferRequest{Model: "nope", Inputs: good()},
-			httpCode: 400, grpcCode: codes.InvalidArgument, substring: "Request for unknown model: 'nope' is not found"},
+			httpCode: 404, grpcCode: codes.NotFound, substring: "Request for unknown model: 'nope' is not found"},
 		{name: "unknown version", req: client.InferRequest{Model: "simple", Version: "3", Inputs: good()},
-			httpCode: 400, grpcCode: codes.InvalidArgument, substring: "version 3 is not found"},
+			httpCode: 404, grpcCode: codes.NotFound, substring: "version 3 is not found"},
 		{name: "wrong shape", req: client.InferRequest{Model: "simple", Inputs: with(func(in []client.Input) []client.Input {
 			in[0].Shape, in[0].Raw = []int64{1, 8}, i32(make([]int32, 8)...)
 			return in

@@ -9,6 +9,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/kinds/tfserving"
 	"github.com/perfscen/perfscen/internal/kinds/torchserve"
+	"github.com/perfscen/perfscen/internal/kinds/tritoncapi"
 )
 
 // Kinds are the service kinds, by their server.kind names.
@@ -19,5 +20,6 @@ func Kinds() kinds.Set {
 		grpc.Kind{},
 		tfserving.Kind{},
 		torchserve.Kind{},
+		tritoncapi.Kind{},
 	)
 }

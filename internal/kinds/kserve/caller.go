@@ -30,7 +30,8 @@ type caller struct {
 	// the worker's goroutine then does the whole exchange itself.
 	conn client.Conn
 
-	outputs *workerOutputs // this worker's output shm regions
+	outputs   *workerOutputs // this caller's output shm regions, given back at Close
+	abandoned bool           // a request was cancelled before its reply came
 }
 
 func (p *point) NewCaller(ctx context.Context, worker int) (kinds.Caller, error) {
@@ -39,7 +40,7 @@ func (p *point) NewCaller(ctx context.Context, worker int) (kinds.Caller, error)
 		c.conn = cc.NewConn()
 	}
 	if p.shm != nil {
-		o, err := p.shm.workerOutputs(ctx, worker)
+		o, err := p.shm.workerOutputs(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +92,9 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 	out.Done = clock()
 	if err != nil {
 		out.Err = err
+		if ctx.Err() != nil {
+			c.abandoned = true
+		}
 		return
 	}
 	out.SendRecv, out.Wait = resp.Timing.SendRecv, resp.Timing.Wait
@@ -192,6 +196,14 @@ func (c *caller) Close() error {
 		_ = c.stream.CloseSend()
 		c.dropStream()
 	}
+	// The engine closes a caller once its last request completed. A
+	// request abandoned at the drain deadline may still be written into
+	// the regions by the server: those stay out of reuse (close frees
+	// them with the rest).
+	if !c.abandoned {
+		c.p.shm.release(c.outputs)
+	}
+	c.outputs = nil
 	return nil
 }
 

@@ -33,8 +33,8 @@ type Client interface {
 	// UnregisterSystemSharedMemory with name "" unregisters every region.
 	UnregisterSystemSharedMemory(ctx context.Context, name string) error
 	SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error)
-	// RegisterCUDASharedMemory always fails with ErrCUDAUnsupported: this
-	// build has no CUDA to create IPC handles with.
+	// RegisterCUDASharedMemory registers a CUDA IPC handle (the region
+	// is the caller's device memory; see internal/cuda).
 	RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error
 	Close() error
 }
@@ -149,5 +149,12 @@ type Timing struct {
 	Wait     time.Duration
 }
 
-// ErrCUDAUnsupported is returned by RegisterCUDASharedMemory.
+// CUDAUnregisterer is implemented by the HTTP and gRPC clients.
+type CUDAUnregisterer interface {
+	// UnregisterCUDASharedMemory with name "" unregisters every region.
+	UnregisterCUDASharedMemory(ctx context.Context, name string) error
+}
+
+// ErrCUDAUnsupported is kept for callers that still test for it; the
+// clients no longer return it.
 var ErrCUDAUnsupported = errors.New("CUDA shared memory is not supported in this build")

@@ -252,6 +252,25 @@ func (c *grpcClient) SystemSharedMemoryStatus(ctx context.Context, name string) 
 	return out, nil
 }
 
-func (c *grpcClient) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
-	return fmt.Errorf("grpc register cuda shared memory: %w", ErrCUDAUnsupported)
+func (c *grpcClient) RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error {
+	if name == "" {
+		return fmt.Errorf("grpc register cuda shared memory: empty region name")
+	}
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	_, err := c.stub().CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: name, RawHandle: rawHandle, DeviceId: deviceID, ByteSize: byteSize})
+	if err != nil {
+		return grpcError(ctx, "register cuda shared memory", err)
+	}
+	return nil
+}
+
+// UnregisterCUDASharedMemory unregisters a CUDA region ("" = all).
+func (c *grpcClient) UnregisterCUDASharedMemory(ctx context.Context, name string) error {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	if _, err := c.stub().CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{Name: name}); err != nil {
+		return grpcError(ctx, "unregister cuda shared memory", err)
+	}
+	return nil
 }

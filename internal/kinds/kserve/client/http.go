@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -331,6 +332,15 @@ func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) 
 	return out, nil
 }
 
-func (c *httpClient) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
-	return fmt.Errorf("http register cuda shared memory: %w", ErrCUDAUnsupported)
+func (c *httpClient) RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error {
+	if name == "" {
+		return fmt.Errorf("http register cuda shared memory: empty region name")
+	}
+	body := wire.CUDASharedMemoryRegister{RawHandle: wire.CUDAHandle{B64: base64.StdEncoding.EncodeToString(rawHandle)}, DeviceID: deviceID, ByteSize: byteSize}
+	return c.call(ctx, "register cuda shared memory", http.MethodPost, shmPath("cudasharedmemory", name, "register"), body, nil)
+}
+
+// UnregisterCUDASharedMemory unregisters a CUDA region ("" = all).
+func (c *httpClient) UnregisterCUDASharedMemory(ctx context.Context, name string) error {
+	return c.call(ctx, "unregister cuda shared memory", http.MethodPost, shmPath("cudasharedmemory", name, "unregister"), nil, nil)
 }
