@@ -158,14 +158,12 @@ func SummaryLine(v *verdict.Verdict) string {
 	var passed, warned, skipped int
 	for _, c := range v.Checks {
 		switch c.Status {
-		case verdict.StatusPass:
+		case verdict.StatusPass, verdict.StatusWarn:
 			passed++
-		case verdict.StatusWarn:
-			passed++
-			warned++
 		case verdict.StatusSkip:
 			skipped++
 		}
+		warned += len(checkWarnings(c))
 	}
 	failed := v.Failed()
 	switch v.Outcome() {
@@ -194,6 +192,27 @@ func SummaryLine(v *verdict.Verdict) string {
 		s += " (" + strings.Join(extra, ", ") + ")"
 	}
 	return s
+}
+
+// checkWarnings are the warning lines every report lists for c: its
+// message when the check ended as a warning (an empty line, shown as the
+// check's label, when it has nothing else to say), then its own warnings. The
+// summary line counts them, so "(10 warnings)" stands beside ten lines.
+func checkWarnings(c verdict.Check) []string {
+	var out []string
+	if c.Status == verdict.StatusWarn && (c.Message != "" || len(c.Warnings) == 0) {
+		out = append(out, c.Message)
+	}
+	return append(out, c.Warnings...)
+}
+
+// warningText is one warning line: "label: text", or the label alone for
+// a warning check without a message.
+func warningText(c verdict.Check, text string) string {
+	if text == "" {
+		return label(c)
+	}
+	return label(c) + ": " + text
 }
 
 func listed(pre string, cs []verdict.Check, post string) string {
