@@ -219,7 +219,7 @@ func showBaseline(w io.Writer, f *baseline.File, want []string) error {
 			for _, m := range tb.Noise.Metrics(pid, want) {
 				est := tb.Noise[pid][m]
 				if err := t.Append(pid, m, baseline.FormatValue(m, est.Center), est.Runs, est.Trials,
-					numfmt.Pct(est.TrialCV), numfmt.Pct(est.JobSD), numfmt.MDE(est.MDE)); err != nil {
+					numfmt.Pct(est.TrialCV), numfmt.Pct(est.JobSD), numfmt.HistoryMDE(est.MDE)); err != nil {
 					return err
 				}
 			}

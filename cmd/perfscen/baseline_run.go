@@ -158,7 +158,7 @@ func printNoise(w io.Writer, n baseline.Noise) {
 		for _, m := range metrics {
 			est := n[p][m]
 			_ = tw.Append(p, m, fmt.Sprint(est.Runs), fmt.Sprint(est.Trials), baseline.FormatValue(m, est.Center),
-				numfmt.Pct(est.TrialCV), numfmt.Pct(est.JobSD), numfmt.MDE(est.MDE))
+				numfmt.Pct(est.TrialCV), numfmt.Pct(est.JobSD), numfmt.HistoryMDE(est.MDE))
 		}
 	}
 	_ = tw.Render()

@@ -50,7 +50,7 @@ func (d *Diff) String() string {
 		fmt.Fprintf(&b, "  %s %s: history %s, this run %s (%+.1f%%)", c.Point, c.Metric,
 			FormatValue(c.Metric, c.Before), FormatValue(c.Metric, c.Run), 100*(c.Run/c.Before-1))
 		if c.MDEAfter > 0 {
-			fmt.Fprintf(&b, ", detectable change %s → %s", numfmt.MDE(c.MDEBefore), numfmt.MDE(c.MDEAfter))
+			fmt.Fprintf(&b, ", detectable change %s → %s", numfmt.HistoryMDE(c.MDEBefore), numfmt.HistoryMDE(c.MDEAfter))
 		}
 		b.WriteString("\n")
 	}

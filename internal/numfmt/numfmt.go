@@ -124,15 +124,26 @@ func PEq(name string, p float64) string {
 const MaxMDE = 1.0
 
 // MDE renders a minimum detectable change: "3.0%"; "n/a" when there is
-// none; beyond MaxMDE "over 100% (uncalibrated)", never the raw figure.
+// none; beyond MaxMDE "over 100%", never the raw figure.
 func MDE(mde float64) string {
 	switch {
 	case !(mde > 0):
 		return "n/a"
 	case mde > MaxMDE:
-		return "over 100% (uncalibrated)"
+		return "over 100%"
 	}
 	return Pct(mde)
+}
+
+// HistoryMDE is MDE for a baseline history's detectable change: beyond
+// MaxMDE the history supports no gate, and says so: "over 100%
+// (uncalibrated)".
+func HistoryMDE(mde float64) string {
+	s := MDE(mde)
+	if mde > MaxMDE {
+		s += " (uncalibrated)"
+	}
+	return s
 }
 
 // Ratio renders a ratio of two figures with three decimals: 1.150.

@@ -95,6 +95,8 @@ func rowOf(c verdict.Check) checkRow {
 		// A tolerance gate without history: its band is no detectable
 		// change the data supports.
 		r.MDE = "uncalibrated"
+	case c.MDE > 0 && c.Kind == verdict.KindBaseline:
+		r.MDE = numfmt.HistoryMDE(c.MDE)
 	case c.MDE > 0:
 		r.MDE = numfmt.MDE(c.MDE)
 	}

@@ -257,7 +257,7 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 		c.Uncalibrated = true
 		c.Warnings = append(c.Warnings, "uncalibrated baseline: the history and this run vary too much to detect any change under 100%; record more runs on a quieter testbed")
 	case c.MDE > 0.10:
-		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %s are reliably detected", numfmt.MDE(c.MDE)))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %s are reliably detected", numfmt.HistoryMDE(c.MDE)))
 	}
 }
 
@@ -286,10 +286,10 @@ func (c *Check) predictionMessage() string {
 	}
 	if c.Status == StatusInconclusive {
 		return fmt.Sprintf("inconclusive: %s vs history of %d run(s): beyond the limit the history alone sets (%s) but within the bound this run's trial noise (%s CV over %d trials) allows (%s); detectable change %s%s",
-			numfmt.SignedPct(c.Effect), c.NRef, numfmt.Value(c.histLimit, c.Unit), numfmt.Pct(c.trialCV), c.N, bound, numfmt.MDE(c.MDE), needText(c.NeedN, "in this run"))
+			numfmt.SignedPct(c.Effect), c.NRef, numfmt.Value(c.histLimit, c.Unit), numfmt.Pct(c.trialCV), c.N, bound, numfmt.HistoryMDE(c.MDE), needText(c.NeedN, "in this run"))
 	}
 	return fmt.Sprintf("%s vs history of %d run(s) (bound %s, %s%s, detectable change %s)",
-		numfmt.SignedPct(c.Effect), c.NRef, bound, numfmt.PEq("p", c.P), c.look, numfmt.MDE(c.MDE))
+		numfmt.SignedPct(c.Effect), c.NRef, bound, numfmt.PEq("p", c.P), c.look, numfmt.HistoryMDE(c.MDE))
 }
 
 // baselineNeed is about how many trials this run would need for its own
