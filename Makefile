@@ -87,3 +87,21 @@ generate: ## regenerate gRPC stubs (needs protoc; installs pinned plugins into b
 
 clean:
 	rm -rf bin out
+
+# The HTML reports of the showcase scenarios, rendered in a headless
+# chromium (Debian's `chromium` package; PERFSCEN_CHROMIUM names another
+# binary): the browser test measures every chart as the browser drew it
+# and writes one screenshot per report. A scenario that ends 1 or 4 on a
+# busy machine still writes its report.
+SCREENSHOT_SCENARIOS ?= engine-comparison server-ab llm-quickstart
+.PHONY: screenshots
+screenshots: build ## run the showcase scenarios and screenshot their HTML reports into docs/screenshots (needs chromium)
+	@mkdir -p out/screenshots
+	@for s in $(SCREENSHOT_SCENARIOS); do \
+	  echo "== $$s"; \
+	  $(PERFSCEN) run scenarios/$$s.yaml --quiet --html out/screenshots/$$s.html --out out/screenshots/$$s.json > out/screenshots/$$s.txt; \
+	  test -s out/screenshots/$$s.html || { cat out/screenshots/$$s.txt; exit 1; }; \
+	done
+	PERFSCEN_SCREENSHOTS=$(CURDIR)/docs/screenshots \
+	PERFSCEN_SCREENSHOT_HTML="$(shell echo $(SCREENSHOT_SCENARIOS:%=$(CURDIR)/out/screenshots/%.html) | tr ' ' ',')" \
+	  $(GO) test -count=1 -run TestHTMLInBrowser -v ./internal/report

@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
@@ -217,9 +218,8 @@ func showBaseline(w io.Writer, f *baseline.File, want []string) error {
 		for _, pid := range tb.PointIDs() {
 			for _, m := range tb.Noise.Metrics(pid, want) {
 				est := tb.Noise[pid][m]
-				mde := mdeText(est.MDE)
 				if err := t.Append(pid, m, baseline.FormatValue(m, est.Center), est.Runs, est.Trials,
-					fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde); err != nil {
+					numfmt.Pct(est.TrialCV), numfmt.Pct(est.JobSD), numfmt.HistoryMDE(est.MDE)); err != nil {
 					return err
 				}
 			}
@@ -228,7 +228,7 @@ func showBaseline(w io.Writer, f *baseline.File, want []string) error {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "\nmde: smallest change the history gate detects with 80% probability at 0.99 confidence")
+	fmt.Fprintln(w, "\n"+mdeNote)
 	return nil
 }
 
@@ -254,18 +254,6 @@ func orNA(s string) string {
 		return "n/a"
 	}
 	return s
-}
-
-// mdeText shows a detectable change; beyond 100% the history cannot
-// support any figure, so it says uncalibrated.
-func mdeText(mde float64) string {
-	switch {
-	case !(mde > 0):
-		return "n/a"
-	case mde > 1:
-		return "uncalibrated"
-	}
-	return fmt.Sprintf("%.1f%%", 100*mde)
 }
 
 // serversText names the server a testbed was recorded against, or with

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/scenariorun"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -156,10 +157,15 @@ func printNoise(w io.Writer, n baseline.Noise) {
 		sort.Strings(metrics)
 		for _, m := range metrics {
 			est := n[p][m]
-			mde := mdeText(est.MDE)
 			_ = tw.Append(p, m, fmt.Sprint(est.Runs), fmt.Sprint(est.Trials), baseline.FormatValue(m, est.Center),
-				fmt.Sprintf("%.1f%%", 100*est.TrialCV), fmt.Sprintf("%.1f%%", 100*est.JobSD), mde)
+				numfmt.Pct(est.TrialCV), numfmt.Pct(est.JobSD), numfmt.HistoryMDE(est.MDE))
 		}
 	}
 	_ = tw.Render()
+	fmt.Fprintln(w, "\n"+mdeNote)
 }
+
+// mdeNote explains the MDE column of the noise tables: what the figure
+// is, and why some say "over 100% (uncalibrated)".
+const mdeNote = "mde: smallest change the history gate detects with 80% probability at 0.99 confidence;\n" +
+	"     over 100% (uncalibrated): too few runs, or too noisy, to detect even a doubling or a halving (the gate cannot fail on that metric yet)"

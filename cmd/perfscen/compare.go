@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -72,7 +73,7 @@ func renderDeltas(w io.Writer, ds []verdict.Delta) error {
 			interval, p := "n/a", "n/a"
 			if d.HasStats {
 				interval = fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*d.Lo, 100*d.Hi)
-				p = fmt.Sprintf("%.3f", d.P)
+				p = numfmt.P(d.P)
 			}
 			v := d.Verdict
 			if v == "regressed" {

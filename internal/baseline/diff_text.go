@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/numfmt"
 )
 
 // String renders the diff as the lines printed before an update is
@@ -48,16 +50,9 @@ func (d *Diff) String() string {
 		fmt.Fprintf(&b, "  %s %s: history %s, this run %s (%+.1f%%)", c.Point, c.Metric,
 			FormatValue(c.Metric, c.Before), FormatValue(c.Metric, c.Run), 100*(c.Run/c.Before-1))
 		if c.MDEAfter > 0 {
-			fmt.Fprintf(&b, ", detectable change %s → %.1f%%", pct(c.MDEBefore), 100*c.MDEAfter)
+			fmt.Fprintf(&b, ", detectable change %s → %s", numfmt.HistoryMDE(c.MDEBefore), numfmt.HistoryMDE(c.MDEAfter))
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-func pct(f float64) string {
-	if f <= 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", 100*f)
 }

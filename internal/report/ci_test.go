@@ -116,6 +116,7 @@ func TestSummaryLine(t *testing.T) {
 		{nil, "PASS: no checks defined"},
 		{&verdict.Verdict{Checks: []verdict.Check{pass}}, "PASS: 1 check passed"},
 		{&verdict.Verdict{Checks: []verdict.Check{pass, pass, warn, skip}}, "PASS: 3 checks passed (1 warning, 1 skipped)"},
+		{&verdict.Verdict{Checks: []verdict.Check{pass, {Status: verdict.StatusPass, Name: "b", Warnings: []string{"x", "y"}}}}, "PASS: 2 checks passed (2 warnings)"},
 		{&verdict.Verdict{Checks: []verdict.Check{pass, fail("p95 < 30ms", "onnx/c=10"), fail("optimized/reference throughput >= 1.15", "c=2")}},
 			"FAIL: 2 of 3 checks failed: p95 < 30ms @ onnx/c=10; optimized/reference throughput >= 1.15 @ c=2"},
 		{many, "FAIL: 12 of 12 checks failed: " + strings.Repeat("x @ p; ", 10) + "and 2 more"},

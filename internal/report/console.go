@@ -79,15 +79,11 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 				return err
 			}
 			for _, c := range v.Checks {
-				switch {
-				case c.Message == "":
-				case c.Status == verdict.StatusFail, c.Status == verdict.StatusInconclusive:
+				if c.Message != "" && (c.Status == verdict.StatusFail || c.Status == verdict.StatusInconclusive) {
 					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
-				case c.Status == verdict.StatusWarn:
-					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), c.Message)
 				}
-				for _, warn := range c.Warnings {
-					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), warn)
+				for _, warn := range checkWarnings(c) {
+					fmt.Fprintf(bw, "  warning: %s\n", warningText(c, warn))
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -29,39 +30,12 @@ func truncUs(v float64) float64 {
 	return math.Trunc(v)
 }
 
-// quantity renders a value with its unit for people.
-func quantity(v float64, unit string) string {
-	switch unit {
-	case "us":
-		switch a := math.Abs(v); {
-		case a < 1000:
-			return strconv.FormatFloat(v, 'f', 0, 64) + "us"
-		case a < 1e6:
-			return strconv.FormatFloat(v/1e3, 'f', 2, 64) + "ms"
-		default:
-			return strconv.FormatFloat(v/1e6, 'f', 3, 64) + "s"
-		}
-	case "infer/s":
-		return strconv.FormatFloat(v, 'f', 1, 64) + " infer/s"
-	case "count":
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case "fraction":
-		return strconv.FormatFloat(v*100, 'f', 2, 64) + "%"
-	case "", "ratio", "x":
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + " " + unit
-}
+// quantity renders a value with its unit for people, as every check
+// message does (numfmt.Value): a bound in a table is the bound in its
+// check's message, character for character.
+func quantity(v float64, unit string) string { return numfmt.Value(v, unit) }
 
-func pct(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" }
-
-func signedPct(v float64) string {
-	s := pct(v)
-	if v >= 0 {
-		s = "+" + s
-	}
-	return s
-}
+func signedPct(v float64) string { return numfmt.SignedPct(v) }
 
 // checkRow is a check's cells, shared by the console, Markdown and HTML
 // tables.
@@ -104,23 +78,27 @@ func rowOf(c verdict.Check) checkRow {
 	// statement about the run, so it is not printed (the JSON keeps it).
 	if (c.Lo != 0 || c.Hi != 0) && !(c.Uncalibrated && c.Kind == verdict.KindBaseline) {
 		if c.Kind == verdict.KindComparison {
-			r.Interval = fmt.Sprintf("[%.3f, %.3f]", c.Lo, c.Hi)
+			r.Interval = fmt.Sprintf("[%s, %s]", numfmt.Ratio(c.Lo), numfmt.Ratio(c.Hi))
 		} else {
 			r.Interval = fmt.Sprintf("[%s, %s]", signedPct(c.Lo), signedPct(c.Hi))
 		}
 		if c.Confidence > 0 {
-			r.Interval += " @" + strconv.FormatFloat(c.Confidence*100, 'g', 3, 64) + "%"
+			r.Interval += " @" + numfmt.Percent(c.Confidence)
 		}
 	}
 	if c.P > 0 && meaningfulP(c) {
-		r.P = strconv.FormatFloat(c.P, 'g', 3, 64)
+		r.P = numfmt.P(c.P)
 	}
 	r = r.counts(c)
-	if c.MDE > 1 || c.Uncalibrated {
-		// Beyond 100% the data supports no detectable change at all.
+	switch {
+	case c.Uncalibrated && c.MDE <= numfmt.MaxMDE:
+		// A tolerance gate without history: its band is no detectable
+		// change the data supports.
 		r.MDE = "uncalibrated"
-	} else if c.MDE > 0 {
-		r.MDE = pct(c.MDE)
+	case c.MDE > 0 && c.Kind == verdict.KindBaseline:
+		r.MDE = numfmt.HistoryMDE(c.MDE)
+	case c.MDE > 0:
+		r.MDE = numfmt.MDE(c.MDE)
 	}
 	return r
 }
@@ -182,14 +160,12 @@ func SummaryLine(v *verdict.Verdict) string {
 	var passed, warned, skipped int
 	for _, c := range v.Checks {
 		switch c.Status {
-		case verdict.StatusPass:
+		case verdict.StatusPass, verdict.StatusWarn:
 			passed++
-		case verdict.StatusWarn:
-			passed++
-			warned++
 		case verdict.StatusSkip:
 			skipped++
 		}
+		warned += len(checkWarnings(c))
 	}
 	failed := v.Failed()
 	switch v.Outcome() {
@@ -218,6 +194,27 @@ func SummaryLine(v *verdict.Verdict) string {
 		s += " (" + strings.Join(extra, ", ") + ")"
 	}
 	return s
+}
+
+// checkWarnings are the warning lines every report lists for c: its
+// message when the check ended as a warning (an empty line, shown as the
+// check's label, when it has nothing else to say), then its own warnings. The
+// summary line counts them, so "(10 warnings)" stands beside ten lines.
+func checkWarnings(c verdict.Check) []string {
+	var out []string
+	if c.Status == verdict.StatusWarn && (c.Message != "" || len(c.Warnings) == 0) {
+		out = append(out, c.Message)
+	}
+	return append(out, c.Warnings...)
+}
+
+// warningText is one warning line: "label: text", or the label alone for
+// a warning check without a message.
+func warningText(c verdict.Check, text string) string {
+	if text == "" {
+		return label(c)
+	}
+	return label(c) + ": " + text
 }
 
 func listed(pre string, cs []verdict.Check, post string) string {

@@ -33,9 +33,18 @@ func GitHub(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 				fmt.Fprintf(bw, "::error %stitle=%s::%s\n", file, escapeProperty("perfscen "+string(c.Kind)+": "+label(c)), escapeData(annotation(c)))
 			}
 		}
-		msgs := c.Warnings
-		if (c.Status == verdict.StatusWarn || c.Status == verdict.StatusInconclusive) && len(msgs) == 0 {
-			msgs = []string{annotation(c)}
+		// The warnings the console lists (checkWarnings), a warning
+		// check's message with its figures; an undecided check is one
+		// warning more, saying why.
+		var msgs []string
+		if c.Status == verdict.StatusInconclusive {
+			msgs = append(msgs, annotation(c))
+		}
+		for _, w := range checkWarnings(c) {
+			if c.Status == verdict.StatusWarn && w == c.Message {
+				w = annotation(c)
+			}
+			msgs = append(msgs, w)
 		}
 		for _, m := range msgs {
 			if warns++; warns <= maxAnnotations {

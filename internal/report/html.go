@@ -12,10 +12,10 @@ import (
 )
 
 // HTML writes one self-contained page (inline CSS, inline SVG, no external
-// URL) with the verdict, the checks, the points and two plots: throughput
-// vs latency per model (with the baseline gate's band: its left edge is
-// the bound a point's throughput must not fall below) and the server-side
-// latency breakdown per point.
+// URL): the verdict, the comparisons and the baseline gate drawn as the
+// ratios they were decided on, the checks, throughput against latency per
+// model (LLM runs: TTFT and inter-token gaps too), every point's windows
+// in order, the server-side latency breakdown and the points table.
 func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error {
 	metric := opts.Percentile
 	if metric == "" {
@@ -24,7 +24,7 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	page := htmlPage{Run: run, PointHeader: pointHeader, CheckHeader: checkHeader}
 	if v != nil {
 		page.Verdict = SummaryLine(v)
-		page.Failed = len(v.Failed()) > 0
+		page.VerdictClass = verdictClass(v)
 		page.Notices = v.Notices
 		for _, c := range v.Checks {
 			page.Checks = append(page.Checks, htmlCheck{Row: rowOf(c).cells(), Status: string(c.Status), Message: c.Message, Warnings: c.Warnings})
@@ -34,53 +34,64 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if rows := llmRows(run); rows != nil {
 		page.LLMHeader, page.LLM = llmHeader, rows
 	}
-	lat, ok, err := latencyPlot(run, metric, gateBands(v))
-	if err != nil {
-		return fmt.Errorf("html report: %w", err)
+	if f, ok := comparisonFigure(v); ok {
+		page.Headline = append(page.Headline, f)
 	}
-	if ok {
-		page.Plots = append(page.Plots, template.HTML(lat)) // #nosec: produced by gonum's SVG backend from numbers and escaped labels
+	if f, ok := baselineFigure(v); ok {
+		page.Headline = append(page.Headline, f)
 	}
-	// LLM runs: time to first token and inter-token gaps against
-	// throughput, the curves a serving regression moves.
+	metrics := []string{metric}
 	if llmRows(run) != nil {
-		for _, m := range []string{plan.MetricTTFTP95, plan.MetricITLP95} {
-			svg, ok, err := latencyPlot(run, m, nil)
-			if err != nil {
-				return fmt.Errorf("html report: %w", err)
-			}
-			if ok {
-				page.Plots = append(page.Plots, template.HTML(svg)) // #nosec: gonum SVG from numbers and escaped labels
-			}
+		// LLM runs: time to first token and inter-token gaps against
+		// throughput, the curves a serving regression moves.
+		metrics = append(metrics, plan.MetricTTFTP95, plan.MetricITLP95)
+	}
+	for _, m := range metrics {
+		f, ok, err := latencyFigure(run, v, m)
+		if err != nil {
+			return fmt.Errorf("html report: %w", err)
+		}
+		if ok {
+			page.Plots = append(page.Plots, f)
 		}
 	}
-	br, ok, err := breakdownPlot(run)
-	if err != nil {
-		return fmt.Errorf("html report: %w", err)
-	}
-	if ok {
-		page.Plots = append(page.Plots, template.HTML(br))
+	page.Windows = windowFigures(run)
+	if f, ok := breakdownFigure(run); ok {
+		page.Plots = append(page.Plots, f)
 	}
 	var buf bytes.Buffer
 	if err := htmlTmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
-	_, err = w.Write(buf.Bytes())
+	_, err := w.Write(buf.Bytes())
 	return err
 }
 
+// verdictClass colours the verdict line by the run's outcome.
+func verdictClass(v *verdict.Verdict) string {
+	switch v.Outcome() {
+	case verdict.OutcomePass:
+		return "pass"
+	case verdict.OutcomeInconclusive, verdict.OutcomeInterrupted:
+		return "undecided"
+	}
+	return "fail"
+}
+
 type htmlPage struct {
-	Run         *result.Run
-	Verdict     string
-	Failed      bool
-	Notices     []string
-	CheckHeader []string
-	Checks      []htmlCheck
-	PointHeader []string
-	Points      [][]string
-	LLMHeader   []string
-	LLM         [][]string
-	Plots       []template.HTML
+	Run          *result.Run
+	Verdict      string
+	VerdictClass string
+	Notices      []string
+	CheckHeader  []string
+	Checks       []htmlCheck
+	PointHeader  []string
+	Points       [][]string
+	LLMHeader    []string
+	LLM          [][]string
+	Headline     []figure
+	Plots        []figure
+	Windows      []figure
 }
 
 type htmlCheck struct {
@@ -96,17 +107,19 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"serv
 <meta charset="utf-8">
 <title>perfscen: {{.Run.Scenario}}</title>
 <style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem;color:#1b1f24;max-width:1400px}
+body{font-family:system-ui,-apple-system,"Segoe UI","DejaVu Sans",Verdana,sans-serif;margin:2rem;color:#1b1f24;max-width:1200px}
 h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}
 .verdict{font-weight:bold;padding:.6rem 1rem;border-radius:6px;display:inline-block}
-.pass{background:#dafbe1;color:#116329}.fail{background:#ffebe9;color:#a40e26}
+.pass{background:#dafbe1;color:#116329}.fail{background:#ffebe9;color:#a40e26}.undecided{background:#fff8c5;color:#7d4e00}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;white-space:nowrap}
 th{background:#f6f8fa}
-tr.s-fail td{background:#fff5f5}tr.s-warn td{background:#fffbdd}tr.s-skip td{color:#6e7781}
+table.checks td:nth-child(3),table.checks td:nth-child(4),table.checks td:nth-child(11){white-space:normal;min-width:6em}
+tr.s-fail td{background:#fff5f5}tr.s-warn td{background:#fffbdd}tr.s-inconclusive td{background:#fff8c5}tr.s-skip td{color:#6e7781}
 .meta{color:#57606a;font-size:.85rem}
 .msg{color:#57606a;font-size:.8rem;white-space:normal}
-figure{margin:1rem 0}svg{max-width:100%;height:auto}
+figure{margin:1rem 0}figcaption{color:#57606a;font-size:.85rem;max-width:1100px;margin:.3rem 0 .6rem}
+svg{max-width:100%;height:auto;display:block}
 </style>
 </head>
 <body>
@@ -114,15 +127,21 @@ figure{margin:1rem 0}svg{max-width:100%;height:auto}
 <p class="meta">source {{.Run.Source}} · status {{.Run.Status}}{{with .Run.Environment.Testbed}} · testbed {{.}}{{end}}{{with .Run.Environment.Server.Version}} · server {{.}}{{end}}{{if not .Run.Started.IsZero}} · started {{.Run.Started.UTC.Format "2006-01-02 15:04:05 UTC"}}{{end}}</p>{{range .Run.Environment.Servers}}
 <p class="meta">server {{.Key}}: {{serverText .}}</p>{{end}}
 {{range .Run.Errors}}<p class="verdict fail">run error: {{.}}</p>{{end}}
-{{if .Verdict}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{.Verdict}}</p>{{end}}
+{{if .Verdict}}<p class="verdict {{.VerdictClass}}">{{.Verdict}}</p>{{end}}
 {{range .Notices}}<p class="meta">{{.}}</p>{{end}}
-{{if .Checks}}<h2>Checks</h2>
-<table><thead><tr>{{range .CheckHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Headline}}<h2 id="{{.ID}}">{{.Heading}}</h2>
+<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}{{if .Checks}}<h2>Checks</h2>
+<table class="checks"><thead><tr>{{range .CheckHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Checks}}<tr class="s-{{.Status}}">{{range .Row}}<td>{{.}}</td>{{end}}</tr>
-{{if or .Message .Warnings}}<tr class="s-{{.Status}}"><td></td><td colspan="10" class="msg">{{.Message}}{{range .Warnings}}<br>warning: {{.}}{{end}}</td></tr>{{end}}
+{{if or .Message .Warnings}}{{$m := .Message}}<tr class="s-{{.Status}}"><td></td><td colspan="10" class="msg">{{$m}}{{range $i, $w := .Warnings}}{{if or $i $m}}<br>{{end}}warning: {{$w}}{{end}}</td></tr>{{end}}
 {{end}}</tbody></table>{{end}}
-{{if .Plots}}<h2>Plots</h2>{{range .Plots}}<figure>{{.}}</figure>{{end}}{{end}}
-{{if .LLM}}<h2>LLM</h2>
+{{range .Plots}}<h2 id="{{.ID}}">{{.Heading}}</h2>
+<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}{{if .Windows}}<h2 id="windows">Per-window throughput and latency</h2>
+<p class="meta">Every measured window of each point in order: hollow markers on the shaded ground are the windows before the kept trials (warm-up and stabilization), filled ones the kept trials the figures and checks use. A trend across the filled ones is drift.</p>
+{{range .Windows}}<figure>{{.SVG}}</figure>
+{{end}}{{end}}{{if .LLM}}<h2>LLM</h2>
 <table><thead><tr>{{range .LLMHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .LLM}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}

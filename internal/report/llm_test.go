@@ -31,7 +31,7 @@ func TestLLMTablesAndPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"output tok/s", "TTFT p95", "│ llm/c=4 │ 18    │ 180.0        │ 40.00ms  │ 80.00ms", "40.00ms", "12.5/s", "mixed",
-		"Time to first token: avg 0us, p50 40.00ms", "Goodput: 12.5 requests/s (50 of 100 requests met the SLO)"} {
+		"Time to first token: avg 0µs, p50 40.00ms", "Goodput: 12.5 requests/s (50 of 100 requests met the SLO)"} {
 		if !strings.Contains(con.String(), want) {
 			t.Errorf("console lacks %q:\n%s", want, con.String())
 		}

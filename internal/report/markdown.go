@@ -165,12 +165,15 @@ func StepSummary(getenv func(string) string, run *result.Run, v *verdict.Verdict
 	return AppendStepSummary(getenv, b.Bytes())
 }
 
-// details lists why each failed or warning check is so, first error
-// messages included: the table has no room for them.
+// details lists why each failed, undecided or warning check is so, first
+// error messages included, and every warning the summary line counts: the
+// table has no room for them.
 func details(b *bytes.Buffer, checks []verdict.Check) {
 	n := 0
 	for _, c := range checks {
-		if (c.Status != verdict.StatusFail && c.Status != verdict.StatusWarn && c.Status != verdict.StatusInconclusive) || c.Message == "" {
+		why := c.Message != "" && (c.Status == verdict.StatusFail || c.Status == verdict.StatusInconclusive)
+		warns := checkWarnings(c)
+		if !why && len(warns) == 0 {
 			continue
 		}
 		if n == 0 {
@@ -185,7 +188,17 @@ func details(b *bytes.Buffer, checks []verdict.Check) {
 		if where != "" {
 			fmt.Fprintf(b, " @ %s", mdEscape(where))
 		}
-		fmt.Fprintf(b, ": %s\n", mdEscape(c.Message))
+		if why {
+			fmt.Fprintf(b, ": %s", mdEscape(c.Message))
+		}
+		b.WriteString("\n")
+		for _, w := range warns {
+			if w == "" {
+				b.WriteString("  - warning\n")
+				continue
+			}
+			fmt.Fprintf(b, "  - warning: %s\n", mdEscape(w))
+		}
 	}
 	if n > 0 {
 		b.WriteString("\n</details>\n\n")

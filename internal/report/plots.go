@@ -1,184 +1,398 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"image/color"
+	"html/template"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-
+	"github.com/perfscen/perfscen/internal/numfmt"
+	"github.com/perfscen/perfscen/internal/report/svg"
+	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
-// latencyPlot draws throughput (x) against the chosen latency metric (y,
-// ms) per model across its sweep points, with the baseline's throughput
-// band behind each model's curve. ok is false when nothing is plottable.
-func latencyPlot(run *result.Run, metric string, bands []Band) (svg []byte, ok bool, err error) {
-	p, ok, err := newLatencyPlot(run, metric, bands)
-	if !ok || err != nil {
-		return nil, false, err
-	}
-	b, err := svgOf(p, 8*vg.Inch, 4.5*vg.Inch)
-	return b, err == nil, err
+// The HTML report's charts, drawn by internal/report/svg. Every figure
+// here is one the verdict or the run holds: no chart computes statistics.
+
+// chartWidth is every chart's width in px (the page is at most 1400).
+const chartWidth = 1100
+
+// figure is one chart with the words that say how to read it.
+type figure struct {
+	ID, Heading, Caption string
+	SVG                  template.HTML
 }
 
-func newLatencyPlot(run *result.Run, metric string, bands []Band) (*plot.Plot, bool, error) {
-	info, found := plan.LookupMetric(metric)
-	if !found || info.Unit != "us" {
-		return nil, false, fmt.Errorf("plot: %q is not a latency metric", metric)
+// html marks SVG the svg package drew (numbers and escaped text) as safe
+// to inline.
+func html(b []byte) template.HTML { return template.HTML(b) } // #nosec G203: drawn by internal/report/svg, every text escaped
+
+func statusColor(s verdict.Status) string {
+	switch s {
+	case verdict.StatusPass:
+		return svg.ColorPass
+	case verdict.StatusFail:
+		return svg.ColorFail
+	case verdict.StatusInconclusive:
+		return svg.ColorInconclusive
 	}
-	bandOf := map[string]Band{}
-	for _, b := range bands {
-		bandOf[b.Point] = b
+	return svg.ColorNeutral
+}
+
+func statusWord(c verdict.Check) string {
+	switch c.Status {
+	case verdict.StatusFail:
+		return "FAIL"
+	case verdict.StatusInconclusive:
+		return "inconclusive"
 	}
-	p := plot.New()
-	p.Title.Text = "Throughput vs " + metric + " latency"
-	p.X.Label.Text = "throughput (infer/s)"
-	p.Y.Label.Text = metric + " latency (ms)"
-	p.Legend.Top = true
-	p.Legend.Left = true
-	models, byModel := pointsByModel(run)
-	plotted := false
-	for i, model := range models {
-		var xys, lo, hi plotter.XYs
-		for _, pt := range byModel[model] {
-			fy, ok := pt.Figure(metric)
-			if !ok {
-				continue
-			}
-			y := fy.Value / 1e3
-			fx, _ := pt.Figure(plan.MetricThroughput)
-			xys = append(xys, plotter.XY{X: fx.Value, Y: y})
-			if b, ok := bandOf[pt.ID]; ok {
-				lo = append(lo, plotter.XY{X: b.Lo, Y: y})
-				hi = append(hi, plotter.XY{X: b.Hi, Y: y})
-			}
-		}
-		if len(xys) == 0 {
+	return string(c.Status)
+}
+
+// boundLegend and the others are the legend entries the forest charts share.
+var (
+	estimateLegend = svg.LegendItem{Text: "median ratio", HasMarker: true, Shape: svg.Diamond, Color: svg.ColorNeutral}
+	boundLegend    = svg.LegendItem{Text: "bound (the shaded side fails)", Fill: "#ffebe9", Stroke: svg.Stroke{Color: svg.ColorFail, Width: 2, Dash: "5 3"}}
+	noChangeLegend = svg.LegendItem{Text: "1 = no difference", Stroke: svg.Stroke{Color: "#8c959f", Width: 1.5}}
+)
+
+// comparisonFigure draws every same-run comparison as the ratio it was
+// decided on, its 95% interval and its bound: the headline verdict.
+func comparisonFigure(v *verdict.Verdict) (figure, bool) {
+	if v == nil {
+		return figure{}, false
+	}
+	f := svg.Forest{Title: "Comparisons: candidate ÷ reference", XLabel: "ratio of the candidate's figure to the reference's (median over trials)", Ref: 1}
+	for _, c := range v.Checks {
+		if c.Kind != verdict.KindComparison || c.NoValue || !(c.Value > 0) {
 			continue
 		}
-		c := plotutil.Color(i)
-		if err := addBand(p, model, c, lo, hi); err != nil {
-			return nil, false, err
+		r := svg.Row{Label: c.Name, Sub: where(c), Value: c.Value, Op: c.Op, Bound: c.Bound, Color: statusColor(c.Status), Note: statusWord(c)}
+		detail := []string{"ratio " + numfmt.Ratio(c.Value)}
+		if c.Lo > 0 && c.Hi > 0 {
+			r.Lo, r.Hi, r.HasInterval = c.Lo, c.Hi, true
+			detail = append(detail, fmt.Sprintf("%s [%s, %s]", numfmt.Percent(c.Confidence), numfmt.Ratio(c.Lo), numfmt.Ratio(c.Hi)))
 		}
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, false, fmt.Errorf("plot: %w", err)
+		if c.P > 0 {
+			detail = append(detail, numfmt.PEq("p", c.P))
 		}
-		line.Color, points.Color = c, c
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(model, line, points)
-		plotted = true
+		r.Detail = strings.Join(detail, ", ")
+		f.Rows = append(f.Rows, r)
 	}
-	return p, plotted, nil
+	if len(f.Rows) == 0 {
+		return figure{}, false
+	}
+	f.Legend = []svg.LegendItem{estimateLegend,
+		{Text: "95% bootstrap interval", Stroke: svg.Stroke{Color: svg.ColorNeutral, Width: 3}}, boundLegend, noChangeLegend}
+	return figure{ID: "comparisons", Heading: "Comparisons",
+		Caption: "Each row is one comparison at one point: the diamond is the median ratio over the interleaved trials, the bar its 95% interval. " +
+			"A comparison passes when the interval lies wholly on the white side of its bound and the rank test agrees, fails when both show the shaded side, and is inconclusive otherwise (the check's message says which part did not decide).",
+		SVG: html(f.Render(chartWidth))}, true
 }
 
-// addBand draws the baseline's throughput range at each point's latency:
-// a shaded ribbon between the lo and hi edges, and error bars so a single
-// point's band shows too.
-func addBand(p *plot.Plot, model string, c color.Color, lo, hi plotter.XYs) error {
-	if len(lo) == 0 {
+// baselineFigure draws the baseline gate's checks as this run's figure
+// over the history's centre, with the check's interval and bound: only
+// the metrics the baseline gates appear.
+func baselineFigure(v *verdict.Verdict) (figure, bool) {
+	if v == nil {
+		return figure{}, false
+	}
+	f := svg.Forest{Title: "Baseline gate: this run ÷ its history", XLabel: "this run's figure ÷ the history's centre (geometric mean of its run medians)", Ref: 1}
+	for _, c := range v.Checks {
+		if c.Kind != verdict.KindBaseline || c.NoValue || !(c.Value > 0) || !(c.Center > 0) {
+			continue
+		}
+		r := svg.Row{Label: c.Name, Sub: c.Point, Value: c.Value / c.Center, Color: statusColor(c.Status), Note: statusWord(c)}
+		if c.Class != "" {
+			r.Note += " (" + string(c.Class) + ")"
+		}
+		if c.Bound > 0 {
+			r.Op, r.Bound = c.Op, c.Bound/c.Center
+		}
+		if (c.Lo != 0 || c.Hi != 0) && !c.Uncalibrated && 1+c.Lo > 0 {
+			r.Lo, r.Hi, r.HasInterval = 1+c.Lo, 1+c.Hi, true
+		}
+		detail := numfmt.Value(c.Value, c.Unit) + " vs " + numfmt.Value(c.Center, c.Unit)
+		if c.Bound > 0 {
+			detail += ", bound " + c.Op + " " + numfmt.Value(c.Bound, c.Unit)
+		}
+		if c.Uncalibrated {
+			detail += ", uncalibrated"
+		}
+		r.Detail = detail
+		f.Rows = append(f.Rows, r)
+	}
+	if len(f.Rows) == 0 {
+		return figure{}, false
+	}
+	f.Legend = []svg.LegendItem{{Text: "this run ÷ history", HasMarker: true, Shape: svg.Diamond, Color: svg.ColorNeutral},
+		{Text: "interval of the change", Stroke: svg.Stroke{Color: svg.ColorNeutral, Width: 3}}, boundLegend, {Text: "1 = the history's centre", Stroke: svg.Stroke{Color: "#8c959f", Width: 1.5}}}
+	return figure{ID: "baseline", Heading: "Baseline gate",
+		Caption: "Each row is one gated metric at one point, as a ratio to the history's centre. The bound is the one the check was held to (tolerance and multiple-testing corrections included); an uncalibrated check has no interval the data supports.",
+		SVG:     html(f.Render(chartWidth))}, true
+}
+
+// pointLabel names a point on a chart by its load: c=8 or 100/s, and any
+// other swept coordinate that tells points of one model apart.
+func pointLabel(p *result.Point, others []string) string {
+	s := "c=" + strconv.Itoa(p.Concurrency)
+	if p.Mode == plan.LoadRequestRate {
+		s = numfmt.Significant(p.RequestRate, 4) + "/s"
+	}
+	for _, k := range others {
+		s += " " + k + "=" + p.Coords[k]
+	}
+	return s
+}
+
+// varying are the coordinates other than the load that differ between a
+// model's points.
+func varying(pts []*result.Point) []string {
+	seen := map[string]map[string]bool{}
+	for _, p := range pts {
+		for k, v := range p.Coords {
+			if k == "concurrency" || k == "request_rate" {
+				continue
+			}
+			if seen[k] == nil {
+				seen[k] = map[string]bool{}
+			}
+			seen[k][v] = true
+		}
+	}
+	var out []string
+	for k, vs := range seen {
+		if len(vs) > 1 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// latencyFigure draws throughput (x) against a latency metric (y, ms) per
+// model, each point labelled with its load. Where the baseline gates
+// throughput or this metric, a dashed mark runs from the point to the
+// bound the gate held it to; where a threshold bounds this metric, a rule
+// crosses the plot at it.
+func latencyFigure(run *result.Run, v *verdict.Verdict, metric string) (figure, bool, error) {
+	info, found := plan.LookupMetric(metric)
+	if !found || info.Unit != "us" {
+		return figure{}, false, fmt.Errorf("plot: %q is not a latency metric", metric)
+	}
+	gated := gateChecks(v)
+	c := svg.XY{Title: "Throughput vs " + metric + " latency", XLabel: "throughput (" + throughputUnit(run) + ")", YLabel: metric + " latency (ms)", XFromZero: true, YFromZero: true}
+	models, byModel := pointsByModel(run)
+	marks := map[verdict.Status]bool{}
+	for i, model := range models {
+		s := svg.Series{Name: model, Color: svg.Color(i), Shape: svg.ShapeOf(i)}
+		others := varying(byModel[model])
+		for _, pt := range byModel[model] {
+			fy, ok := pt.Figure(metric)
+			fx, okx := pt.Figure(plan.MetricThroughput)
+			if !ok || !okx || fy.Value <= 0 {
+				continue
+			}
+			x, y := fx.Value, fy.Value/1e3
+			s.Points = append(s.Points, svg.Point{X: x, Y: y, Label: pointLabel(pt, others)})
+			if g, ok := gated[gateKey{pt.ID, plan.MetricThroughput}]; ok {
+				c.Marks = append(c.Marks, svg.Mark{X1: x, Y1: y, X2: g.Bound, Y2: y, Color: markColor(g.Status)})
+				marks[markStatus(g.Status)] = true
+			}
+			if g, ok := gated[gateKey{pt.ID, metric}]; ok {
+				c.Marks = append(c.Marks, svg.Mark{X1: x, Y1: y, X2: x, Y2: g.Bound / 1e3, Color: markColor(g.Status)})
+				marks[markStatus(g.Status)] = true
+			}
+		}
+		if len(s.Points) > 0 {
+			c.Series = append(c.Series, s)
+		}
+	}
+	if len(c.Series) == 0 {
+		return figure{}, false, nil
+	}
+	for _, st := range []verdict.Status{verdict.StatusPass, verdict.StatusFail, verdict.StatusInconclusive} {
+		if marks[st] {
+			c.Legend = append(c.Legend, svg.LegendItem{Text: markLegend[st], Stroke: svg.Stroke{Color: markColor(st), Width: 1.5, Dash: "4 3"}})
+		}
+	}
+	for i, b := range thresholdBounds(v, metric) {
+		st := svg.Stroke{Color: svg.ColorFail, Width: 1.5, Dash: []string{"6 3", "2 3", "8 2 2 2"}[i%3]}
+		c.Rules = append(c.Rules, svg.Rule{Value: b.value / 1e3, Horizontal: true, Stroke: st})
+		c.Legend = append(c.Legend, svg.LegendItem{Text: "threshold " + b.name, Stroke: st})
+	}
+	caption := "Each point is one sweep point, labelled with its load; its figures are the medians over its kept trials."
+	if len(marks) > 0 {
+		caption += " For the metrics the baseline gates, a dashed line runs from a point to the bound the gate held it to, ending in a bar at the bound."
+	}
+	return figure{ID: "latency-" + metric, Heading: "Throughput vs " + metric + " latency", Caption: caption, SVG: html(c.Render(chartWidth, 440))}, true, nil
+}
+
+// throughputUnit is infer/s, or req/s for a run of LLM requests.
+func throughputUnit(run *result.Run) string {
+	if llmRows(run) != nil {
+		return "req/s"
+	}
+	return "infer/s"
+}
+
+// markStatus sorts a baseline check into the three kinds of mark: within
+// its bound, beyond it, undecided.
+func markStatus(s verdict.Status) verdict.Status {
+	switch s {
+	case verdict.StatusFail, verdict.StatusInconclusive:
+		return s
+	}
+	return verdict.StatusPass
+}
+
+func markColor(s verdict.Status) string { return statusColor(markStatus(s)) }
+
+var markLegend = map[verdict.Status]string{
+	verdict.StatusPass:         "baseline bound: the point is within it",
+	verdict.StatusFail:         "baseline bound: the point failed it",
+	verdict.StatusInconclusive: "baseline bound: undecided",
+}
+
+type gateKey struct{ point, metric string }
+
+// gateChecks are the baseline checks that held a point to a bound: the
+// metrics the baseline actually gates, at the points it gated them.
+func gateChecks(v *verdict.Verdict) map[gateKey]verdict.Check {
+	out := map[gateKey]verdict.Check{}
+	if v == nil {
+		return out
+	}
+	for _, c := range v.Checks {
+		if c.Kind == verdict.KindBaseline && !c.NoValue && c.Bound > 0 && c.Point != "" {
+			out[gateKey{c.Point, c.Metric}] = c
+		}
+	}
+	return out
+}
+
+type namedBound struct {
+	name  string
+	value float64
+}
+
+// thresholdBounds are the distinct bounds thresholds set on metric.
+func thresholdBounds(v *verdict.Verdict, metric string) []namedBound {
+	if v == nil {
 		return nil
 	}
-	if len(lo) >= 2 {
-		ribbon := append(plotter.XYs{}, lo...)
-		for j := len(hi) - 1; j >= 0; j-- {
-			ribbon = append(ribbon, hi[j])
+	var out []namedBound
+	seen := map[float64]bool{}
+	for _, c := range v.Checks {
+		if c.Kind != verdict.KindThreshold || c.Metric != metric || c.Op == "" || seen[c.Bound] {
+			continue
 		}
-		poly, err := plotter.NewPolygon(ribbon)
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
+		seen[c.Bound] = true
+		out = append(out, namedBound{name: c.Metric + " " + c.Op + " " + numfmt.Value(c.Bound, c.Unit), value: c.Bound})
+	}
+	return out
+}
+
+// windowFigures draw, for each point, its throughput and latency in every
+// measured window in order, stabilization windows hollow on a shaded
+// ground and kept trials filled: drift and warm-up show at a glance.
+func windowFigures(run *result.Run) []figure {
+	var out []figure
+	for i := range run.Points {
+		p := &run.Points[i]
+		if len(p.Windows) < 2 {
+			continue
 		}
-		poly.Color = translucent(c)
-		poly.LineStyle.Width = 0
-		p.Add(poly)
+		color := svg.Color(modelIndex(run, p.Model))
+		tp := svg.Series{Color: color, Shape: svg.Circle}
+		lat := svg.Series{Color: color, Shape: svg.Circle}
+		lastWarm := 0
+		for j, w := range p.Windows {
+			n := float64(j + 1)
+			tp.Points = append(tp.Points, svg.Point{X: n, Y: w.Throughput, Hollow: !w.Kept})
+			lat.Points = append(lat.Points, svg.Point{X: n, Y: w.LatencyUs / 1e3, Hollow: !w.Kept})
+			if !w.Kept && lastWarm == j {
+				lastWarm = j + 1
+			}
+		}
+		var spans []svg.Span
+		if lastWarm > 0 {
+			spans = []svg.Span{{X1: 0.5, X2: float64(lastWarm) + 0.5, Fill: "#f6f8fa"}}
+		}
+		name := windowLatencyName(p)
+		left := &svg.XY{Title: p.ID + ": throughput per window", XLabel: "window", YLabel: "throughput (" + throughputUnit(run) + ")",
+			Series: []svg.Series{tp}, Spans: spans, YFromZero: true, XInteger: true, NoLegend: true}
+		legend := []svg.LegendItem{{Text: "kept trial", HasMarker: true, Color: color}}
+		if lastWarm > 0 {
+			legend = append(legend, svg.LegendItem{Text: "not kept (stabilizing)", HasMarker: true, Color: color, Hollow: true},
+				svg.LegendItem{Text: "before the kept trials", Fill: "#f6f8fa", Stroke: svg.Stroke{Color: "#d0d7de"}})
+		}
+		right := &svg.XY{Title: p.ID + ": " + name + " per window", XLabel: "window", YLabel: name + " (ms)",
+			Series: []svg.Series{lat}, Spans: spans, YFromZero: true, XInteger: true, Legend: legend}
+		out = append(out, figure{ID: "windows-" + p.ID, SVG: html(svg.Panels(p.ID+": per-window throughput and latency", chartWidth/2, 260, left, right))})
 	}
-	centres := make(plotter.XYs, len(lo))
-	errs := make(plotter.XErrors, len(lo))
-	for j := range lo {
-		mid := (lo[j].X + hi[j].X) / 2
-		centres[j] = plotter.XY{X: mid, Y: lo[j].Y}
-		errs[j].Low, errs[j].High = mid-lo[j].X, hi[j].X-mid
-	}
-	eb, err := plotter.NewXErrorBars(xErrs{centres, errs})
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	eb.Color = c
-	p.Add(eb)
-	// Error bars have no legend swatch; a bare polygon style draws one.
-	p.Legend.Add(model+" baseline gate (fails left of the band)", &plotter.Polygon{Color: translucent(c), LineStyle: eb.LineStyle})
-	return nil
+	return out
 }
 
-// xErrs pairs band centres with their half-widths for XErrorBars.
-type xErrs struct {
-	plotter.XYs
-	plotter.XErrors
-}
-
-// breakdownPlot stacks the server-side latency components per sweep point.
-func breakdownPlot(run *result.Run) (svg []byte, ok bool, err error) {
-	p, n, err := newBreakdownPlot(run)
-	if n == 0 || err != nil {
-		return nil, false, err
+// windowLatencyName names the latency a point's windows carry (the
+// stability metric): the kept trials' figure it equals, else "latency".
+func windowLatencyName(p *result.Point) string {
+	var kept *result.Window
+	for j := range p.Windows {
+		if p.Windows[j].Kept {
+			kept = &p.Windows[j]
+			break
+		}
 	}
-	b, err := svgOf(p, vg.Length(max(6, min(16, float64(n)*0.8)))*vg.Inch, 4.5*vg.Inch)
-	return b, err == nil, err
+	if kept == nil || len(p.Trials) == 0 {
+		return "latency"
+	}
+	m := p.Trials[0].Metrics
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"p50 latency", m.P50Us}, {"p90 latency", m.P90Us}, {"p95 latency", m.P95Us}, {"p99 latency", m.P99Us}, {"average latency", m.LatencyAvgUs}} {
+		if c.v > 0 && math.Abs(c.v-kept.LatencyUs) <= 1e-6*c.v {
+			return c.name
+		}
+	}
+	return "latency"
 }
 
-// newBreakdownPlot returns the plot and how many points it shows.
-func newBreakdownPlot(run *result.Run) (*plot.Plot, int, error) {
-	var names []string
-	var parts [4]plotter.Values
+func modelIndex(run *result.Run, model string) int {
+	models, _ := pointsByModel(run)
+	for i, m := range models {
+		if m == model {
+			return i
+		}
+	}
+	return 0
+}
+
+// breakdownFigure stacks the server-side latency components per point.
+func breakdownFigure(run *result.Run) (figure, bool) {
+	b := svg.Bars{Title: "Server-side latency per request", XLabel: "ms per request",
+		Parts:  []string{"queue", "compute input", "compute infer", "compute output"},
+		Colors: []string{svg.Color(4), svg.Color(5), svg.Color(0), svg.Color(2)},
+		Total:  func(ms float64) string { return numfmt.Micros(ms * 1e3) }}
 	for i := range run.Points {
 		s := run.Points[i].FigureMetrics().Server
 		if s == nil || s.Reset {
 			continue
 		}
-		names = append(names, run.Points[i].ID)
-		for j, v := range []float64{s.QueueUs, s.ComputeInputUs, s.ComputeInferUs, s.ComputeOutputUs} {
-			parts[j] = append(parts[j], v/1e3)
-		}
+		b.Names = append(b.Names, run.Points[i].ID)
+		b.Values = append(b.Values, []float64{s.QueueUs / 1e3, s.ComputeInputUs / 1e3, s.ComputeInferUs / 1e3, s.ComputeOutputUs / 1e3})
 	}
-	if len(names) == 0 {
-		return nil, 0, nil
+	if len(b.Names) == 0 {
+		return figure{}, false
 	}
-	p := plot.New()
-	p.Title.Text = "Server-side latency breakdown"
-	p.Y.Label.Text = "ms per request"
-	p.Legend.Top = true
-	width := vg.Points(max(8, min(40, 400/float64(len(names)))))
-	var below *plotter.BarChart
-	for j, label := range []string{"queue", "compute input", "compute infer", "compute output"} {
-		bars, err := plotter.NewBarChart(parts[j], width)
-		if err != nil {
-			return nil, 0, fmt.Errorf("plot: %w", err)
-		}
-		bars.Color = plotutil.Color(j)
-		bars.LineStyle.Width = 0
-		if below != nil {
-			bars.StackOn(below)
-		}
-		below = bars
-		p.Add(bars)
-		p.Legend.Add(label, bars)
-	}
-	p.NominalX(names...)
-	// Half a slot of room on each side keeps the outer bars whole, and
-	// headroom above the tallest stack keeps the legend off the bars.
-	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
-	p.Y.Min = 0
-	p.Y.Max *= 1.35
-	p.X.Tick.Label.Rotation = 0.6
-	p.X.Tick.Label.XAlign = -1
-	return p, len(names), nil
+	return figure{ID: "server", Heading: "Server-side latency breakdown",
+		Caption: "The server's own statistics over the kept trials, averaged per request: time queued and computing.",
+		SVG:     html(b.Render(chartWidth))}, true
 }
 
 func pointsByModel(run *result.Run) ([]string, map[string][]*result.Point) {
@@ -201,26 +415,4 @@ func pointsByModel(run *result.Run) ([]string, map[string][]*result.Point) {
 		})
 	}
 	return models, by
-}
-
-func translucent(c color.Color) color.Color {
-	r, g, b, _ := c.RGBA()
-	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}
-}
-
-// svgOf renders p as an SVG element for inlining (no XML prolog).
-func svgOf(p *plot.Plot, w, h vg.Length) ([]byte, error) {
-	wt, err := p.WriterTo(w, h, "svg")
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	b := buf.Bytes()
-	if i := bytes.Index(b, []byte("<svg")); i > 0 {
-		b = b[i:]
-	}
-	return b, nil
 }

@@ -10,7 +10,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfscen/perfscen/internal/verdict"
-	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -30,36 +29,6 @@ type Options struct {
 	// Percentile is the latency metric plotted against throughput (a
 	// result metric name such as "p95"); "" means p95.
 	Percentile string
-}
-
-// Band is the baseline gate's throughput band at one point (infer/s): Lo
-// is the gate's bound (a throughput below it fails), Hi its mirror about
-// the history's centre.
-type Band struct {
-	Point  string  `json:"point"` // result.Point.ID
-	Lo, Hi float64 // inclusive bounds, Lo <= Hi
-}
-
-// gateBands are the bands of the verdict's throughput baseline checks:
-// the bound the gate actually held each point to, tolerance and
-// corrections included. Checks without a bound (not compared,
-// uncalibrated) draw none.
-func gateBands(v *verdict.Verdict) []Band {
-	if v == nil {
-		return nil
-	}
-	var out []Band
-	for _, c := range v.Checks {
-		if c.Kind != verdict.KindBaseline || c.Metric != plan.MetricThroughput || c.NoValue || c.Bound <= 0 || c.Center <= 0 {
-			continue
-		}
-		lo, hi := c.Bound, 2*c.Center-c.Bound
-		if hi < lo {
-			lo, hi = hi, lo
-		}
-		out = append(out, Band{Point: c.Point, Lo: lo, Hi: hi})
-	}
-	return out
 }
 
 // renderers is the one registry of output formats.

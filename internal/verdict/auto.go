@@ -2,9 +2,9 @@ package verdict
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -135,9 +135,7 @@ func errorBudget(p *result.Point, budget float64) (Check, bool) {
 	return c, true
 }
 
-func pctText(f float64) string {
-	return strconv.FormatFloat(100*f, 'g', 4, 64) + "%"
-}
+func pctText(f float64) string { return numfmt.Percent(f) }
 
 func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 	c := Check{Kind: KindStability, Key: KeyStable, Name: "measurement stable", Model: p.Model, Point: p.ID,

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/stats"
 
 	"github.com/perfscen/perfscen/internal/baseline"
@@ -237,29 +238,26 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 	default:
 		c.Class, c.Status = ClassUnchanged, StatusPass
 	}
-	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (limit %.4g, p=%.2g%s, detectable change %s)",
-		100*c.Effect, k, limit, c.P, g.o.lookNote(), mdeText(c.MDE))
-	if c.Status == StatusInconclusive {
-		c.Message = fmt.Sprintf("inconclusive: %+.1f%% vs history of %d run(s): beyond the limit the history alone sets (%.4g) but within the one this run's trial noise (%.1f%% CV over %d trials) allows (%.4g); detectable change %s%s",
-			100*c.Effect, k, math.Exp(mean+dir*tc*sdMin), 100*stats.CV(vals), len(vals), limit, mdeText(c.MDE), needText(c.NeedN, "in this run"))
-	}
+	c.histLimit, c.trialCV, c.look = math.Exp(mean+dir*tc*sdMin), stats.CV(vals), g.o.lookNote()
 	// A tolerance the scenario states is the smallest change that matters
 	// to its owner: a statistically clear change inside it is reported,
 	// not failed. A short or back-to-back history underestimates job noise,
 	// and this keeps such a history from failing builds over trifles.
 	if t, ok := g.spec.Tolerances[c.Metric]; ok && t != 0 && (c.Class == ClassRegressed || c.Class == ClassUndecided) && math.Abs(c.Effect) < math.Abs(t) {
 		c.Class, c.Status = ClassUnchanged, StatusPass
-		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% prediction limit %.4g, but within the scenario's %.0f%% tolerance", 100*c.Confidence, limit, 100*math.Abs(t)))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %s%% prediction limit %s, but within the scenario's %s tolerance",
+			numfmt.Significant(100*c.Confidence, 3), numfmt.Value(limit, c.Unit), numfmt.Percent(math.Abs(t))))
 	}
 	// The bound shown is the one the check was held to: the prediction
 	// limit, or the tolerance where that is the more lenient.
 	c.setBound(alpha)
+	c.Message = c.predictionMessage()
 	switch {
-	case c.MDE > 1:
+	case c.MDE > numfmt.MaxMDE:
 		c.Uncalibrated = true
 		c.Warnings = append(c.Warnings, "uncalibrated baseline: the history and this run vary too much to detect any change under 100%; record more runs on a quieter testbed")
 	case c.MDE > 0.10:
-		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %.0f%% are reliably detected", 100*c.MDE))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("noisy baseline: only changes above %s are reliably detected", numfmt.HistoryMDE(c.MDE)))
 	}
 }
 
@@ -269,21 +267,29 @@ func (g gate) predict(c *Check, hist baseline.Series, vals []float64, higherBett
 // further out, since a change must cross both to fail.
 func (c *Check) setBound(alpha float64) {
 	b := math.Exp(c.logMean + c.dir*stats.TQuantile(1-alpha, c.NRef-1)*c.logSD)
+	c.boundByTolerance = false
 	if c.tol != 0 {
 		if tb := math.Exp(c.logMean) * (1 + c.dir*c.tol); c.dir*(tb-b) > 0 {
-			b = tb
+			b, c.boundByTolerance = tb, true
 		}
 	}
 	c.Bound = b
 }
 
-// mdeText is a detectable change for messages: beyond 100% the data
-// supports none.
-func mdeText(mde float64) string {
-	if mde > 1 {
-		return "uncalibrated"
+// predictionMessage says what a prediction-interval check found, with
+// the bound it was held to in the unit of its metric: the same figure the
+// reports print in the bound column.
+func (c *Check) predictionMessage() string {
+	bound := numfmt.Value(c.Bound, c.Unit)
+	if c.boundByTolerance {
+		bound += " from the scenario's " + numfmt.Percent(c.tol) + " tolerance"
 	}
-	return fmt.Sprintf("%.1f%%", 100*mde)
+	if c.Status == StatusInconclusive {
+		return fmt.Sprintf("inconclusive: %s vs history of %d run(s): beyond the limit the history alone sets (%s) but within the bound this run's trial noise (%s CV over %d trials) allows (%s); detectable change %s%s",
+			numfmt.SignedPct(c.Effect), c.NRef, numfmt.Value(c.histLimit, c.Unit), numfmt.Pct(c.trialCV), c.N, bound, numfmt.HistoryMDE(c.MDE), needText(c.NeedN, "in this run"))
+	}
+	return fmt.Sprintf("%s vs history of %d run(s) (bound %s, %s%s, detectable change %s)",
+		numfmt.SignedPct(c.Effect), c.NRef, bound, numfmt.PEq("p", c.P), c.look, numfmt.HistoryMDE(c.MDE))
 }
 
 // baselineNeed is about how many trials this run would need for its own
@@ -327,7 +333,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 		c.Lo, c.Hi, c.Uncalibrated = 0, 0, true
 	}
 	if eff < 1 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): using a ±%.1f%% tolerance instead of a prediction interval", k, g.spec.MinRuns, 100*eff))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): using a ±%s tolerance instead of a prediction interval", k, g.spec.MinRuns, numfmt.Pct(eff)))
 	} else {
 		// A band of ±100% or more is no figure worth printing.
 		c.Warnings = append(c.Warnings, fmt.Sprintf("uncalibrated baseline (%d run(s) < %d): the trials vary too much for a tolerance band (%.0f%% CV)", k, g.spec.MinRuns, 100*cv))
@@ -342,7 +348,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 		// gate is uncalibrated rather than pass a drop of any size.
 		c.Bound, c.MDE, c.Lo, c.Hi = 0, 0, 0, 0
 		c.Class, c.Status, c.Uncalibrated = ClassUnchanged, StatusWarn, true
-		c.Message = fmt.Sprintf("uncalibrated: %+.1f%% vs history of %d run(s), but trials vary %.0f%% (CV), too much for a tolerance gate; record more runs on a quieter testbed", 100*c.Effect, k, 100*cv)
+		c.Message = fmt.Sprintf("uncalibrated: %s vs history of %d run(s), but trials vary %s (CV), too much for a tolerance gate; record more runs on a quieter testbed", numfmt.SignedPct(c.Effect), k, numfmt.Decimal(100*cv, 0)+"%")
 		return
 	}
 	switch {
@@ -353,7 +359,7 @@ func (g gate) tolerate(c *Check, hist baseline.Series, vals []float64, higherBet
 	default:
 		c.Class, c.Status = ClassUnchanged, StatusPass
 	}
-	c.Message = fmt.Sprintf("%+.1f%% vs history of %d run(s) (tolerance ±%.1f%%, limit %.4g)", 100*c.Effect, k, 100*eff, c.Bound)
+	c.Message = fmt.Sprintf("%s vs history of %d run(s) (tolerance ±%s, bound %s)", numfmt.SignedPct(c.Effect), k, numfmt.Pct(eff), numfmt.Value(c.Bound, c.Unit))
 }
 
 // familyCorrect keeps the chance of any false regression per run at most
@@ -382,12 +388,13 @@ func familyCorrect(cs []Check, perCheck, family float64) {
 		c := &cs[i]
 		if c.Class == ClassRegressed {
 			c.Class, c.Status = ClassUnchanged, StatusPass
-			c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %.3g%% limit, but not significant after correcting for %d gated metric(s)", 100*c.Confidence, m))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("beyond the %s%% limit, but not significant after correcting for %d gated metric(s)", numfmt.Significant(100*c.Confidence, 3), m))
 		}
 		// From the first check Holm keeps, every later one was held to
 		// that step's level: its bound is the limit at that level.
 		if stopLevel < perCheck {
 			c.setBound(stopLevel)
 		}
+		c.Message = c.predictionMessage()
 	}
 }

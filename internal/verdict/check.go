@@ -127,9 +127,14 @@ type Check struct {
 	Lo         float64 `json:"lo"`
 	Hi         float64 `json:"hi"`
 	Confidence float64 `json:"confidence,omitempty"`
-	P          float64 `json:"p"`
-	N          int     `json:"n,omitempty"`
-	NRef       int     `json:"n_ref,omitempty"`
+	// P is the p-value of the test behind the decision: a comparison's
+	// rank test that the ratio lies beyond its bound when it passed, the
+	// opposite test when it failed, and while undecided the test on the
+	// side its interval (else its ratio) lies; a baseline check's
+	// prediction-interval p. 0 where no test ran.
+	P    float64 `json:"p"`
+	N    int     `json:"n,omitempty"`
+	NRef int     `json:"n_ref,omitempty"`
 	// MDE is the smallest relative change the check could detect.
 	MDE float64 `json:"mde,omitempty"`
 	// NeedN is, for an inconclusive check, about how many trials per arm
@@ -156,6 +161,11 @@ type Check struct {
 	// log-scale mean and the spread used, the direction a regression
 	// moves (+1 up, -1 down) and the scenario's tolerance.
 	logMean, logSD, dir, tol float64
+	// What its message names: the limit the history alone sets, this
+	// run's trial CV, the look, and whether the bound is the tolerance's.
+	histLimit, trialCV float64
+	look               string
+	boundByTolerance   bool
 }
 
 // Verdict is every check of a run plus notices that are not checks (e.g.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/stats"
 
 	moremath "github.com/aclements/go-moremath/stats"
@@ -78,22 +79,24 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 		}
 	}
 	rejPass, rejFail := stats.Holm(pPass, alphas), stats.Holm(pFail, alphas)
+	hPass, hFail := holmSteps(pPass, alphas), holmSteps(pFail, alphas)
 	for j, i := range tested {
 		c := &out[i]
-		c.P = pPass[j]
+		d := decision{c: c, m: len(tested), look: o.lookNote(),
+			pass: testSide{p: pPass[j], holm: hPass[j], rejected: rejPass[j], ci: ciPass[j]},
+			fail: testSide{p: pFail[j], holm: hFail[j], rejected: rejFail[j], ci: ciFail[j]}}
 		switch {
 		case rejPass[j] && ciPass[j]:
-			c.Status = StatusPass
-			c.Message = fmt.Sprintf("ratio %.3f, %.0f%% interval [%.3f, %.3f] %s %g (p=%.2g at α=%.2g%s, n=%d/%d)",
-				c.Value, 100*c.Confidence, c.Lo, c.Hi, c.Op, c.Bound, c.P, alphas[j], o.lookNote(), c.N, c.NRef)
+			c.Status, c.P = StatusPass, pPass[j]
+			c.Message = d.passed()
 		case rejFail[j] && ciFail[j]:
-			c.Status = StatusFail
-			c.Message = fmt.Sprintf("ratio %.3f shown not %s %g: %.0f%% interval [%.3f, %.3f], p=%.2g for the opposite at α=%.2g after Holm over %d check(s)%s (n=%d/%d)",
-				c.Value, c.Op, c.Bound, 100*c.Confidence, c.Lo, c.Hi, pFail[j], alphas[j], len(tested), o.lookNote(), c.N, c.NRef)
+			c.Status, c.P = StatusFail, pFail[j]
+			c.Message = d.failed()
 		default:
 			c.Status, c.Class = StatusInconclusive, ClassUndecided
-			c.Message = fmt.Sprintf("inconclusive: ratio %.3f, %.0f%% interval [%.3f, %.3f] vs %s %g; p=%.2g (need ≤ α=%.2g after Holm over %d check(s)%s); detectable margin %.1f%%, n=%d/%d%s",
-				c.Value, 100*c.Confidence, c.Lo, c.Hi, c.Op, c.Bound, c.P, alphas[j], len(tested), o.lookNote(), 100*c.MDE, c.N, c.NRef, needText(c.NeedN, "per arm"))
+			s, _ := d.undecided()
+			c.P = s.p
+			c.Message = d.inconclusive()
 		}
 	}
 	return out
@@ -160,7 +163,7 @@ func comparisonName(cmp plan.Comparison, b bound) string {
 	if b.op == "" {
 		return base
 	}
-	return fmt.Sprintf("%s %s %g", base, b.op, b.ratio)
+	return fmt.Sprintf("%s %s %s", base, b.op, numfmt.Significant(b.ratio, 6))
 }
 
 func reference(run *result.Run, alias string, coords map[string]string) *result.Point {
@@ -229,14 +232,14 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 			// Enough trials were measured, but some had no data (a
 			// window in which no request finished): that says nothing
 			// about the builds, and more trials can still decide.
-			c.Status, c.Class, c.P = StatusInconclusive, ClassUndecided, 1
+			c.Status, c.Class = StatusInconclusive, ClassUndecided
 			c.NeedN = max(c.NeedN, o.MinTrials)
-			c.Message = fmt.Sprintf("inconclusive: ratio %.3f, but only %d candidate and %d reference trial(s) have %s data (%d had none), need at least %d per arm%s",
-				c.Value, len(cv), len(rv), cmp.Metric, cMiss+rMiss, o.MinTrials, needText(c.NeedN, "per arm"))
+			c.Message = fmt.Sprintf("inconclusive: ratio %s, but only %d candidate and %d reference trial(s) have %s data (%d had none), need at least %d per arm%s",
+				numfmt.Ratio(c.Value), len(cv), len(rv), cmp.Metric, cMiss+rMiss, o.MinTrials, needText(c.NeedN, "per arm"))
 			return c, t
 		}
-		c.Message = fmt.Sprintf("ratio %.3f cannot be judged: %s (raise measurement.trials)", c.Value, w)
-		c.P = 1
+		// No test ran: P stays 0, and no p-value is shown.
+		c.Message = fmt.Sprintf("ratio %s cannot be judged: %s (raise measurement.trials)", numfmt.Ratio(c.Value), w)
 		return c, t
 	}
 	scaled := make([]float64, len(rv))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/perfscen/perfscen/internal/numfmt"
+
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -18,7 +20,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 		mi, _ := plan.LookupMetric(th.Metric)
 		name := th.Text
 		if name == "" {
-			name = fmt.Sprintf("%s %s %g", th.Metric, th.Op, th.Value)
+			name = fmt.Sprintf("%s %s %s", th.Metric, th.Op, numfmt.Value(th.Value, mi.Unit))
 		}
 		matched := 0
 		for i := range run.Points {
@@ -59,7 +61,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 					c.Status = StatusPass
 				default:
 					c.Status = StatusFail
-					c.Message = fmt.Sprintf("%s is %g %s (%s), bound %s %g", th.Metric, v, mi.Unit, fig.Label(), th.Op, th.Value)
+					c.Message = fmt.Sprintf("%s is %s (%s), bound %s %s", th.Metric, numfmt.Value(v, mi.Unit), fig.Label(), th.Op, numfmt.Value(th.Value, mi.Unit))
 				}
 			}
 			out = append(out, c)

@@ -1,0 +1,143 @@
+package verdict
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perfscen/perfscen/internal/numfmt"
+)
+
+// The words of a comparison's decision. A comparison decides only when
+// both of its parts agree: the one-sided rank test (after Holm over every
+// comparison check) and the bootstrap interval, which must lie wholly on
+// one side of the bound. When it does not decide, the message says which
+// part held it back and why, with the p-value and the level that part was
+// held to, so a reader can follow it without the code.
+
+// holmStep is where one hypothesis stands in Holm's step-down procedure
+// (stats.Holm): the level its p was held to, alpha/(m−rank), and whether
+// the procedure stopped at an earlier hypothesis before reaching it.
+type holmStep struct {
+	level   float64
+	blocked bool
+}
+
+// holmSteps mirrors stats.Holm's order (p/alpha ascending, stable) and
+// stopping rule to say, for each p, the level it met or missed.
+func holmSteps(p, alpha []float64) []holmStep {
+	m := len(p)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return p[idx[x]]/alpha[idx[x]] < p[idx[y]]/alpha[idx[y]] })
+	out := make([]holmStep, m)
+	stopped := false
+	for j, i := range idx {
+		out[i] = holmStep{level: alpha[i] / float64(m-j), blocked: stopped}
+		if p[i]*float64(m-j) > alpha[i] {
+			stopped = true
+		}
+	}
+	return out
+}
+
+// testSide is one direction of a comparison check: the rank test that the
+// ratio lies beyond the bound (pass) or short of it (fail), and whether
+// the interval lies wholly on that side.
+type testSide struct {
+	p        float64
+	holm     holmStep
+	rejected bool
+	ci       bool
+}
+
+type decision struct {
+	c          *Check
+	m          int    // comparison checks in the Holm family
+	look       string // ", look 1 of 3" or ""
+	pass, fail testSide
+}
+
+// sides names the side of the bound a passing ratio lies on, and the other.
+func (d decision) sides() (good, bad string) {
+	if d.c.Op == "<=" {
+		return "below", "above"
+	}
+	return "above", "below"
+}
+
+func (d decision) interval() string {
+	return fmt.Sprintf("%s interval [%s, %s]", numfmt.Percent(d.c.Confidence), numfmt.Ratio(d.c.Lo), numfmt.Ratio(d.c.Hi))
+}
+
+func (d decision) bound() string { return numfmt.Significant(d.c.Bound, 6) }
+
+// held says at which level a test was judged: "α = 0.0045 after Holm
+// over 4 checks, look 1 of 3".
+func (d decision) held(s testSide) string {
+	if d.m == 1 {
+		return fmt.Sprintf("%s%s", numfmt.PEq("α", s.holm.level), d.look)
+	}
+	return fmt.Sprintf("%s after Holm over %d checks%s", numfmt.PEq("α", s.holm.level), d.m, d.look)
+}
+
+func (d decision) counts() string { return fmt.Sprintf("n = %d/%d", d.c.N, d.c.NRef) }
+
+func (d decision) passed() string {
+	good, _ := d.sides()
+	return fmt.Sprintf("ratio %s, %s lies wholly %s the bound %s, and the rank test shows it (%s ≤ %s; %s)",
+		numfmt.Ratio(d.c.Value), d.interval(), good, d.bound(), numfmt.PEq("p", d.pass.p), d.held(d.pass), d.counts())
+}
+
+func (d decision) failed() string {
+	_, bad := d.sides()
+	return fmt.Sprintf("ratio %s shown not %s %s: %s lies wholly %s the bound, and the rank test shows it (%s ≤ %s; %s)",
+		numfmt.Ratio(d.c.Value), d.c.Op, d.bound(), d.interval(), bad, numfmt.PEq("p", d.fail.p), d.held(d.fail), d.counts())
+}
+
+// undecided is the side an undecided check leans to: where its interval
+// lies, else where its ratio lies. Its p is the one reported.
+func (d decision) undecided() (s testSide, failSide bool) {
+	switch {
+	case d.fail.ci:
+		return d.fail, true
+	case d.pass.ci:
+		return d.pass, false
+	case (d.c.Op == "<=") == (d.c.Value <= d.c.Bound):
+		return d.pass, false
+	}
+	return d.fail, true
+}
+
+// inconclusive spells out why neither side was shown: the interval
+// straddles the bound, or it lies on one side but the rank test did not
+// reject at its Holm level (or Holm stopped before reaching it).
+func (d decision) inconclusive() string {
+	good, bad := d.sides()
+	s, failSide := d.undecided()
+	side := good
+	if failSide {
+		side = bad
+	}
+	var why string
+	switch {
+	case s.ci && s.holm.blocked && s.p <= s.holm.level:
+		why = fmt.Sprintf("%s lies wholly %s the bound %s, and the rank test's %s is within its level %s, but Holm's procedure stopped earlier, at a check that missed its stricter level, so a ratio %s the bound is not shown",
+			d.interval(), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)
+	case s.ci:
+		why = fmt.Sprintf("%s lies wholly %s the bound %s, but the rank test's %s > %s, so a ratio %s the bound is not shown",
+			d.interval(), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)
+	case s.rejected:
+		why = fmt.Sprintf("the rank test puts the ratio %s the bound %s (%s ≤ %s), but the %s contains the bound",
+			side, d.bound(), numfmt.PEq("p", s.p), d.held(s), d.interval())
+	default:
+		why = fmt.Sprintf("the %s contains the bound %s, and the rank test's %s > %s",
+			d.interval(), d.bound(), numfmt.PEq("p", s.p), d.held(s))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "inconclusive: ratio %s; %s; detectable margin %s, %s%s",
+		numfmt.Ratio(d.c.Value), why, numfmt.MDE(d.c.MDE), d.counts(), needText(d.c.NeedN, "per arm"))
+	return b.String()
+}
