@@ -66,7 +66,7 @@ func fullRun() *result.Run {
 			Checks: []result.CheckOutcome{{Kind: "threshold", Name: "p95 < 30ms", Model: "simple", Point: "simple/c=1", Metric: "p95",
 				Value: 31000, Unit: "us", Op: "<", Bound: 30000, Status: "fail", Message: "p95 is 31 ms", Environment: true, NoValue: true}}},
 		Points: []result.Point{{
-			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1", Server: "released",
+			ID: "simple/c=1", Model: "simple", ModelName: "simple", ModelVersion: "1", Server: "released", Mix: "busy",
 			Protocol: "http", SharedMemory: "none", BatchSize: 1, Mode: plan.LoadConcurrency,
 			Concurrency: 1, RequestRate: 10,
 			Shapes: map[string][]int64{"INPUT0": {16}},

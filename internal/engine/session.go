@@ -31,6 +31,21 @@ type loadSpec struct {
 	drain      time.Duration
 }
 
+// loadSession is one stretch of load on a point: its closed windows (out),
+// and how it ends. A local session's workers run here; a coordinator's
+// sessions run on its agents (remote.go).
+type loadSession interface {
+	// out yields closed windows; it is closed when the session ends.
+	out() <-chan *acc
+	// requestStop asks for the end without waiting for it.
+	requestStop(drain time.Duration)
+	// stop ends the session and returns its totals.
+	stop(drain time.Duration) (*aggStats, error)
+	// wait is for budgeted sessions: the last window once every request
+	// completed.
+	wait() (*acc, *aggStats, error)
+}
+
 // session is one stretch of load on a point with its aggregator. Workers
 // report samples by value, in batches (mailroom); the aggregator alone owns
 // the measurement state; the controller reads closed windows and calls stop.
@@ -52,8 +67,11 @@ type session struct {
 	setupErr error
 }
 
-func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
-	s := &session{epoch: time.Now(), stopCh: make(chan struct{}), mail: newMailroom()}
+// startSession starts the workers of one session; epoch is the session
+// clock's zero, shared by the sessions of a unit so their windows are cut
+// on the same boundaries.
+func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.Time) *session {
+	s := &session{epoch: epoch, stopCh: make(chan struct{}), mail: newMailroom()}
 	s.clock = func() time.Duration { return time.Since(s.epoch) }
 	// In-flight requests outlive the caller's cancellation by the drain
 	// deadline, so an interrupt still lets them complete.
@@ -90,6 +108,8 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
 	}()
 	return s
 }
+
+func (s *session) out() <-chan *acc { return s.windows }
 
 func (s *session) fail(err error) {
 	s.errOnce.Do(func() { s.setupErr = err })

@@ -107,7 +107,10 @@ type Point struct {
 	ModelName    string `json:"model_name"`
 	ModelVersion string `json:"model_version,omitempty"`
 	// Server is the scenario's name of the point's server, with several.
-	Server       string             `json:"server,omitempty"`
+	Server string `json:"server,omitempty"`
+	// Mix is the mix the point belongs to: a member's (Model is then
+	// mix/alias) or the whole mix's figures (Model is the mix's name).
+	Mix          string             `json:"mix,omitempty"`
 	Protocol     plan.Protocol      `json:"protocol"`
 	SharedMemory plan.SharedMemory  `json:"shared_memory"`
 	BatchSize    int                `json:"batch_size"`
