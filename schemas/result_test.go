@@ -61,6 +61,8 @@ func fullRun() *result.Run {
 		Errors:   []string{"server restarted"},
 		Notes:    []string{"server statistics unavailable"},
 		RunID:    "20260301T120000Z-0a1b2c3d",
+		Agents: []result.Agent{{Index: 1, Name: "load-1", Host: "pod-1", Address: "10.0.0.2:41000", Version: "v1",
+			ClockOffsetNs: -1200, ClockErrorNs: 90000, RoundTripNs: 180000, Windows: 40, WindowBytes: 52000}},
 		Verdict: &result.Verdict{Outcome: result.OutcomeFail, ExitCode: 1, Summary: "FAIL: 1 of 1 check failed: p95 < 30ms @ simple/c=1",
 			Notices: []string{"no baseline yet"},
 			Checks: []result.CheckOutcome{{Kind: "threshold", Name: "p95 < 30ms", Model: "simple", Point: "simple/c=1", Metric: "p95",

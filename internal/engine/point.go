@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
@@ -66,7 +67,18 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
 	}
 	pr.model = m
-	kp, err := ss.server.Point(ctx, p)
+	pl, err := newPointLoad(ctx, rs.plan, ss, p, m, rs.opts, &rs.seqIDs)
+	if err != nil {
+		return nil, err
+	}
+	pr.pl = pl
+	return pr, nil
+}
+
+// newPointLoad prepares point p of model m on its server for load: the
+// kind's point, its input data, validation.
+func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.Point, m plan.Model, opts Options, seqIDs *atomic.Uint64) (*pointLoad, error) {
+	kp, err := ss.server.Point(ctx, pt)
 	if err != nil {
 		return nil, err
 	}
@@ -76,22 +88,21 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		kp.Close()
 		return nil, failure.Invalid(err)
 	}
-	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: &rs.seqIDs,
+	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: seqIDs,
 		validateEvery: 1}
-	if rs.plan.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
-		pl.llm = &genLoad{slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
+	if p.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
+		pl.llm = &genLoad{slo: p.LLM.Goodput, countChunks: p.LLM.TokenCount == "chunks"}
 	}
 	if m.Validate && data.HasExpected() {
 		pl.validate = true
-		if pr.m.Mode != plan.CountWindows && p.Load.Mode != plan.LoadIterations {
-			pl.validateEvery = rs.opts.ValidateEvery
+		if p.Measurement.Mode != plan.CountWindows && pt.Load.Mode != plan.LoadIterations {
+			pl.validateEvery = opts.ValidateEvery
 		}
 		// Every worker draws from one sampler, so the point's first
 		// responses are checked whichever workers answer them.
 		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
 	}
-	pr.pl = pl
-	return pr, nil
+	return pl, nil
 }
 
 func (pr *pointRunner) cleanup() {
@@ -171,8 +182,12 @@ const validateFirst = 100
 // errInterrupted is returned by segment when ctx was cancelled.
 var errInterrupted = errors.New("interrupted")
 
-// start begins a session of the point's load from epoch.
+// start begins a session of the point's load from epoch: workers here, or
+// the agents' under a coordinator (Deps.Remote).
 func (pr *pointRunner) start(ctx context.Context, spec loadSpec, epoch time.Time) loadSession {
+	if pr.rs.deps.Remote != nil {
+		return pr.startRemote(ctx, spec, epoch)
+	}
 	return startSession(ctx, pr.pl, spec, epoch)
 }
 
@@ -263,7 +278,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	spec.whole = true
 	if ld.WarmupIterations > 0 {
 		spec.budget = int64(ld.WarmupIterations)
-		_, st, err := pr.start(ctx, spec, time.Now()).wait()
+		_, st, err := pr.start(ctx, spec, pr.rs.epoch()).wait()
 		// Warm-up failures still say something about the server.
 		pr.errs.merge(&st.errors)
 		if err != nil {
@@ -275,7 +290,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	before, haveStats := pr.snapshot(ctx)
 	spec.budget = int64(max(ld.Iterations, 1))
-	epoch := time.Now()
+	epoch := pr.rs.epoch()
 	w, st, err := pr.start(ctx, spec, epoch).wait()
 	pr.absorb(st)
 	if err != nil {

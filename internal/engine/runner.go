@@ -26,6 +26,9 @@ type Deps struct {
 	// MetricsClient scrapes each server's metrics_url; nil uses a plain HTTP
 	// client with a 5 s timeout.
 	MetricsClient *http.Client
+	// Remote, when set, runs every session on agents (a coordinator's
+	// fleet); Servers are then used for server statistics only.
+	Remote Remote
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -143,6 +146,8 @@ type runState struct {
 	deps   Deps
 	opts   Options
 	seqIDs atomic.Uint64
+	// sessionIDs number the sessions started on agents.
+	sessionIDs atomic.Uint64
 	// servers are the plan's servers by name ("" for the one server of
 	// a plan without plan.Servers), in plan order in order.
 	servers map[string]*serverState

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
@@ -25,13 +24,6 @@ type unit struct {
 	total *result.Point
 }
 
-func (u *unit) name() string {
-	if u.mix != "" {
-		return "mix " + u.mix
-	}
-	return u.prs[0].p.ID
-}
-
 // memberError is a window that ended the unit because of one member: a
 // mix whose member cannot be measured is not the mix the scenario asks
 // for, so no member of it is.
@@ -47,7 +39,7 @@ func (e *memberError) Unwrap() error { return e.err }
 // each closed window of all members (in member order) to next until it
 // returns false.
 func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err error) {
-	epoch := time.Now()
+	epoch := u.rs.epoch()
 	sess := make([]loadSession, len(u.prs))
 	for i, pr := range u.prs {
 		sess[i] = pr.start(ctx, pr.spec(), epoch)
