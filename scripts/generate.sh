@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the Go code for internal/kinds/kserve/wire/inferencepb from our hand-written .proto
-# files. Plugin versions are pinned so the committed output is reproducible.
+# Regenerates the Go code for internal/kinds/kserve/wire/inferencepb and
+# internal/fleet/fleetpb from our hand-written .proto files. Plugin versions
+# are pinned so the committed output is reproducible.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,3 +24,10 @@ PATH="$root/bin:$PATH" protoc \
 	--go_out=internal/kinds/kserve/wire/inferencepb --go_opt=paths=source_relative \
 	--go-grpc_out=internal/kinds/kserve/wire/inferencepb --go-grpc_opt=paths=source_relative \
 	internal/kinds/kserve/wire/inferencepb/model_config.proto internal/kinds/kserve/wire/inferencepb/grpc_service.proto
+
+# The coordinator protocol of distributed runs (our own .proto).
+PATH="$root/bin:$PATH" protoc \
+	-I internal/fleet/fleetpb \
+	--go_out=internal/fleet/fleetpb --go_opt=paths=source_relative \
+	--go-grpc_out=internal/fleet/fleetpb --go-grpc_opt=paths=source_relative \
+	internal/fleet/fleetpb/fleet.proto
