@@ -25,6 +25,13 @@ PATH="$root/bin:$PATH" protoc \
 	--go-grpc_out=internal/kinds/kserve/wire/inferencepb --go-grpc_opt=paths=source_relative \
 	internal/kinds/kserve/wire/inferencepb/model_config.proto internal/kinds/kserve/wire/inferencepb/grpc_service.proto
 
+# kind grpc: the embedded demo service (internal/kinds/grpc/demopb).
+PATH="$root/bin:$PATH" protoc \
+	-I internal/kinds/grpc/demopb \
+	--go_out=internal/kinds/grpc/demopb --go_opt=module=github.com/perfscen/perfscen/internal/kinds/grpc/demopb \
+	--go-grpc_out=internal/kinds/grpc/demopb --go-grpc_opt=module=github.com/perfscen/perfscen/internal/kinds/grpc/demopb \
+	perfscen/demo/v1/demo.proto
+
 # The coordinator protocol of distributed runs (our own .proto).
 PATH="$root/bin:$PATH" protoc \
 	-I internal/fleet/fleetpb \

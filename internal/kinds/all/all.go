@@ -4,6 +4,7 @@ package all
 
 import (
 	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/grpc"
 	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
 )
@@ -13,5 +14,6 @@ func Kinds() kinds.Set {
 	return kinds.NewSet(
 		kserve.Kind{},
 		openai.Kind{},
+		grpc.Kind{},
 	)
 }
