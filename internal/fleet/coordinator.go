@@ -352,6 +352,7 @@ func (c *Coordinator) Start(ctx context.Context, spec engine.SessionSpec) engine
 		return s
 	}
 	epoch := c.clock.NS(spec.Epoch)
+	var offsets []string
 	for _, m := range ms {
 		sh, err := engine.ShardOf(spec, m.index, len(ms))
 		if err != nil {
@@ -359,6 +360,7 @@ func (c *Coordinator) Start(ctx context.Context, spec engine.SessionSpec) engine
 			return s
 		}
 		e, _ := m.estimate()
+		offsets = append(offsets, fmt.Sprintf("agent %d offset %dns ± %dns", m.index, e.Offset, e.Error))
 		m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Start{Start: &fleetpb.StartSession{
 			Id: spec.ID, Point: int32(spec.Point), EpochNs: epoch + int64(e.Offset),
 			WarmupNs: int64(spec.Warmup), WindowNs: int64(spec.Window), Whole: spec.Whole, Budget: sh.Budget,
@@ -367,7 +369,7 @@ func (c *Coordinator) Start(ctx context.Context, spec engine.SessionSpec) engine
 			Seed: sh.Seed, DrainNs: int64(spec.Drain),
 		}}})
 	}
-	c.logf("session %d: point %s on %d agent(s), epoch %d (coordinator's clock)", spec.ID, c.pointID(spec.Point), len(ms), epoch)
+	c.logf("session %d: point %s on %d agent(s), epoch %d (coordinator's clock); %s", spec.ID, c.pointID(spec.Point), len(ms), epoch, strings.Join(offsets, ", "))
 	return s
 }
 
