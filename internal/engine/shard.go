@@ -128,6 +128,9 @@ func CheckDistributed(p *plan.Plan, agents int) error {
 		}
 	}
 	for _, pt := range p.Points {
+		if pt.SharedMemory != "" && pt.SharedMemory != plan.ShmNone {
+			return fmt.Errorf("point %s: shared memory %s: agents on other hosts cannot share the server's memory (use shared_memory: none)", pt.ID, pt.SharedMemory)
+		}
 		if pt.Load.Mode == plan.LoadRequestRate {
 			continue
 		}

@@ -108,6 +108,7 @@ func TestCheckDistributed(t *testing.T) {
 		"measurement.mode count_windows":                       func(p *plan.Plan) { p.Measurement.Mode = plan.CountWindows },
 		"server.embedded":                                      func(p *plan.Plan) { p.Server.Embedded = true },
 		"kind openai":                                          func(p *plan.Plan) { p.Server.Kind = plan.KindOpenAI },
+		"point m/c=4: shared memory system":                    func(p *plan.Plan) { p.Points[0].SharedMemory = plan.ShmSystem },
 	}
 	for want, mod := range cases {
 		p := base()
