@@ -36,7 +36,7 @@ func newFleetLab(t *testing.T, params map[string]map[string]string) *fleetLab {
 		params = map[string]map[string]string{"simple": {"added_latency": "10ms"}}
 	}
 	srv, err := refserver.New(refserver.Options{HTTPAddr: "server:8000", GRPCAddr: "server:8001", Listen: mem.Listen,
-		PlainTimers: true, Models: []string{"simple"}, ModelParams: params, ShutdownGrace: 200 * time.Millisecond})
+		PlainTimers: true, Models: []string{"simple", "delay"}, ModelParams: params, ShutdownGrace: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

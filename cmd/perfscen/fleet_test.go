@@ -98,3 +98,52 @@ func TestFleetThreeAgentsOneVerdict(t *testing.T) {
 		})
 	})
 }
+
+const fleetMix = `
+version: 1
+name: fleet-mix
+server: {url: "server:8000", protocol: http}
+models:
+  - {name: simple, alias: interactive}
+  - {name: delay, alias: batch, shapes: {INPUT0: [16]}}
+mixes:
+  - {name: alone, models: {interactive: {concurrency: 2}}}
+  - {name: busy, models: {batch: {concurrency: 4}, interactive: {concurrency: 2}}}
+measurement: {window: 1s, trials: 10, max_trials: 6, stability: 10%}
+comparisons:
+  - {name: visible, candidate: busy/interactive, reference: alone/interactive, metric: p50, min_ratio: 1.5}
+`
+
+// A mix from agents: each member's load is shared among them, every
+// member's windows of every agent are cut on one clock and merged, and the
+// comparison across mixes is decided once on the merged trials.
+func TestFleetMix(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newFleetLab(t, map[string]map[string]string{
+			"simple": {"added_latency": "10ms", "device": "gpu0"}, "delay": {"delay": "10ms", "device": "gpu0"}})
+		sc := l.scenario("mix.yaml", fleetMix)
+		c := l.coordinator(2, sc)
+		l.agent(0, sc, nil)
+		l.agent(1, sc, nil)
+		if c.wait() != 0 {
+			t.Fatal(c)
+		}
+		run := readResult(t, filepath.Join(l.dir, "out.json"))
+		var ids []string
+		for _, p := range run.Points {
+			ids = append(ids, p.ID)
+		}
+		if got := strings.Join(ids, " "); got != "alone/interactive/c=2 busy/interactive/c=2 busy/batch/c=4 busy/all" {
+			t.Fatalf("points %s", got)
+		}
+		inter, batch, all := run.Points[1], run.Points[2], run.Points[3]
+		for i := range inter.Trials {
+			if !inter.Trials[i].Start.Equal(batch.Trials[i].Start) || all.Trials[i].Metrics.Requests != inter.Trials[i].Metrics.Requests+batch.Trials[i].Metrics.Requests {
+				t.Errorf("trial %d: members start %v and %v; whole mix %d requests", i, inter.Trials[i].Start, batch.Trials[i].Start, all.Trials[i].Metrics.Requests)
+			}
+		}
+		if run.Verdict.ExitCode != 0 || !strings.Contains(c.out.String(), "pass   │ comparison │ visible >= 1.5") {
+			t.Errorf("verdict %+v\n%s", run.Verdict, c.out.String())
+		}
+	})
+}
