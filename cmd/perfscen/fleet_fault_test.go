@@ -39,6 +39,7 @@ func waitFor(t *testing.T, p *proc, want string) {
 // run goes on when enough agents remain, and when they do not the
 // coordinator exits 2: the deployment is wrong, not the server.
 func TestFleetRefusesAgents(t *testing.T) {
+	t.Parallel()
 	t.Run("wrong and missing tokens, run still met", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := newFleetLab(t, nil)
@@ -107,6 +108,7 @@ func TestFleetRefusesAgents(t *testing.T) {
 // what is wrong; a coordinator nobody answers at stops the agent with
 // exit 3 after its join timeout.
 func TestFleetBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string
@@ -214,6 +216,7 @@ func (c *cuttable) each(do func(f *freezable)) {
 // whole; a coordinator gone (its connections ended) or silent (its
 // process stopped) stops every agent's load within three heartbeats.
 func TestFleetFaults(t *testing.T) {
+	t.Parallel()
 	t.Run("agent lost mid-run", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := newFleetLab(t, nil)
@@ -334,6 +337,7 @@ func TestFleetFaults(t *testing.T) {
 // zero round trip) and its sessions start on the coordinator's epoch all
 // the same: its log's unskewed epoch is the coordinator's.
 func TestFleetClockOffset(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		l := newFleetLab(t, nil)
 		sc := l.scenario("fleet.yaml", fleetIterations)
@@ -379,6 +383,7 @@ func epochs(log, before, after string) []string {
 // certificates when they verify it and present one; an agent dialling
 // it in plaintext never joins (exit 3 after its join timeout).
 func TestFleetMutualTLS(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		l := newFleetLab(t, nil)
 		pki := newTestPKI(t, l.dir, "fleet")

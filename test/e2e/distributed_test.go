@@ -62,6 +62,7 @@ const runLimit = 2 * time.Minute
 // travelled: a few percent). An agent with a wrong token is refused and named, and the
 // run, which still has its three agents, goes on.
 func TestDistributedOneVerdict(t *testing.T) {
+	t.Parallel()
 	l := newNetLab(t, fleetHosts...)
 	dir := t.TempDir()
 	startFleetServer(t, l)
@@ -136,8 +137,10 @@ var agentEpoch = regexp.MustCompile(`session (\d+): point \d+ starts at -?\d+ on
 // exit 3); an agent whose clock is 2 s off (measured, and its windows
 // start on the coordinator's epoch within the measured error).
 func TestDistributedFaults(t *testing.T) {
+	t.Parallel()
 	windows := "load: {concurrency: 3}\nmeasurement: {window: 500ms, trials: 8, max_trials: 6, stability: 50%, allow_unstable: true}\n"
 	t.Run("agent killed mid-window", func(t *testing.T) {
+		t.Parallel()
 		l := newNetLab(t, fleetHosts...)
 		dir := t.TempDir()
 		startFleetServer(t, l)
@@ -162,6 +165,7 @@ func TestDistributedFaults(t *testing.T) {
 		}
 	})
 	t.Run("agent late", func(t *testing.T) {
+		t.Parallel()
 		l := newNetLab(t, fleetHosts...)
 		dir := t.TempDir()
 		startFleetServer(t, l)
@@ -180,6 +184,7 @@ func TestDistributedFaults(t *testing.T) {
 		}
 	})
 	t.Run("agent never comes", func(t *testing.T) {
+		t.Parallel()
 		l := newNetLab(t, fleetHosts...)
 		dir := t.TempDir()
 		startFleetServer(t, l)
@@ -201,6 +206,7 @@ func TestDistributedFaults(t *testing.T) {
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
 		t.Run("coordinator "+sig.String(), func(t *testing.T) {
+			t.Parallel()
 			l := newNetLab(t, fleetHosts...)
 			dir := t.TempDir()
 			startFleetServer(t, l)
@@ -222,6 +228,7 @@ func TestDistributedFaults(t *testing.T) {
 		})
 	}
 	t.Run("agent clock 2s off", func(t *testing.T) {
+		t.Parallel()
 		l := newNetLab(t, fleetHosts...)
 		dir := t.TempDir()
 		startFleetServer(t, l)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ type netLab struct {
 	procs  []*hostProc
 }
 
+var (
+	labSeq    atomic.Int64
+	staleOnce sync.Once
+)
+
 // labSubnet is the hosts' subnet; it exists only inside the lab's
 // namespaces.
 const labSubnet = "10.77.0."
@@ -44,9 +50,9 @@ func newNetLab(t *testing.T, hosts ...string) *netLab {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("SKIP: multi-host tests need network namespaces: iproute2 (ip) not found")
 	}
-	removeStaleLabs()
-	l := &netLab{t: t, prefix: fmt.Sprintf("pst%d-%s", os.Getpid(), strings.ToLower(strconv.FormatInt(time.Now().UnixNano()%0xffff, 16))),
-		hosts: map[string]string{}, addrs: map[string]string{}}
+	staleOnce.Do(removeStaleLabs)
+	n := labSeq.Add(1)
+	l := &netLab{t: t, prefix: fmt.Sprintf("pst%d-%d", os.Getpid(), n), hosts: map[string]string{}, addrs: map[string]string{}}
 	l.sw = l.prefix + "-sw"
 	t.Cleanup(l.close)
 	if out, err := ipCmd("netns", "add", l.sw); err != nil {
@@ -57,7 +63,9 @@ func newNetLab(t *testing.T, hosts ...string) *netLab {
 	for i, h := range hosts {
 		ns := l.prefix + "-" + h
 		addr := labSubnet + strconv.Itoa(i+2)
-		in, out := fmt.Sprintf("h%d%s", i, l.prefix[len(l.prefix)-4:]), fmt.Sprintf("s%d%s", i, l.prefix[len(l.prefix)-4:])
+		// Interface names are per namespace once moved, but are made in
+		// this one: unique per process and lab (15 characters at most).
+		in, out := fmt.Sprintf("h%d-%d-%d", os.Getpid()%100000, n, i), fmt.Sprintf("s%d-%d-%d", os.Getpid()%100000, n, i)
 		l.must("netns", "add", ns)
 		l.hosts[h], l.addrs[h] = ns, addr
 		l.must("link", "add", in, "type", "veth", "peer", "name", out)
