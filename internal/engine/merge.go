@@ -5,6 +5,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // WindowReport is one closed window of one agent's session in mergeable
@@ -21,17 +23,22 @@ type WindowReport struct {
 	Errors      int64
 	Unreachable int64
 	SumUs       float64
-	SumSq       float64
-	MinLatency  time.Duration // -1 without a successful request
-	MaxLatency  time.Duration
-	SendRecv    time.Duration
-	Wait        time.Duration
-	Decoupled   bool
-	Responses   int64
-	FirstN      int64
-	FirstSumUs  float64
+	// MeanUs and M2 are Welford's running mean and sum of squared
+	// deviations of the latencies, merged by the pairwise update.
+	MeanUs     float64
+	M2         float64
+	MinLatency time.Duration // -1 without a successful request
+	MaxLatency time.Duration
+	SendRecv   time.Duration
+	Wait       time.Duration
+	Decoupled  bool
+	Responses  int64
+	FirstN     int64
+	FirstSumUs float64
 	// Histogram is the V2 compressed encoding (binary, microseconds).
 	Histogram []byte
+	// Classes are the window's failures by class.
+	Classes []result.ErrorClass
 }
 
 // reportOf is a closed window's report.
@@ -41,8 +48,9 @@ func reportOf(a *acc, index int) (WindowReport, error) {
 		return WindowReport{}, fmt.Errorf("encoding latency histogram: %w", err)
 	}
 	return WindowReport{Index: index, Start: a.start, End: a.end, Requests: a.n, Errors: a.errs, Unreachable: a.unreachable,
-		SumUs: a.sumUs, SumSq: a.sumSq, MinLatency: a.minLat, MaxLatency: a.maxLat, SendRecv: a.sendRecv, Wait: a.wait,
-		Decoupled: a.decoupled, Responses: a.responses, FirstN: a.firstN, FirstSumUs: a.firstSumUs, Histogram: h}, nil
+		SumUs: a.sumUs, MeanUs: a.meanUs, M2: a.m2, MinLatency: a.minLat, MaxLatency: a.maxLat, SendRecv: a.sendRecv, Wait: a.wait,
+		Decoupled: a.decoupled, Responses: a.responses, FirstN: a.firstN, FirstSumUs: a.firstSumUs, Histogram: h,
+		Classes: a.classes.list()}, nil
 }
 
 // acc turns a report back into the window it describes.
@@ -54,9 +62,13 @@ func (r *WindowReport) acc() (*acc, error) {
 	if h.TotalCount() != r.Requests {
 		return nil, fmt.Errorf("window %d: histogram holds %d requests, the counters %d", r.Index, h.TotalCount(), r.Requests)
 	}
-	return &acc{start: r.Start, end: r.End, hist: h, n: r.Requests, errs: r.Errors, unreachable: r.Unreachable,
-		sumUs: r.SumUs, sumSq: r.SumSq, minLat: r.MinLatency, maxLat: r.MaxLatency, sendRecv: r.SendRecv, wait: r.Wait,
-		decoupled: r.Decoupled, responses: r.Responses, firstN: r.FirstN, firstSumUs: r.FirstSumUs}, nil
+	a := &acc{start: r.Start, end: r.End, hist: h, n: r.Requests, errs: r.Errors, unreachable: r.Unreachable,
+		sumUs: r.SumUs, meanUs: r.MeanUs, m2: r.M2, minLat: r.MinLatency, maxLat: r.MaxLatency, sendRecv: r.SendRecv, wait: r.Wait,
+		decoupled: r.Decoupled, responses: r.Responses, firstN: r.FirstN, firstSumUs: r.FirstSumUs}
+	for _, c := range r.Classes {
+		a.classes.addN(c.Class, c.Count, c.Example)
+	}
+	return a, nil
 }
 
 // MergeWindows merges every agent's report of one window into the window.
@@ -106,14 +118,16 @@ type Tally struct {
 type Totals struct {
 	Errors, Mismatches           []Tally // the first distinct ones, in order
 	ErrorsTotal, MismatchesTotal int64
-	Checked, Late, Dropped       int64
+	// Classes are every failure by class.
+	Classes                []result.ErrorClass
+	Checked, Late, Dropped int64
 	// Err is a failure to start the session's workers.
 	Err string
 }
 
 func totalsOf(st *aggStats, err error) Totals {
 	t := Totals{ErrorsTotal: st.errors.total, MismatchesTotal: st.mismatches.total,
-		Checked: st.checked, Late: st.late, Dropped: st.dropped}
+		Checked: st.checked, Late: st.late, Dropped: st.dropped, Classes: st.classes.list()}
 	for _, m := range st.errors.order {
 		t.Errors = append(t.Errors, Tally{m, st.errors.counts[m]})
 	}
@@ -137,6 +151,13 @@ func mergeTotals(names []string, all []Totals) *aggStats {
 		}
 		for _, m := range t.Mismatches {
 			mism.addN(names[i]+": "+m.Message, m.Count)
+		}
+		for _, c := range t.Classes {
+			example := c.Example
+			if example != "" {
+				example = names[i] + ": " + example
+			}
+			st.classes.addN(c.Class, c.Count, example)
 		}
 		// Messages past the first few distinct ones are counted, not kept.
 		errs.total, mism.total = t.ErrorsTotal, t.MismatchesTotal

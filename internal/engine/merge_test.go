@@ -75,6 +75,12 @@ func TestMergedWindowIsTheWholeWindow(t *testing.T) {
 			if d := got.LatencyAvgUs - want.LatencyAvgUs; d > 1e-6 || d < -1e-6 {
 				t.Errorf("average %v, want %v", got.LatencyAvgUs, want.LatencyAvgUs)
 			}
+			if d := got.LatencyStdUs/want.LatencyStdUs - 1; d > 1e-9 || d < -1e-9 {
+				t.Errorf("standard deviation %v, want %v", got.LatencyStdUs, want.LatencyStdUs)
+			}
+			if g, w := fmt.Sprint(merged.classes.list()), fmt.Sprint(all.classes.list()); g != w || len(all.classes.list()) == 0 {
+				t.Errorf("failure classes %s, want %s", g, w)
+			}
 			got.LatencyAvgUs, got.LatencyStdUs = want.LatencyAvgUs, want.LatencyStdUs
 			if got != want {
 				t.Errorf("merged\n%+v\nwant\n%+v", got, want)

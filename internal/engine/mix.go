@@ -30,7 +30,11 @@ func mixTotal(u *unit, pts []*result.Point) *result.Point {
 		Coords: first.Coords, Status: result.PointStable,
 	}
 	rank := map[string]int{result.PointStable: 0, result.PointUnstable: 1, result.PointPartial: 2, result.PointFailed: 3}
+	var classes classTally
 	for i, p := range pts {
+		for _, c := range p.Errors.Classes {
+			classes.addN(c.Class, c.Count, c.Example)
+		}
 		if rank[p.Status] > rank[out.Status] {
 			out.Status = p.Status
 		}
@@ -50,6 +54,7 @@ func mixTotal(u *unit, pts []*result.Point) *result.Point {
 			out.Notes = append(out.Notes, u.prs[i].p.Model+" failed: the mix could not be measured")
 		}
 	}
+	out.Errors.Classes = classes.list()
 	out.Notes = append(out.Notes, "whole mix: "+strings.Join(u.mixMembers(), ", ")+
 		" under load together; throughput is the members' sum, latencies are every request's of the mix")
 	pct := u.rs.plan.Measurement.Percentile

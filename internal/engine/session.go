@@ -78,7 +78,9 @@ type session struct {
 	budget      atomic.Int64
 
 	errOnce  sync.Once
-	setupErr error
+	setupErr error // a worker's setup failure, or the server gone (see gone)
+
+	answered atomic.Int64 // clock of the latest reply of any kind
 }
 
 // startSession starts the workers of one session; epoch is the session
@@ -157,14 +159,19 @@ func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bo
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)
+	var f failures
 	for !s.stopped() {
 		if budgeted && s.budget.Add(-1) < 0 {
+			return
+		}
+		if d := f.backoff(); d > 0 && !s.pause(d) {
 			return
 		}
 		var smp sample
 		w.do(s.drainCtx, &smp, s.clock)
 		smp.sched = smp.Sent
 		s.report(o, &smp)
+		s.judge(&f, &smp)
 	}
 }
 
@@ -235,6 +242,7 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)
+	var f failures
 	for due := range ticks {
 		if s.stopped() {
 			continue
@@ -242,6 +250,7 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 		smp := sample{sched: due}
 		w.do(s.drainCtx, &smp, s.clock)
 		s.report(o, &smp)
+		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts
 	}
 }
 

@@ -53,7 +53,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 			st, serr := s.stop(drain)
 			u.prs[i].absorb(st)
 			if err == nil && serr != nil {
-				err = failure.Env(u.memberErr(u.prs[i], serr))
+				err = failure.Env(u.memberErr(u.prs[i], u.prs[i].withDominant(serr)))
 			}
 		}
 	}()
@@ -104,7 +104,8 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 		for i, pr := range u.prs {
 			w := ms[i].acc
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-				return failure.Env(u.memberErr(pr, fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, ms[i].win.Index, w.errs)))
+				return failure.Env(u.memberErr(pr, fmt.Errorf("%w: no request in window %d succeeded (%d transport failures); %s",
+					ErrUnreachable, ms[i].win.Index, w.errs, w.classes.dominant())))
 			}
 		}
 		for i, pr := range u.prs {

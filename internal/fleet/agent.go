@@ -21,6 +21,7 @@ import (
 	"github.com/perfscen/perfscen/internal/fleet/fleetpb"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // DefaultJoinTimeout bounds how long an agent keeps trying to reach its
@@ -384,14 +385,23 @@ func (a *agent) stopAll() {
 
 func reportOf(session uint64, r engine.WindowReport) *fleetpb.WindowReport {
 	return &fleetpb.WindowReport{Session: session, Index: int32(r.Index), StartNs: int64(r.Start), EndNs: int64(r.End),
-		Requests: r.Requests, Errors: r.Errors, Unreachable: r.Unreachable, SumUs: r.SumUs, SumSq: r.SumSq,
+		Requests: r.Requests, Errors: r.Errors, Unreachable: r.Unreachable, SumUs: r.SumUs, MeanUs: r.MeanUs, M2: r.M2,
 		MinNs: int64(r.MinLatency), MaxNs: int64(r.MaxLatency), SendRecvNs: int64(r.SendRecv), WaitNs: int64(r.Wait),
-		Decoupled: r.Decoupled, Responses: r.Responses, FirstN: r.FirstN, FirstSumUs: r.FirstSumUs, Histogram: r.Histogram}
+		Decoupled: r.Decoupled, Responses: r.Responses, FirstN: r.FirstN, FirstSumUs: r.FirstSumUs, Histogram: r.Histogram,
+		Classes: classesOut(r.Classes)}
+}
+
+func classesOut(cs []result.ErrorClass) []*fleetpb.ErrorClass {
+	var out []*fleetpb.ErrorClass
+	for _, c := range cs {
+		out = append(out, &fleetpb.ErrorClass{Class: c.Class, Count: c.Count, Example: c.Example})
+	}
+	return out
 }
 
 func doneOf(session uint64, t engine.Totals) *fleetpb.SessionDone {
 	d := &fleetpb.SessionDone{Session: session, ErrorsTotal: t.ErrorsTotal, MismatchesTotal: t.MismatchesTotal,
-		Checked: t.Checked, Late: t.Late, Dropped: t.Dropped, Error: t.Err}
+		Checked: t.Checked, Late: t.Late, Dropped: t.Dropped, Error: t.Err, Classes: classesOut(t.Classes)}
 	for _, e := range t.Errors {
 		d.Errors = append(d.Errors, &fleetpb.Tally{Message: e.Message, Count: e.Count})
 	}

@@ -675,15 +675,23 @@ func (h *handler) receive(stream fleetpb.Fleet_JoinServer, m *member) error {
 
 func windowOf(w *fleetpb.WindowReport) engine.WindowReport {
 	return engine.WindowReport{Index: int(w.Index), Start: time.Duration(w.StartNs), End: time.Duration(w.EndNs),
-		Requests: w.Requests, Errors: w.Errors, Unreachable: w.Unreachable, SumUs: w.SumUs, SumSq: w.SumSq,
+		Requests: w.Requests, Errors: w.Errors, Unreachable: w.Unreachable, SumUs: w.SumUs, MeanUs: w.MeanUs, M2: w.M2,
 		MinLatency: time.Duration(w.MinNs), MaxLatency: time.Duration(w.MaxNs), SendRecv: time.Duration(w.SendRecvNs),
 		Wait: time.Duration(w.WaitNs), Decoupled: w.Decoupled, Responses: w.Responses, FirstN: w.FirstN,
-		FirstSumUs: w.FirstSumUs, Histogram: w.Histogram}
+		FirstSumUs: w.FirstSumUs, Histogram: w.Histogram, Classes: classesIn(w.Classes)}
+}
+
+func classesIn(cs []*fleetpb.ErrorClass) []result.ErrorClass {
+	var out []result.ErrorClass
+	for _, c := range cs {
+		out = append(out, result.ErrorClass{Class: c.Class, Count: c.Count, Example: c.Example})
+	}
+	return out
 }
 
 func totalsOf(d *fleetpb.SessionDone) engine.Totals {
 	t := engine.Totals{ErrorsTotal: d.ErrorsTotal, MismatchesTotal: d.MismatchesTotal, Checked: d.Checked,
-		Late: d.Late, Dropped: d.Dropped, Err: d.Error}
+		Late: d.Late, Dropped: d.Dropped, Err: d.Error, Classes: classesIn(d.Classes)}
 	for _, e := range d.Errors {
 		t.Errors = append(t.Errors, engine.Tally{Message: e.Message, Count: e.Count})
 	}

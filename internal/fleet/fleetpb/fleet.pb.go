@@ -901,25 +901,29 @@ func (x *StopSession) GetId() uint64 {
 // exact sums and the window's HDR histogram (microseconds, V2 compressed
 // encoding), all mergeable.
 type WindowReport struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Session       uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
-	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
-	StartNs       int64                  `protobuf:"varint,3,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
-	EndNs         int64                  `protobuf:"varint,4,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
-	Requests      int64                  `protobuf:"varint,5,opt,name=requests,proto3" json:"requests,omitempty"`
-	Errors        int64                  `protobuf:"varint,6,opt,name=errors,proto3" json:"errors,omitempty"`
-	Unreachable   int64                  `protobuf:"varint,7,opt,name=unreachable,proto3" json:"unreachable,omitempty"`
-	SumUs         float64                `protobuf:"fixed64,8,opt,name=sum_us,json=sumUs,proto3" json:"sum_us,omitempty"`
-	SumSq         float64                `protobuf:"fixed64,9,opt,name=sum_sq,json=sumSq,proto3" json:"sum_sq,omitempty"`
-	MinNs         int64                  `protobuf:"varint,10,opt,name=min_ns,json=minNs,proto3" json:"min_ns,omitempty"`
-	MaxNs         int64                  `protobuf:"varint,11,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
-	SendRecvNs    int64                  `protobuf:"varint,12,opt,name=send_recv_ns,json=sendRecvNs,proto3" json:"send_recv_ns,omitempty"`
-	WaitNs        int64                  `protobuf:"varint,13,opt,name=wait_ns,json=waitNs,proto3" json:"wait_ns,omitempty"`
-	Decoupled     bool                   `protobuf:"varint,14,opt,name=decoupled,proto3" json:"decoupled,omitempty"`
-	Responses     int64                  `protobuf:"varint,15,opt,name=responses,proto3" json:"responses,omitempty"`
-	FirstN        int64                  `protobuf:"varint,16,opt,name=first_n,json=firstN,proto3" json:"first_n,omitempty"`
-	FirstSumUs    float64                `protobuf:"fixed64,17,opt,name=first_sum_us,json=firstSumUs,proto3" json:"first_sum_us,omitempty"`
-	Histogram     []byte                 `protobuf:"bytes,18,opt,name=histogram,proto3" json:"histogram,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Session     uint64                 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
+	Index       int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	StartNs     int64                  `protobuf:"varint,3,opt,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	EndNs       int64                  `protobuf:"varint,4,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	Requests    int64                  `protobuf:"varint,5,opt,name=requests,proto3" json:"requests,omitempty"`
+	Errors      int64                  `protobuf:"varint,6,opt,name=errors,proto3" json:"errors,omitempty"`
+	Unreachable int64                  `protobuf:"varint,7,opt,name=unreachable,proto3" json:"unreachable,omitempty"`
+	SumUs       float64                `protobuf:"fixed64,8,opt,name=sum_us,json=sumUs,proto3" json:"sum_us,omitempty"`
+	// mean_us and m2: Welford's running mean and sum of squared deviations
+	// (the standard deviation, merged by Chan et al.'s pairwise update).
+	M2            float64       `protobuf:"fixed64,9,opt,name=m2,proto3" json:"m2,omitempty"`
+	MinNs         int64         `protobuf:"varint,10,opt,name=min_ns,json=minNs,proto3" json:"min_ns,omitempty"`
+	MaxNs         int64         `protobuf:"varint,11,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
+	SendRecvNs    int64         `protobuf:"varint,12,opt,name=send_recv_ns,json=sendRecvNs,proto3" json:"send_recv_ns,omitempty"`
+	WaitNs        int64         `protobuf:"varint,13,opt,name=wait_ns,json=waitNs,proto3" json:"wait_ns,omitempty"`
+	Decoupled     bool          `protobuf:"varint,14,opt,name=decoupled,proto3" json:"decoupled,omitempty"`
+	Responses     int64         `protobuf:"varint,15,opt,name=responses,proto3" json:"responses,omitempty"`
+	FirstN        int64         `protobuf:"varint,16,opt,name=first_n,json=firstN,proto3" json:"first_n,omitempty"`
+	FirstSumUs    float64       `protobuf:"fixed64,17,opt,name=first_sum_us,json=firstSumUs,proto3" json:"first_sum_us,omitempty"`
+	Histogram     []byte        `protobuf:"bytes,18,opt,name=histogram,proto3" json:"histogram,omitempty"`
+	MeanUs        float64       `protobuf:"fixed64,19,opt,name=mean_us,json=meanUs,proto3" json:"mean_us,omitempty"`
+	Classes       []*ErrorClass `protobuf:"bytes,20,rep,name=classes,proto3" json:"classes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1010,9 +1014,9 @@ func (x *WindowReport) GetSumUs() float64 {
 	return 0
 }
 
-func (x *WindowReport) GetSumSq() float64 {
+func (x *WindowReport) GetM2() float64 {
 	if x != nil {
-		return x.SumSq
+		return x.M2
 	}
 	return 0
 }
@@ -1080,6 +1084,81 @@ func (x *WindowReport) GetHistogram() []byte {
 	return nil
 }
 
+func (x *WindowReport) GetMeanUs() float64 {
+	if x != nil {
+		return x.MeanUs
+	}
+	return 0
+}
+
+func (x *WindowReport) GetClasses() []*ErrorClass {
+	if x != nil {
+		return x.Classes
+	}
+	return nil
+}
+
+// ErrorClass counts failures of one class, with an example message.
+type ErrorClass struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	Count         int64                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Example       string                 `protobuf:"bytes,3,opt,name=example,proto3" json:"example,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErrorClass) Reset() {
+	*x = ErrorClass{}
+	mi := &file_fleet_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErrorClass) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErrorClass) ProtoMessage() {}
+
+func (x *ErrorClass) ProtoReflect() protoreflect.Message {
+	mi := &file_fleet_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErrorClass.ProtoReflect.Descriptor instead.
+func (*ErrorClass) Descriptor() ([]byte, []int) {
+	return file_fleet_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ErrorClass) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *ErrorClass) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *ErrorClass) GetExample() string {
+	if x != nil {
+		return x.Example
+	}
+	return ""
+}
+
 type Tally struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
@@ -1090,7 +1169,7 @@ type Tally struct {
 
 func (x *Tally) Reset() {
 	*x = Tally{}
-	mi := &file_fleet_proto_msgTypes[11]
+	mi := &file_fleet_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1181,7 @@ func (x *Tally) String() string {
 func (*Tally) ProtoMessage() {}
 
 func (x *Tally) ProtoReflect() protoreflect.Message {
-	mi := &file_fleet_proto_msgTypes[11]
+	mi := &file_fleet_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1194,7 @@ func (x *Tally) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tally.ProtoReflect.Descriptor instead.
 func (*Tally) Descriptor() ([]byte, []int) {
-	return file_fleet_proto_rawDescGZIP(), []int{11}
+	return file_fleet_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Tally) GetMessage() string {
@@ -1145,13 +1224,14 @@ type SessionDone struct {
 	Late            int64                  `protobuf:"varint,7,opt,name=late,proto3" json:"late,omitempty"`
 	Dropped         int64                  `protobuf:"varint,8,opt,name=dropped,proto3" json:"dropped,omitempty"`
 	Error           string                 `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Classes         []*ErrorClass          `protobuf:"bytes,10,rep,name=classes,proto3" json:"classes,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SessionDone) Reset() {
 	*x = SessionDone{}
-	mi := &file_fleet_proto_msgTypes[12]
+	mi := &file_fleet_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1243,7 @@ func (x *SessionDone) String() string {
 func (*SessionDone) ProtoMessage() {}
 
 func (x *SessionDone) ProtoReflect() protoreflect.Message {
-	mi := &file_fleet_proto_msgTypes[12]
+	mi := &file_fleet_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1256,7 @@ func (x *SessionDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDone.ProtoReflect.Descriptor instead.
 func (*SessionDone) Descriptor() ([]byte, []int) {
-	return file_fleet_proto_rawDescGZIP(), []int{12}
+	return file_fleet_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionDone) GetSession() uint64 {
@@ -1242,6 +1322,13 @@ func (x *SessionDone) GetError() string {
 	return ""
 }
 
+func (x *SessionDone) GetClasses() []*ErrorClass {
+	if x != nil {
+		return x.Classes
+	}
+	return nil
+}
+
 type Finish struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -1251,7 +1338,7 @@ type Finish struct {
 
 func (x *Finish) Reset() {
 	*x = Finish{}
-	mi := &file_fleet_proto_msgTypes[13]
+	mi := &file_fleet_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1350,7 @@ func (x *Finish) String() string {
 func (*Finish) ProtoMessage() {}
 
 func (x *Finish) ProtoReflect() protoreflect.Message {
-	mi := &file_fleet_proto_msgTypes[13]
+	mi := &file_fleet_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1363,7 @@ func (x *Finish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finish.ProtoReflect.Descriptor instead.
 func (*Finish) Descriptor() ([]byte, []int) {
-	return file_fleet_proto_rawDescGZIP(), []int{13}
+	return file_fleet_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Finish) GetReason() string {
@@ -1352,7 +1439,7 @@ const file_fleet_proto_rawDesc = "" +
 	"\x04seed\x18\x0f \x01(\x04R\x04seed\x12\x19\n" +
 	"\bdrain_ns\x18\x10 \x01(\x03R\adrainNs\"\x1d\n" +
 	"\vStopSession\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\"\xf2\x03\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"\xbd\x04\n" +
 	"\fWindowReport\x12\x18\n" +
 	"\asession\x18\x01 \x01(\x04R\asession\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x19\n" +
@@ -1361,8 +1448,8 @@ const file_fleet_proto_rawDesc = "" +
 	"\brequests\x18\x05 \x01(\x03R\brequests\x12\x16\n" +
 	"\x06errors\x18\x06 \x01(\x03R\x06errors\x12 \n" +
 	"\vunreachable\x18\a \x01(\x03R\vunreachable\x12\x15\n" +
-	"\x06sum_us\x18\b \x01(\x01R\x05sumUs\x12\x15\n" +
-	"\x06sum_sq\x18\t \x01(\x01R\x05sumSq\x12\x15\n" +
+	"\x06sum_us\x18\b \x01(\x01R\x05sumUs\x12\x0e\n" +
+	"\x02m2\x18\t \x01(\x01R\x02m2\x12\x15\n" +
 	"\x06min_ns\x18\n" +
 	" \x01(\x03R\x05minNs\x12\x15\n" +
 	"\x06max_ns\x18\v \x01(\x03R\x05maxNs\x12 \n" +
@@ -1374,10 +1461,17 @@ const file_fleet_proto_rawDesc = "" +
 	"\afirst_n\x18\x10 \x01(\x03R\x06firstN\x12 \n" +
 	"\ffirst_sum_us\x18\x11 \x01(\x01R\n" +
 	"firstSumUs\x12\x1c\n" +
-	"\thistogram\x18\x12 \x01(\fR\thistogram\"7\n" +
+	"\thistogram\x18\x12 \x01(\fR\thistogram\x12\x17\n" +
+	"\amean_us\x18\x13 \x01(\x01R\x06meanUs\x127\n" +
+	"\aclasses\x18\x14 \x03(\v2\x1d.perfscen.fleet.v1.ErrorClassR\aclasses\"R\n" +
+	"\n" +
+	"ErrorClass\x12\x14\n" +
+	"\x05class\x18\x01 \x01(\tR\x05class\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\x12\x18\n" +
+	"\aexample\x18\x03 \x01(\tR\aexample\"7\n" +
 	"\x05Tally\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x03R\x05count\"\xbf\x02\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\"\xf8\x02\n" +
 	"\vSessionDone\x12\x18\n" +
 	"\asession\x18\x01 \x01(\x04R\asession\x120\n" +
 	"\x06errors\x18\x02 \x03(\v2\x18.perfscen.fleet.v1.TallyR\x06errors\x12!\n" +
@@ -1389,7 +1483,9 @@ const file_fleet_proto_rawDesc = "" +
 	"\achecked\x18\x06 \x01(\x03R\achecked\x12\x12\n" +
 	"\x04late\x18\a \x01(\x03R\x04late\x12\x18\n" +
 	"\adropped\x18\b \x01(\x03R\adropped\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05error\" \n" +
+	"\x05error\x18\t \x01(\tR\x05error\x127\n" +
+	"\aclasses\x18\n" +
+	" \x03(\v2\x1d.perfscen.fleet.v1.ErrorClassR\aclasses\" \n" +
 	"\x06Finish\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason2[\n" +
 	"\x05Fleet\x12R\n" +
@@ -1407,7 +1503,7 @@ func file_fleet_proto_rawDescGZIP() []byte {
 	return file_fleet_proto_rawDescData
 }
 
-var file_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_fleet_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_fleet_proto_goTypes = []any{
 	(*AgentMessage)(nil),       // 0: perfscen.fleet.v1.AgentMessage
 	(*CoordinatorMessage)(nil), // 1: perfscen.fleet.v1.CoordinatorMessage
@@ -1420,31 +1516,34 @@ var file_fleet_proto_goTypes = []any{
 	(*StartSession)(nil),       // 8: perfscen.fleet.v1.StartSession
 	(*StopSession)(nil),        // 9: perfscen.fleet.v1.StopSession
 	(*WindowReport)(nil),       // 10: perfscen.fleet.v1.WindowReport
-	(*Tally)(nil),              // 11: perfscen.fleet.v1.Tally
-	(*SessionDone)(nil),        // 12: perfscen.fleet.v1.SessionDone
-	(*Finish)(nil),             // 13: perfscen.fleet.v1.Finish
+	(*ErrorClass)(nil),         // 11: perfscen.fleet.v1.ErrorClass
+	(*Tally)(nil),              // 12: perfscen.fleet.v1.Tally
+	(*SessionDone)(nil),        // 13: perfscen.fleet.v1.SessionDone
+	(*Finish)(nil),             // 14: perfscen.fleet.v1.Finish
 }
 var file_fleet_proto_depIdxs = []int32{
 	2,  // 0: perfscen.fleet.v1.AgentMessage.hello:type_name -> perfscen.fleet.v1.Hello
 	5,  // 1: perfscen.fleet.v1.AgentMessage.ready:type_name -> perfscen.fleet.v1.Ready
 	7,  // 2: perfscen.fleet.v1.AgentMessage.pong:type_name -> perfscen.fleet.v1.Pong
 	10, // 3: perfscen.fleet.v1.AgentMessage.window:type_name -> perfscen.fleet.v1.WindowReport
-	12, // 4: perfscen.fleet.v1.AgentMessage.done:type_name -> perfscen.fleet.v1.SessionDone
+	13, // 4: perfscen.fleet.v1.AgentMessage.done:type_name -> perfscen.fleet.v1.SessionDone
 	3,  // 5: perfscen.fleet.v1.CoordinatorMessage.welcome:type_name -> perfscen.fleet.v1.Welcome
 	4,  // 6: perfscen.fleet.v1.CoordinatorMessage.refusal:type_name -> perfscen.fleet.v1.Refusal
 	6,  // 7: perfscen.fleet.v1.CoordinatorMessage.ping:type_name -> perfscen.fleet.v1.Ping
 	8,  // 8: perfscen.fleet.v1.CoordinatorMessage.start:type_name -> perfscen.fleet.v1.StartSession
 	9,  // 9: perfscen.fleet.v1.CoordinatorMessage.stop:type_name -> perfscen.fleet.v1.StopSession
-	13, // 10: perfscen.fleet.v1.CoordinatorMessage.finish:type_name -> perfscen.fleet.v1.Finish
-	11, // 11: perfscen.fleet.v1.SessionDone.errors:type_name -> perfscen.fleet.v1.Tally
-	11, // 12: perfscen.fleet.v1.SessionDone.mismatches:type_name -> perfscen.fleet.v1.Tally
-	0,  // 13: perfscen.fleet.v1.Fleet.Join:input_type -> perfscen.fleet.v1.AgentMessage
-	1,  // 14: perfscen.fleet.v1.Fleet.Join:output_type -> perfscen.fleet.v1.CoordinatorMessage
-	14, // [14:15] is the sub-list for method output_type
-	13, // [13:14] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	14, // 10: perfscen.fleet.v1.CoordinatorMessage.finish:type_name -> perfscen.fleet.v1.Finish
+	11, // 11: perfscen.fleet.v1.WindowReport.classes:type_name -> perfscen.fleet.v1.ErrorClass
+	12, // 12: perfscen.fleet.v1.SessionDone.errors:type_name -> perfscen.fleet.v1.Tally
+	12, // 13: perfscen.fleet.v1.SessionDone.mismatches:type_name -> perfscen.fleet.v1.Tally
+	11, // 14: perfscen.fleet.v1.SessionDone.classes:type_name -> perfscen.fleet.v1.ErrorClass
+	0,  // 15: perfscen.fleet.v1.Fleet.Join:input_type -> perfscen.fleet.v1.AgentMessage
+	1,  // 16: perfscen.fleet.v1.Fleet.Join:output_type -> perfscen.fleet.v1.CoordinatorMessage
+	16, // [16:17] is the sub-list for method output_type
+	15, // [15:16] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_fleet_proto_init() }
@@ -1473,7 +1572,7 @@ func file_fleet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fleet_proto_rawDesc), len(file_fleet_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
