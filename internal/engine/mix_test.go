@@ -116,3 +116,37 @@ func mixInputs(pt *plan.Point) (*inputdata.Data, error) {
 	}
 	return simpleData(1, 1), nil
 }
+
+// Extra trials asked for one member extend its whole mix, interleaved with
+// the mix it is compared with: the neighbour is the member's load, and the
+// whole mix's figures keep one trial per window of its members.
+func TestMixExtendsAsAUnit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple", "delay"}, ModelParams: sharedDevice})
+		c := newClient(t, "http", srv.HTTPAddr())
+		p := mixPlan(srv.HTTPAddr())
+		asked := 0
+		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, mixInputs)}, Options{
+			Extend: func(*result.Run) ([]string, int) {
+				asked++
+				if asked > 1 {
+					return nil, 0
+				}
+				return []string{"busy/b/c=1", "alone/b/c=1"}, 2
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pt := range run.Points {
+			if len(pt.Trials) != 5 {
+				t.Errorf("%s: %d trials, want 3 + 2", pt.ID, len(pt.Trials))
+			}
+		}
+		a, b := run.Points[1], run.Points[2]
+		for i := range a.Trials {
+			if !a.Trials[i].Start.Equal(b.Trials[i].Start) {
+				t.Errorf("trial %d of the mix: a at %v, b at %v", i, a.Trials[i].Start, b.Trials[i].Start)
+			}
+		}
+	})
+}
