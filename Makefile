@@ -67,6 +67,10 @@ baselines: build ## re-record the embedded-server scenarios' baselines: BASELINE
 bench: ## Go benchmarks (server, client, runner, statistics)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: bench-fleet
+bench-fleet: ## one process against 1, 2 and 4 agents on this machine: throughput, p50/p99, coordinator cost
+	bash scripts/fleet-bench.sh
+
 bench-peers: build ## perfscen vs ghz and hey on the reference server (installs pinned peers)
 	bash scripts/bench-peers.sh
 

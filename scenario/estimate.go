@@ -47,6 +47,9 @@ func Estimate(p *plan.Plan) Estimation {
 		best := m.Warmup + time.Duration(StabilityWindows+m.Trials)*w
 		worst := m.Warmup + time.Duration(max(m.MaxTrials, StabilityWindows)+m.Trials)*w
 		e.PerPoint[i] = best
+		if pt.Together != 0 && i > 0 && p.Points[i-1].Together == pt.Together {
+			continue // the members of a mix step share its seconds
+		}
 		e.Total += best
 		e.Worst += worst
 	}

@@ -35,6 +35,11 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		// Each server carries its own settings; there is no one server.
 		p.Server = plan.Server{}
 	}
+	if len(r.mixes) > 0 {
+		p.Models, p.Mixes = r.mixModels(), r.mixPlan()
+		r.expandMixes(p)
+		return p, nil
+	}
 	groups := newGrouper(r)
 	for _, proto := range r.protocols() {
 		for _, shm := range orOne(r.sweep.shm, r.shm) {
@@ -56,6 +61,37 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// expandMixes is Expand for a scenario with mixes: the same coordinate
+// order, the load sweep's value as the step, and at each step every mix
+// with its members' own loads.
+func (r *resolved) expandMixes(p *plan.Plan) {
+	levels, swept := r.mixLevels()
+	together, group := 0, 0
+	groups := newMixGrouper(r, &group)
+	for _, proto := range r.protocols() {
+		for _, shm := range orOne(r.sweep.shm, r.shm) {
+			for _, ss := range shapeSetsOrNone(r.sweep.shapeSets) {
+				for _, b := range orOneInt(r.sweep.batch, 0) {
+					for _, in := range orOneInt(r.sweep.inTokens, 0) {
+						for _, out := range orOneInt(r.sweep.outTokens, 0) {
+							mk := func(mi int, alias string, l plan.Load) plan.Point {
+								m := r.models[mi]
+								m.Alias = alias
+								pt := r.point(mi, m, proto, shm, ss, b, tokens{in, out}, loadLevel{concurrency: l.Concurrency, rate: l.Rate})
+								pt.Load = l
+								return pt
+							}
+							for _, lv := range levels {
+								r.mixPoints(p, groups, mk, lv, swept, &together)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // loadLevel is one value of the load dimension.

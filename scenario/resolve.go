@@ -24,6 +24,7 @@ type resolved struct {
 	sweep       sweepDims
 	checks      plan.Checks
 	llm         *plan.LLM // openai kind only
+	mixes       []resolvedMix
 }
 
 // sweepDims holds the swept values; nil means "not swept".
@@ -67,6 +68,7 @@ func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) 
 	resolveSweep(s, c, r)
 	resolveEndpoints(s, c, r)
 	r.measurement = resolveMeasurement(s, c)
+	resolveMixes(s, c, r)
 	resolveChecks(s, c, r, dir)
 	return r
 }

@@ -21,6 +21,10 @@ func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
 		aliases[m.Alias] = true
 		aliasList = append(aliasList, m.Alias)
 	}
+	if len(s.Mixes) > 0 {
+		// Under mixes checks name members (mix/alias) and whole mixes.
+		aliases, aliasList = r.mixRefs()
+	}
 	coords := r.coordValues()
 	for i, t := range s.Thresholds {
 		p := path{"thresholds", i}
@@ -100,7 +104,8 @@ func (c *collector) isMapping(p path) bool {
 }
 
 // An arm is alias.metric, or server/alias.metric under servers:.
-var sentenceRE = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*)?)\.(\w+)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*)?)\.(\w+)\s*$`)
+// Under mixes an arm is mix/alias (mix/server/alias) or a whole mix.
+var sentenceRE = regexp.MustCompile(`^\s*([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*){0,2})\.(\w+)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*){0,2})\.(\w+)\s*$`)
 
 func resolveComparison(c *collector, p path, in Comparison, r *resolved, aliases map[string]bool, aliasList []string) (plan.Comparison, bool) {
 	if in.Sentence != "" {

@@ -78,6 +78,17 @@ func (r *resolved) coordValues() map[string][]string {
 	if d.outTokens != nil {
 		out[CoordOutputTokens] = intStrings(d.outTokens, nil)
 	}
+	if len(r.mixes) > 0 {
+		// A mix step's load coordinate is the swept value, when swept.
+		delete(out, CoordConcurrency)
+		delete(out, CoordRequestRate)
+		if d.concurrency != nil {
+			out[CoordConcurrency] = intStrings(d.concurrency, nil)
+		}
+		for _, v := range d.rate {
+			out[CoordRequestRate] = append(out[CoordRequestRate], formatNumber(v))
+		}
+	}
 	return out
 }
 

@@ -21,6 +21,9 @@ type Scenario struct {
 	Baseline    *Baseline         `yaml:"baseline"`
 	Gate        *Gate             `yaml:"gate"`
 	LLM         *LLM              `yaml:"llm"`
+	// Mixes, when given, measure the models in mixes only: each mix runs
+	// its models at the same time, each with its own load.
+	Mixes []Mix `yaml:"mixes"`
 
 	// Path is the file the scenario came from; Hash the sha256 of its bytes.
 	Path string `yaml:"-"`
@@ -179,4 +182,23 @@ type Baseline struct {
 type Gate struct {
 	MaxExtraTrials *int   `yaml:"max_extra_trials"`
 	MaxExtraTime   string `yaml:"max_extra_time"`
+}
+
+// Mix is several models loaded at the same time. Models maps a model (its
+// alias, or server/alias) to its load in the mix.
+type Mix struct {
+	Name string `yaml:"name"`
+	// RequestRate is the mix's total rate that shares divide: a number, or
+	// "sweep" to follow sweep.request_rate.
+	RequestRate string             `yaml:"request_rate"`
+	Models      map[string]MixLoad `yaml:"models"`
+}
+
+// MixLoad is one model's load in a mix: exactly one of a concurrency, a
+// request rate (each a number or "sweep" to follow the scenario's sweep of
+// that dimension) or a share of the mix's request_rate.
+type MixLoad struct {
+	Concurrency string `yaml:"concurrency"`
+	RequestRate string `yaml:"request_rate"`
+	Share       string `yaml:"share"`
 }

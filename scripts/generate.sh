@@ -39,3 +39,11 @@ tfpkg=internal/kinds/tfserving/tfservingpb
 	--go_out=. --go_opt=module=github.com/perfscen/perfscen/$tfpkg \
 	--go-grpc_out=. --go-grpc_opt=module=github.com/perfscen/perfscen/$tfpkg \
 	$(find . -name '*.proto' | LC_ALL=C sort))
+
+# The coordinator protocol of distributed runs (internal/fleet/fleetpb, our
+# own .proto).
+PATH="$root/bin:$PATH" protoc \
+	-I internal/fleet/fleetpb \
+	--go_out=internal/fleet/fleetpb --go_opt=paths=source_relative \
+	--go-grpc_out=internal/fleet/fleetpb --go-grpc_opt=paths=source_relative \
+	internal/fleet/fleetpb/fleet.proto

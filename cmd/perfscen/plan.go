@@ -32,7 +32,7 @@ func newPlanCmd(e *env) *cobra.Command {
 		Long: `plan loads a scenario and prints every point the run would measure, in
 execution order: model alias, point id, protocol, shared memory, batch size,
 load and interleaving group (points with the same group are compared and run
-in alternating trials). It ends with an estimate of the wall time and the
+in alternating trials); with mixes, the step each point runs together with. It ends with an estimate of the wall time and the
 assumption behind it. Nothing is sent to any server.`,
 		Example: `  perfscen plan scenarios/triton-grpc-shm-sweep.yaml
   perfscen plan --json scenarios/engine-comparison.yaml | jq '.points | length'`,
@@ -77,8 +77,16 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 			group = strconv.Itoa(pt.Group)
 		}
 		rows[i] = []string{pt.Model, pt.ID, string(pt.Protocol), string(pt.SharedMemory), strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
+		if len(p.Mixes) > 0 {
+			// Points of one mix step run at the same time.
+			rows[i] = append(rows[i], strconv.Itoa(pt.Together))
+		}
 	}
-	if err := renderTable(w, []string{"model", "point", "protocol", "shm", "batch", "load", "group"}, rows); err != nil {
+	head := []string{"model", "point", "protocol", "shm", "batch", "load", "group"}
+	if len(p.Mixes) > 0 {
+		head = append(head, "together")
+	}
+	if err := renderTable(w, head, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s, %s, measurement: %s\n", plural(len(p.Points), "point"), plural(len(p.Models), "model"), measurementText(p.Measurement))

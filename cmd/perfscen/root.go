@@ -41,6 +41,9 @@ type env struct {
 	// net carries embedded servers and clients in memory (tests under
 	// testing/synctest); nil uses TCP.
 	net *kinds.Net
+	// version, when set, is the version this process claims (tests of
+	// agents of another version); empty is the binary's.
+	version string
 }
 
 // commands lists the constructors of every subcommand; each lives in its

@@ -34,6 +34,8 @@ type reportFlags struct {
 	modelParams []string
 	// testbed names the testbed (--testbed).
 	testbed string
+	// fleet: --agents N makes this run the coordinator of N agents.
+	fleet fleetFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -49,11 +51,18 @@ and write the results.
 Exit codes: 0 pass · 1 a check failed on measured data · 2 invalid scenario,
 data, baseline or flags · 3 could not measure (server unreachable, a point
 where no request succeeded, unstable, interrupted) · 4 inconclusive. With
-several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
+several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.
+
+With --agents N the load comes from N agents (perfscen agent) that dial
+this process: it plans, shards each point's load among them, starts every
+session on one clock and merges their windows' histograms and counters;
+stability, checks, the baseline and the report are decided once, here.
+See docs/distributed.md.`,
 		Example: `  perfscen run scenarios/quickstart.yaml
   perfscen run scenarios/ --junit out/junit.xml --html out/report.html
   perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv
-  perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1`,
+  perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1
+  PERFSCEN_AGENT_TOKEN=… perfscen run --agents 3 --listen 0.0.0.0:7700 load.yaml   # coordinate 3 perfscen agents`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			removeStaleShm(e)
@@ -67,6 +76,9 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 			}
 			if err := checkOutputs(f); err != nil {
 				return err
+			}
+			if f.fleet.agents > 0 && len(files) != 1 {
+				return usageError(cmd, fmt.Errorf("--agents runs one scenario; got %d", len(files)))
 			}
 			debug := e.getenv("PERFSCEN_DEBUG_GOROUTINES") != ""
 			start := runtime.NumGoroutine()
@@ -104,6 +116,7 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
+	f.fleet.register(fl)
 	return cmd
 }
 

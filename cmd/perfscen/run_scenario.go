@@ -10,6 +10,7 @@ import (
 	"github.com/perfscen/perfscen/internal/atomicfile"
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/fleet"
 	"github.com/perfscen/perfscen/internal/report"
 	"github.com/perfscen/perfscen/internal/scenariorun"
 	"github.com/perfscen/perfscen/internal/verdict"
@@ -51,7 +52,18 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		return exitcode.Of(err)
 	}
 	opts.Log = e.stderr
+	var coord *fleet.Coordinator
+	if f.fleet.agents > 0 {
+		if coord, err = startFleet(e, pl, f); err != nil {
+			printScenarioError(e, file, err)
+			return exitcode.Of(err)
+		}
+		opts.Remote = coord
+	}
 	run, v, runErr := scenariorun.Run(e.ctx, pl, opts)
+	if coord != nil {
+		finishFleet(e, coord, run)
+	}
 	if runErr != nil {
 		if run == nil && v == nil {
 			fmt.Fprintf(e.stderr, "perfscen: %v\n", runErr)

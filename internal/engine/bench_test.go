@@ -52,7 +52,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			runtime.ReadMemStats(&before)
 			b.ResetTimer()
 			w, _, err := startSession(context.Background(), pl,
-				loadSpec{workers: workers, budget: int64(b.N), whole: true}).wait()
+				loadSpec{workers: workers, budget: int64(b.N), whole: true}, time.Now()).wait()
 			b.StopTimer()
 			runtime.ReadMemStats(&after)
 			if err != nil || w == nil || w.n != int64(b.N) {

@@ -44,13 +44,24 @@
 //
 // # Interleaving
 //
-// Points sharing a non-zero Group run as follows: each point first
-// stabilizes on its own (its stabilization windows are recorded but not
-// kept). Then, round after round, every point of the group runs once in plan
-// order (A B A B …): start its load, drop the warm-up, measure exactly one
-// window, stop. Each round adds one kept trial to each point, until every
-// point has max(trials, 3). Machine drift during the comparison thus hits
-// all points of the group alike.
+// Units (a point, or the points of one mix step) sharing a non-zero Group
+// run as follows: each unit first stabilizes on its own (its stabilization
+// windows are recorded but not kept). Then, round after round, every unit
+// of the group runs once in plan order (A B A B …): start its load, drop
+// the warm-up, measure exactly one window, stop. Each round adds one kept
+// trial to each point, until every point has max(trials, 3). Machine drift
+// during the comparison thus hits all points of the group alike.
+//
+// # Mixes
+//
+// The points of one step of a mix (plan.Point.Together) are one unit: their
+// sessions start from one epoch, so every member's windows are cut on the
+// same boundaries and window k of every member covers the same seconds. A
+// unit is stable when every member is, its kept windows are the same for
+// every member, and in interleaved groups each round is one window of the
+// whole unit. After a mix's members the result holds the whole mix's
+// figures (mix.go): per window the members' requests merged, throughput
+// summed, server figures summed.
 //
 // # Load
 //

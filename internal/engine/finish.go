@@ -18,7 +18,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	}
 	out := &result.Point{
 		ID: p.ID, Model: p.Model, ModelName: pr.model.Name, ModelVersion: pr.model.Version,
-		Server:   p.Server,
+		Server: p.Server, Mix: p.Mix,
 		Protocol: proto, SharedMemory: orNone(p.SharedMemory), BatchSize: max(p.BatchSize, 1),
 		Mode: p.Load.Mode, Concurrency: p.Load.Concurrency, RequestRate: p.Load.Rate,
 		Shapes: p.Shapes, Coords: p.Coords, Status: pr.status,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
@@ -69,7 +70,18 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
 	}
 	pr.model = m
-	kp, err := ss.server.Point(ctx, p)
+	pl, err := newPointLoad(ctx, rs.plan, ss, p, m, rs.opts, &rs.seqIDs)
+	if err != nil {
+		return nil, err
+	}
+	pr.pl = pl
+	return pr, nil
+}
+
+// newPointLoad prepares point p of model m on its server for load: the
+// kind's point, its input data, validation.
+func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.Point, m plan.Model, opts Options, seqIDs *atomic.Uint64) (*pointLoad, error) {
+	kp, err := ss.server.Point(ctx, pt)
 	if err != nil {
 		return nil, err
 	}
@@ -79,22 +91,21 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		kp.Close()
 		return nil, failure.Invalid(err)
 	}
-	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: &rs.seqIDs,
+	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: seqIDs,
 		validateEvery: 1}
-	if rs.plan.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
-		pl.llm = &genLoad{slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
+	if p.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
+		pl.llm = &genLoad{slo: p.LLM.Goodput, countChunks: p.LLM.TokenCount == "chunks"}
 	}
 	if m.Validate && data.HasExpected() {
 		pl.validate = true
-		if pr.m.Mode != plan.CountWindows && p.Load.Mode != plan.LoadIterations {
-			pl.validateEvery = rs.opts.ValidateEvery
+		if p.Measurement.Mode != plan.CountWindows && pt.Load.Mode != plan.LoadIterations {
+			pl.validateEvery = opts.ValidateEvery
 		}
 		// Every worker draws from one sampler, so the point's first
 		// responses are checked whichever workers answer them.
 		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
 	}
-	pr.pl = pl
-	return pr, nil
+	return pl, nil
 }
 
 func (pr *pointRunner) cleanup() {
@@ -176,70 +187,21 @@ func (pr *pointRunner) withDominant(err error) error {
 	return err
 }
 
-// errInterrupted is returned by segment when ctx was cancelled.
 // validateFirst is how many responses of a point are checked in full
 // before time windows sample one in Options.ValidateEvery: a model giving
 // wrong outputs is caught at its first responses, not after N.
 const validateFirst = 100
 
+// errInterrupted is returned by segment when ctx was cancelled.
 var errInterrupted = errors.New("interrupted")
 
-// segment runs one session of load, handing each closed window to next until
-// next returns false.
-func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool) (err error) {
-	sess := startSession(ctx, pr.pl, pr.spec())
-	defer func() {
-		st, serr := sess.stop(pr.rs.opts.Drain)
-		pr.absorb(st)
-		if err == nil && serr != nil {
-			err = failure.Env(pr.withDominant(serr))
-		}
-	}()
-	if !sleepUntil(ctx, sess.epoch.Add(pr.m.Warmup)) {
-		return errInterrupted
+// start begins a session of the point's load from epoch: workers here, or
+// the agents' under a coordinator (Deps.Remote).
+func (pr *pointRunner) start(ctx context.Context, spec loadSpec, epoch time.Time) loadSession {
+	if pr.rs.deps.Remote != nil {
+		return pr.startRemote(ctx, spec, epoch)
 	}
-	before, haveStats := pr.snapshot(ctx)
-	cpuBefore, haveCPU := pr.rs.sampleCPU()
-	for {
-		select {
-		case <-ctx.Done():
-			return errInterrupted
-		case w, ok := <-sess.windows:
-			if !ok {
-				if ctx.Err() != nil {
-					return errInterrupted
-				}
-				return nil // the session ended on its own (a worker failed to start)
-			}
-			var server *result.ServerStats
-			if haveStats {
-				after, ok := pr.snapshot(ctx)
-				if ok {
-					server = serverDelta(before, after)
-					before = after
-				}
-				haveStats = ok
-			}
-			m := pr.record(w, sess.epoch, server)
-			if haveCPU {
-				var now CPUSample
-				if now, haveCPU = pr.rs.sampleCPU(); haveCPU {
-					m.win.Disturbance = disturbance(cpuBefore, now)
-					cpuBefore = now
-				}
-			}
-			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures); %s",
-					ErrUnreachable, m.win.Index, w.errs, w.classes.dominant()))
-			}
-			if err := pr.emptyWindow(w, m, false); err != nil {
-				return err
-			}
-			if !next(m) {
-				return nil
-			}
-		}
-	}
+	return startSession(ctx, pr.pl, spec, epoch)
 }
 
 // errPointFailed marks a point that cannot be measured while the server
@@ -308,55 +270,6 @@ func (pr *pointRunner) windowsOf(ms []*measured) []result.Window {
 	return out
 }
 
-// stabilize measures windows until the point is stable (or its window
-// budget is spent) as keptRule says. It returns the index of the first
-// kept window, or -1 when unstable.
-func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, error) {
-	rule := newKeptRule(pr.m, keepGoing, pr.p.Load.Async)
-	first := len(pr.windows)
-	stableAt := -1
-	announced := false
-	err := pr.segment(ctx, func(m *measured) bool {
-		mine := pr.windowsOf(pr.windows[first:])
-		justStable := false
-		if !announced {
-			// The progress line says "stable" when perf_analyzer would.
-			if st, _ := isStable(mine, rule.pct, rule.async); st {
-				announced, justStable = true, true
-			}
-		}
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: justStable})
-		at, more, latUnstable := rule.decide(mine)
-		if at >= 0 {
-			stableAt = first + at
-			if latUnstable {
-				pr.notes = append(pr.notes, "latency is not stabilizing; stabilized on throughput alone (async load)")
-			}
-		}
-		return more
-	})
-	return stableAt, err
-}
-
-// standalone measures a point on its own.
-func (pr *pointRunner) standalone(ctx context.Context) (bool, error) {
-	if pr.p.Load.Mode == plan.LoadIterations {
-		return pr.iterations(ctx)
-	}
-	stableAt, err := pr.stabilize(ctx, true)
-	switch {
-	case stableAt >= 0:
-		pr.status = result.PointStable
-		pr.keep(stableAt, len(pr.windows))
-	default:
-		pr.status = result.PointUnstable
-		from := max(len(pr.windows)-keepCount(pr.m.Trials), 0)
-		pr.keep(from, len(pr.windows))
-		pr.noteSpread(from)
-	}
-	return pr.outcome(err)
-}
-
 // noteSpread says how far apart the kept windows of an unstable point are.
 func (pr *pointRunner) noteSpread(from int) {
 	if r := spread(pr.windowsOf(pr.windows[from:])); r > 0 {
@@ -369,18 +282,6 @@ func (pr *pointRunner) keep(from, to int) {
 	for i := from; i < to; i++ {
 		pr.kept = append(pr.kept, i)
 	}
-}
-
-// outcome splits a segment error into interrupted or fatal.
-func (pr *pointRunner) outcome(err error) (bool, error) {
-	if errors.Is(err, errInterrupted) {
-		return true, nil
-	}
-	if errors.Is(err, errPointFailed) {
-		pr.failure = err
-		return false, nil
-	}
-	return false, err
 }
 
 // iterations is perf_analyzer's --request-count: drop the warm-up requests,
@@ -397,7 +298,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		spec.budget = int64(ld.WarmupIterations)
 		var st *aggStats
 		var err error
-		warm, st, err = startSession(ctx, pr.pl, spec).wait()
+		warm, st, err = pr.start(ctx, spec, pr.rs.epoch()).wait()
 		// Warm-up failures still say something about the server.
 		pr.errs.merge(&st.errors)
 		pr.classes.merge(&st.classes)
@@ -417,8 +318,8 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		before, haveStats = pr.snapshot(ctx)
 	}
 	spec.budget = int64(max(ld.Iterations, 1))
-	sess := startSession(ctx, pr.pl, spec)
-	w, st, err := sess.wait()
+	epoch := pr.rs.epoch()
+	w, st, err := pr.start(ctx, spec, epoch).wait()
 	pr.absorb(st)
 	if err != nil {
 		return false, failure.Env(pr.withDominant(err))
@@ -430,7 +331,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		}
 	}
 	if w != nil {
-		m := pr.record(w, sess.epoch, server)
+		m := pr.record(w, epoch, server)
 		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: true})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}
@@ -442,7 +343,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		return false, failure.Env(fmt.Errorf("%w: none of %d requests succeeded; %s", ErrUnreachable, w.errs, w.classes.dominant()))
 	}
 	if w != nil {
-		return pr.outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))
+		return (&unit{rs: pr.rs, prs: []*pointRunner{pr}}).outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))
 	}
 	return false, nil
 }

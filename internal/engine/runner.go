@@ -26,6 +26,9 @@ type Deps struct {
 	// MetricsClient scrapes each server's metrics_url; nil uses a plain HTTP
 	// client with a 5 s timeout.
 	MetricsClient *http.Client
+	// Remote, when set, runs every session on agents (a coordinator's
+	// fleet); Servers are then used for server statistics only.
+	Remote Remote
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -143,14 +146,16 @@ type runState struct {
 	deps   Deps
 	opts   Options
 	seqIDs atomic.Uint64
+	// sessionIDs number the sessions started on agents.
+	sessionIDs atomic.Uint64
 	// servers are the plan's servers by name ("" for the one server of
 	// a plan without plan.Servers), in plan order in order.
 	servers map[string]*serverState
 	order   []*serverState
 	total   int
-	// live are the point runners measured so far, kept (with their shared
+	// live are the units measured so far, kept (with their points' shared
 	// memory) until the run ends so an extension can add trials.
-	live []*pointRunner
+	live []*unit
 }
 
 func (rs *runState) sampleCPU() (CPUSample, bool) { return rs.opts.SampleCPU() }
@@ -225,8 +230,10 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	}
 	rs := &runState{plan: p, deps: deps, opts: opts, servers: servers, order: order, total: len(p.Points)}
 	defer func() {
-		for _, pr := range rs.live {
-			pr.cleanup()
+		for _, u := range rs.live {
+			for _, pr := range u.prs {
+				pr.cleanup()
+			}
 		}
 	}()
 	for _, ss := range order {
@@ -249,13 +256,11 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 			break
 		}
 		idx := []int{i}
-		if g := p.Points[i].Group; g != 0 {
-			idx = idx[:0]
-			for j := i; j < len(p.Points); j++ {
-				if p.Points[j].Group == g {
-					idx = append(idx, j)
-				}
-			}
+		switch pt := p.Points[i]; {
+		case pt.Group != 0:
+			idx = sameAs(p, i, func(o *plan.Point) bool { return o.Group == pt.Group })
+		case pt.Together != 0:
+			idx = sameAs(p, i, func(o *plan.Point) bool { return o.Together == pt.Together })
 		}
 		pts, interrupted, err := rs.measure(ctx, idx)
 		for k, j := range idx {
@@ -275,23 +280,30 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 	}
 	collect := func() {
 		run.Points = run.Points[:0]
-		for _, r := range results {
+		for i, r := range results {
 			if r != nil {
 				run.Points = append(run.Points, *r)
+			}
+			// A mix's whole figures follow its last member.
+			if u := rs.unitEndingAt(i); u != nil && u.total != nil {
+				run.Points = append(run.Points, *u.total)
 			}
 		}
 	}
 	collect()
 	for opts.Extend != nil && runErr == nil && run.Status == result.StatusComplete && ctx.Err() == nil {
 		ids, trials := opts.Extend(run)
-		prs := rs.extendable(ids)
-		if len(prs) == 0 || trials <= 0 {
+		units := rs.extendable(ids)
+		if len(units) == 0 || trials <= 0 {
 			break
 		}
-		interrupted, err := rs.extend(ctx, prs, trials)
-		for _, pr := range prs {
-			results[pr.idx] = pr.finish(interrupted, err)
-			rs.progress(Event{Kind: PointDone, Index: pr.idx, Point: pr.p, Result: results[pr.idx]})
+		interrupted, err := rs.extend(ctx, units, trials)
+		for _, u := range units {
+			for k, pt := range u.finish(interrupted, err) {
+				pr := u.prs[k]
+				results[pr.idx] = pt
+				rs.progress(Event{Kind: PointDone, Index: pr.idx, Point: pr.p, Result: pt})
+			}
 		}
 		collect()
 		if err != nil {
@@ -340,58 +352,104 @@ func finishRun(run *result.Run, opts Options, err error) (*result.Run, error) {
 	return run, err
 }
 
-// measure runs one point, or a group of points interleaved.
+// sameAs lists the points from i on that are like point i by same.
+func sameAs(p *plan.Plan, i int, same func(*plan.Point) bool) []int {
+	var idx []int
+	for j := i; j < len(p.Points); j++ {
+		if same(&p.Points[j]) {
+			idx = append(idx, j)
+		}
+	}
+	return idx
+}
+
+// unitEndingAt is the live unit whose last member is point i.
+func (rs *runState) unitEndingAt(i int) *unit {
+	for _, u := range rs.live {
+		if u.prs[len(u.prs)-1].idx == i {
+			return u
+		}
+	}
+	return nil
+}
+
+// measure runs one unit, or a group of units interleaved. idx are plan
+// points in order; points sharing a Together form one unit.
 func (rs *runState) measure(ctx context.Context, idx []int) ([]*result.Point, bool, error) {
-	prs := make([]*pointRunner, len(idx))
 	out := make([]*result.Point, len(idx))
-	for k, i := range idx {
+	var units []*unit
+	for _, i := range idx {
 		pr, err := rs.newPointRunner(ctx, i)
 		if err != nil {
 			return out, false, fmt.Errorf("point %s: %w", rs.plan.Points[i].ID, err)
 		}
-		prs[k] = pr
-		rs.live = append(rs.live, pr)
+		t := pr.p.Together
+		if n := len(units); t != 0 && n > 0 && units[n-1].prs[0].p.Together == t {
+			units[n-1].prs = append(units[n-1].prs, pr)
+			continue
+		}
+		u := &unit{rs: rs, prs: []*pointRunner{pr}, mix: pr.p.Mix}
+		units = append(units, u)
+		rs.live = append(rs.live, u)
 	}
 	var interrupted bool
 	var err error
-	if len(prs) == 1 {
-		rs.progress(Event{Kind: PointStarted, Index: idx[0], Point: prs[0].p})
-		interrupted, err = prs[0].standalone(ctx)
+	if len(units) == 1 {
+		for _, pr := range units[0].prs {
+			rs.progress(Event{Kind: PointStarted, Index: pr.idx, Point: pr.p})
+		}
+		interrupted, err = units[0].standalone(ctx)
 	} else {
-		interrupted, err = rs.interleave(ctx, prs)
+		interrupted, err = rs.interleave(ctx, units)
 	}
-	for k, pr := range prs {
-		out[k] = pr.finish(interrupted, err)
-		rs.progress(Event{Kind: PointDone, Index: idx[k], Point: pr.p, Result: out[k]})
+	k := 0
+	for _, u := range units {
+		for j, pt := range u.finish(interrupted, err) {
+			out[k] = pt
+			rs.progress(Event{Kind: PointDone, Index: u.prs[j].idx, Point: u.prs[j].p, Result: pt})
+			k++
+		}
 	}
 	return out, interrupted, err
 }
 
-// extendable are the live point runners of ids that can take more kept
-// windows: measured to the end, not a fixed iteration count.
-func (rs *runState) extendable(ids []string) []*pointRunner {
+// extendable are the live units holding any of ids (a point, or a whole
+// mix's figures) that can take more kept windows: measured to the end,
+// not a fixed iteration count. Extending a mix member extends its whole
+// mix: its neighbours are its load.
+func (rs *runState) extendable(ids []string) []*unit {
 	want := map[string]bool{}
 	for _, id := range ids {
 		want[id] = true
 	}
-	var out []*pointRunner
-	for _, pr := range rs.live {
-		if want[pr.p.ID] && pr.p.Load.Mode != "iterations" && len(pr.kept) > 0 &&
-			(pr.status == result.PointStable || pr.status == result.PointUnstable) {
-			out = append(out, pr)
+	var out []*unit
+	for _, u := range rs.live {
+		hit := u.total != nil && want[u.total.ID]
+		for _, pr := range u.prs {
+			hit = hit || want[pr.p.ID]
+		}
+		if !hit || u.iterationsOnly() || u.failed() {
+			continue
+		}
+		ok := true
+		for _, pr := range u.prs {
+			ok = ok && len(pr.kept) > 0 && (pr.status == result.PointStable || pr.status == result.PointUnstable)
+		}
+		if ok {
+			out = append(out, u)
 		}
 	}
 	return out
 }
 
-// extend adds trials kept windows to each point, in rounds of one window
-// per point in plan order (A B A B …) like interleave, so drift during the
+// extend adds trials kept windows to each unit, in rounds of one window
+// per unit in plan order (A B A B …) like interleave, so drift during the
 // extension hits every arm alike. Each window is its own session with its
 // warm-up, as in interleaved measurement.
-func (rs *runState) extend(ctx context.Context, prs []*pointRunner, trials int) (bool, error) {
+func (rs *runState) extend(ctx context.Context, units []*unit, trials int) (bool, error) {
 	for round := 0; round < trials; round++ {
-		for _, pr := range prs {
-			if interrupted, err := pr.outcome(pr.round(ctx)); interrupted || err != nil {
+		for _, u := range units {
+			if interrupted, err := u.outcome(u.round(ctx)); interrupted || err != nil {
 				return interrupted, err
 			}
 		}

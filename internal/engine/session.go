@@ -29,6 +29,35 @@ type loadSpec struct {
 	cut        cutter
 	whole      bool // one window over the whole session (iterations)
 	drain      time.Duration
+	// cursorBase and cursorTotal place this session's workers among all
+	// the workers of a load shared by several agents: worker i walks the
+	// input data as worker cursorBase+i of cursorTotal, so the agents'
+	// workers together walk it as one process's would. Zero: this
+	// session's workers are all.
+	cursorBase, cursorTotal int
+}
+
+// cursor is where worker id of workers walks the input data.
+func (s loadSpec) cursor(id, workers int) (int, int) {
+	if s.cursorTotal <= 0 {
+		return id, workers
+	}
+	return s.cursorBase + id, s.cursorTotal
+}
+
+// loadSession is one stretch of load on a point: its closed windows (out),
+// and how it ends. A local session's workers run here; a coordinator's
+// sessions run on its agents (remote.go).
+type loadSession interface {
+	// out yields closed windows; it is closed when the session ends.
+	out() <-chan *acc
+	// requestStop asks for the end without waiting for it.
+	requestStop(drain time.Duration)
+	// stop ends the session and returns its totals.
+	stop(drain time.Duration) (*aggStats, error)
+	// wait is for budgeted sessions: the last window once every request
+	// completed.
+	wait() (*acc, *aggStats, error)
 }
 
 // session is one stretch of load on a point with its aggregator. Workers
@@ -54,8 +83,11 @@ type session struct {
 	answered atomic.Int64 // clock of the latest reply of any kind
 }
 
-func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
-	s := &session{epoch: time.Now(), stopCh: make(chan struct{}), mail: newMailroom()}
+// startSession starts the workers of one session; epoch is the session
+// clock's zero, shared by the sessions of a unit so their windows are cut
+// on the same boundaries.
+func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.Time) *session {
+	s := &session{epoch: epoch, stopCh: make(chan struct{}), mail: newMailroom()}
 	s.clock = func() time.Duration { return time.Since(s.epoch) }
 	// In-flight requests outlive the caller's cancellation by the drain
 	// deadline, so an interrupt still lets them complete.
@@ -75,7 +107,8 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
 	} else {
 		for i := 0; i < max(spec.workers, 1); i++ {
 			s.wg.Add(1)
-			go s.closedLoop(pl, i, max(spec.workers, 1), spec.budget > 0)
+			c, n := spec.cursor(i, max(spec.workers, 1))
+			go s.closedLoop(pl, i, c, n, spec.budget > 0)
 		}
 	}
 	go func() {
@@ -92,6 +125,8 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
 	}()
 	return s
 }
+
+func (s *session) out() <-chan *acc { return s.windows }
 
 func (s *session) fail(err error) {
 	s.errOnce.Do(func() { s.setupErr = err })
@@ -114,9 +149,9 @@ func (s *session) stopped() bool {
 	}
 }
 
-func (s *session) closedLoop(pl *pointLoad, id, workers int, budgeted bool) {
+func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bool) {
 	defer s.wg.Done()
-	w, err := pl.newWorker(s.drainCtx, id, workers)
+	w, err := pl.newWorker(s.drainCtx, id, cursor, cursors)
 	if err != nil {
 		s.fail(err)
 		return
@@ -150,7 +185,7 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan time.Duratio
 	}
 	spawn := func() {
 		s.wg.Add(1)
-		go s.openLoop(pl, workers, max(spec.workers, 1), ticks)
+		go s.openLoop(pl, spec, workers, max(spec.workers, 1), ticks)
 		workers++
 	}
 	for workers < min(max(spec.workers, 1), limit) {
@@ -192,18 +227,18 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan time.Duratio
 }
 
 // openLoop serves scheduled sends; latency counts from the schedule.
-func (s *session) openLoop(pl *pointLoad, id, workers int, ticks <-chan time.Duration) {
+func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks <-chan time.Duration) {
 	defer s.wg.Done()
 	// Cursors stride over the nominal pool; grown workers share a stride
 	// position, which only repeats inputs in a different order.
-	w, err := pl.newWorker(s.drainCtx, id, workers)
+	c, n := spec.cursor(id%workers, workers)
+	w, err := pl.newWorker(s.drainCtx, id, c, n)
 	if err != nil {
 		s.fail(err)
 		for range ticks {
 		}
 		return
 	}
-	w.cursor = pl.data.Cursor(id%workers, workers)
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)

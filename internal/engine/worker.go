@@ -42,12 +42,14 @@ type worker struct {
 	gapCap int // generation: gap buffer size to start with
 }
 
-func (pl *pointLoad) newWorker(ctx context.Context, id, workers int) (*worker, error) {
+// newWorker makes worker id, which walks the input data as cursor of
+// cursors.
+func (pl *pointLoad) newWorker(ctx context.Context, id, cursor, cursors int) (*worker, error) {
 	c, err := pl.kind.NewCaller(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return &worker{pl: pl, id: id, cursor: pl.data.Cursor(id, workers), caller: c}, nil
+	return &worker{pl: pl, id: id, cursor: pl.data.Cursor(cursor, cursors), caller: c}, nil
 }
 
 // setSequence places the next request in its sequence: a stream of the

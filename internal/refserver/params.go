@@ -27,6 +27,7 @@ const (
 	ParamDriftAfter     = "drift_after"           // any model: time after load when drift starts (duration)
 	ParamHang           = "hang"                  // any model: requests never answer until cancelled (bool)
 	ParamSeed           = "seed"                  // any model: fault-injection RNG seed (uint64)
+	ParamDevice         = "device"                // any model: executions of models naming one device run one at a time (string)
 	ParamInstanceCount  = "instance_count"        // load-time: parallel model instances (int ≥ 1)
 	ParamDynamicBatch   = "dynamic_batching"      // load-time: merge queued requests (bool)
 	ParamMaxQueueDelay  = "max_queue_delay"       // load-time: dynamic batcher wait (duration)
@@ -45,6 +46,7 @@ type modelParams struct {
 	drift, driftAfter    time.Duration
 	hang                 bool
 	seed                 uint64
+	device               string
 
 	instanceCount   int
 	dynamicBatching bool
@@ -99,6 +101,8 @@ func (p *modelParams) set(key, v string) error {
 		p.dynamicBatching, err = strconv.ParseBool(v)
 	case ParamSeed:
 		p.seed, err = strconv.ParseUint(v, 10, 64)
+	case ParamDevice:
+		p.device = strings.TrimSpace(v)
 	case ParamInstanceCount:
 		p.instanceCount, err = strconv.Atoi(v)
 		if err == nil && (p.instanceCount < 1 || p.instanceCount > 256) {
@@ -113,7 +117,7 @@ func (p *modelParams) set(key, v string) error {
 }
 
 func knownParams() []string {
-	return []string{ParamAddedLatency, ParamDelay, ParamDrift, ParamDriftAfter, ParamDropRate, ParamDynamicBatch, ParamErrorRate, ParamHang,
+	return []string{ParamAddedLatency, ParamDelay, ParamDevice, ParamDrift, ParamDriftAfter, ParamDropRate, ParamDynamicBatch, ParamErrorRate, ParamHang,
 		ParamInstanceCount, ParamJitter, ParamMaxQueueDelay, ParamPreferredBatch, ParamSeed, ParamSlowdown,
 		ParamStallEvery, ParamStallFor}
 }

@@ -26,6 +26,7 @@ type repository struct {
 	mu      sync.RWMutex
 	entries map[string]*modelEntry
 	after   afterFunc // the models' timers
+	devices devices   // shared by models naming one device
 }
 
 func (r *repository) get(name string) (*loadedModel, bool) {
@@ -86,6 +87,7 @@ func (r *repository) loadWith(name, cfgJSON string) error {
 	}
 	old := e.loaded
 	e.loaded = loadModel(def, p, kv, r.after)
+	e.loaded.devices = &r.devices
 	e.reason = ""
 	r.mu.Unlock()
 	if old != nil {

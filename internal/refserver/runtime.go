@@ -23,6 +23,9 @@ type loadedModel struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	kv     map[string]string // the parameter map it was loaded with, for its config
+	// devices are the server's shared devices (ParamDevice); nil in
+	// tests that load a model alone.
+	devices *devices
 }
 
 func loadModel(def *modelDef, p modelParams, kv map[string]string, after afterFunc) *loadedModel {
@@ -133,6 +136,15 @@ func (m *loadedModel) run(ctx context.Context, b *execBatch, p *modelParams) (ou
 			err = errorf(codeInternal, "model %s panicked: %v", m.def.name, r)
 		}
 	}()
+	if p.device != "" && m.devices != nil {
+		// The device computes one model's execution at a time: waiting for
+		// it is part of compute_infer, as on a GPU shared by two models.
+		release, err := m.devices.acquire(ctx, p.device)
+		if err != nil {
+			return nil, errorf(codeCancelled, "execution cancelled waiting for device %s: %v", p.device, err)
+		}
+		defer release()
+	}
 	now := time.Now()
 	if err := m.after.sleep(ctx, stallRemaining(m.loadedAt, now, p)+p.addedLatency+driftRemaining(m.loadedAt, now, p)); err != nil {
 		return nil, errorf(codeCancelled, "execution cancelled: %v", err)

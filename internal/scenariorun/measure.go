@@ -39,6 +39,9 @@ type Options struct {
 	// connection in memory instead of TCP on loopback, so tests can run a
 	// whole scenario under testing/synctest's fake clock.
 	Net *kinds.Net
+	// Remote, when set, runs the load on agents (a coordinator's fleet);
+	// the servers are still opened here, for their checks and statistics.
+	Remote engine.Remote
 }
 
 // Measure runs the plan without deciding it. The result is returned
@@ -55,39 +58,56 @@ func Measure(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, erro
 }
 
 func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*result.Run) ([]string, int)) (*result.Run, error) {
-	env := kinds.Env{ConnectTimeout: opts.ConnectTimeout, Net: opts.Net}
-	deps := engine.Deps{Servers: map[string]kinds.Server{}}
-	defer func() {
-		for _, s := range deps.Servers {
-			s.Close()
-		}
-	}()
-	for _, srv := range p.AllServers() {
-		k, err := all.Kinds().Lookup(srv.Kind)
-		if err != nil {
-			return nil, failure.Invalid(err)
-		}
-		s, err := k.Open(ctx, p.ForServer(srv), env)
-		if err != nil {
-			if srv.Name != "" {
-				return nil, fmt.Errorf("server %s: %w", srv.Name, err)
-			}
-			return nil, err
-		}
-		deps.Servers[srv.Name] = s
-		for _, n := range s.Notes() {
-			if srv.Name != "" {
-				n = "server " + srv.Name + ": " + n
-			}
-			deps.Notes = append(deps.Notes, n)
-		}
+	servers, notes, closeAll, err := OpenServers(ctx, p, kinds.Env{ConnectTimeout: opts.ConnectTimeout, Net: opts.Net})
+	if err != nil {
+		return nil, err
 	}
+	defer closeAll()
+	deps := engine.Deps{Servers: servers, Notes: notes, Remote: opts.Remote}
 	eo := opts.Engine
 	eo.Version = opts.Version
 	eo.Progress = opts.Progress
 	eo.Testbed = testbed(p, opts.Testbed)
 	eo.Extend = extend
 	return engine.Run(ctx, p, deps, eo)
+}
+
+// OpenServers starts or reaches every server of p through its kind and
+// has it check what the scenario needs of it, before any load: a candidate
+// build that lacks a model stops the run before the released one is
+// measured for nothing. closeAll closes them; notes are the servers'
+// remarks for the result.
+func OpenServers(ctx context.Context, p *plan.Plan, env kinds.Env) (map[string]kinds.Server, []string, func(), error) {
+	opened := map[string]kinds.Server{}
+	closeAll := func() {
+		for _, s := range opened {
+			s.Close()
+		}
+	}
+	var notes []string
+	for _, srv := range p.AllServers() {
+		k, err := all.Kinds().Lookup(srv.Kind)
+		if err != nil {
+			closeAll()
+			return nil, nil, nil, failure.Invalid(err)
+		}
+		s, err := k.Open(ctx, p.ForServer(srv), env)
+		if err != nil {
+			closeAll()
+			if srv.Name != "" {
+				return nil, nil, nil, fmt.Errorf("server %s: %w", srv.Name, err)
+			}
+			return nil, nil, nil, err
+		}
+		opened[srv.Name] = s
+		for _, n := range s.Notes() {
+			if srv.Name != "" {
+				n = "server " + srv.Name + ": " + n
+			}
+			notes = append(notes, n)
+		}
+	}
+	return opened, notes, closeAll, nil
 }
 
 // testbed is the chosen testbed, else the scenario's.

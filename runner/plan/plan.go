@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,29 @@ type Plan struct {
 	Checks      Checks      `json:"checks"`
 	// LLM is set for openai-kind servers.
 	LLM *LLM `json:"llm,omitempty"`
+	// Mixes are the scenario's model mixes; with mixes every point is a
+	// member of one (Point.Mix) and Models are the members' models.
+	Mixes []Mix `json:"mixes,omitempty"`
+}
+
+// Mix is several models under load in the same seconds, each with its own
+// load. Its members' points of one step share Point.Together: they run at
+// the same time, on one clock, and their windows are cut on the same
+// boundaries.
+type Mix struct {
+	Name string `json:"name"`
+	// Members are the members' model aliases (mix/alias), in run order.
+	Members []string `json:"members"`
+}
+
+// MixOf is the mix named name.
+func (p *Plan) MixOf(name string) (Mix, bool) {
+	for _, m := range p.Mixes {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mix{}, false
 }
 
 // Server says where requests go. Header values are already resolved from
@@ -195,6 +219,10 @@ type Model struct {
 	// Prompts, for openai-kind servers, generates the requests when the
 	// model has no input data file.
 	Prompts *Prompts `json:"prompts,omitempty"`
+	// Mix is the mix this model is a member of ("" outside mixes); the
+	// alias is then mix/alias and Base the alias the scenario gave it.
+	Mix  string `json:"mix,omitempty"`
+	Base string `json:"base,omitempty"`
 }
 
 // Input says where input tensors come from.
@@ -279,6 +307,12 @@ type Point struct {
 	// Group joins points that must run interleaved (ABAB… trials): points of
 	// compared models at the same sweep coordinates share a non-zero Group.
 	Group int `json:"group,omitempty"`
+	// Mix is the mix the point's model is a member of ("" outside mixes).
+	// Together joins the points of one step of a mix: non-zero, they run
+	// at the same time on one clock, their windows cut on the same
+	// boundaries, and they share Group.
+	Mix      string `json:"mix,omitempty"`
+	Together int    `json:"together,omitempty"`
 	// InputTokens and OutputTokens, set where the sweep gives them (kind
 	// openai), replace the model's prompt length means at this point.
 	InputTokens  int `json:"input_tokens,omitempty"`
@@ -310,4 +344,13 @@ func (p *Plan) Model(alias string) (Model, bool) {
 		}
 	}
 	return Model{}, false
+}
+
+// MixTotalID is the id of a whole mix's figures at the step of a member
+// point whose id is mix/alias/load[@step]: mix/all[@step].
+func MixTotalID(mix, memberID string) string {
+	if _, step, ok := strings.Cut(memberID, "@"); ok {
+		return mix + "/all@" + step
+	}
+	return mix + "/all"
 }

@@ -53,9 +53,32 @@ type Run struct {
 	// extension the scenario did not need and the server lacks.
 	Notes  []string `json:"notes,omitempty"`
 	Points []Point  `json:"points"`
+	// Agents are the load hosts of a distributed run (perfscen run
+	// --agents): every figure above is their windows merged.
+	Agents []Agent `json:"agents,omitempty"`
 	// Verdict is the run's checks and outcome; absent in files imported
 	// from perf_analyzer and in results written before it was recorded.
 	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Agent is one load host of a distributed run.
+type Agent struct {
+	Index   int    `json:"index"`
+	Name    string `json:"name"`
+	Host    string `json:"host,omitempty"`
+	Address string `json:"address,omitempty"`
+	Version string `json:"version"`
+	// ClockOffsetNs is the agent's clock minus the coordinator's, as last
+	// measured; ClockErrorNs bounds the error of that measurement (half
+	// the shortest round trip) and so how far the agent's windows may lie
+	// from the coordinator's boundaries.
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
+	ClockErrorNs  int64 `json:"clock_error_ns"`
+	RoundTripNs   int64 `json:"round_trip_ns"`
+	// Windows and WindowBytes are the window reports it sent and their
+	// size on the wire.
+	Windows     int64 `json:"windows"`
+	WindowBytes int64 `json:"window_bytes"`
 }
 
 // Environment identifies where a run happened.
@@ -110,7 +133,10 @@ type Point struct {
 	ModelName    string `json:"model_name"`
 	ModelVersion string `json:"model_version,omitempty"`
 	// Server is the scenario's name of the point's server, with several.
-	Server       string             `json:"server,omitempty"`
+	Server string `json:"server,omitempty"`
+	// Mix is the mix the point belongs to: a member's (Model is then
+	// mix/alias) or the whole mix's figures (Model is the mix's name).
+	Mix          string             `json:"mix,omitempty"`
 	Protocol     plan.Protocol      `json:"protocol"`
 	SharedMemory plan.SharedMemory  `json:"shared_memory"`
 	BatchSize    int                `json:"batch_size"`

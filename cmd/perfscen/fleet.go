@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/fleet"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// fleetFlags make perfscen run the coordinator of a distributed run.
+type fleetFlags struct {
+	agents    int
+	listen    string
+	tokenFile string
+	wait      time.Duration
+	heartbeat time.Duration
+	tlsCert   string
+	tlsKey    string
+	tlsCA     string
+}
+
+func (f *fleetFlags) register(fl *pflag.FlagSet) {
+	fl.IntVar(&f.agents, "agents", 0, "coordinate this many agents (perfscen agent) that generate the load; 0: load from this process")
+	fl.StringVar(&f.listen, "listen", fleet.DefaultListen, "with --agents: where agents dial in (loopback unless told otherwise, e.g. 0.0.0.0:7700)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "with --agents: file holding the shared agent token (default: $"+fleet.TokenEnv+")")
+	fl.DurationVar(&f.wait, "agent-wait", fleet.DefaultWait, "with --agents: how long to wait for every agent to join and be ready before exit 3")
+	fl.DurationVar(&f.heartbeat, "heartbeat", fleet.DefaultHeartbeat, "with --agents: heartbeat period; three missed lose an agent (exit 3)")
+	fl.StringVar(&f.tlsCert, "agents-tls-cert", "", "with --agents: serve agents over TLS with this PEM certificate")
+	fl.StringVar(&f.tlsKey, "agents-tls-key", "", "with --agents: the PEM key of --agents-tls-cert")
+	fl.StringVar(&f.tlsCA, "agents-tls-client-ca", "", "with --agents: require agents' client certificates signed by this PEM CA (mutual TLS)")
+}
+
+// perfscenVersion is this binary's version, or the one a test gives.
+func (e *env) perfscenVersion() string {
+	if e.version != "" {
+		return e.version
+	}
+	return version
+}
+
+// startFleet checks that the plan can be sharded among the agents, listens
+// for them and holds the barrier until all are ready.
+func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error) {
+	if err := engine.CheckDistributed(pl, f.fleet.agents); err != nil {
+		return nil, failure.Invalid(fmt.Errorf("%s: %w", pl.ScenarioPath, err))
+	}
+	token, err := fleet.LoadToken(f.fleet.tokenFile, e.getenv)
+	if err != nil {
+		return nil, failure.Invalid(err)
+	}
+	tlsCfg, err := fleet.ServerTLS(f.fleet.tlsCert, f.fleet.tlsKey, f.fleet.tlsCA)
+	if err != nil {
+		return nil, failure.Invalid(err)
+	}
+	c, err := fleet.Listen(fleet.CoordinatorOptions{Agents: f.fleet.agents, Listen: f.fleet.listen, Token: token,
+		Version: e.perfscenVersion(), Plan: pl, Heartbeat: f.fleet.heartbeat, Wait: f.fleet.wait, Log: e.stderr, Net: e.net, TLS: tlsCfg})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.WaitReady(e.ctx); err != nil {
+		c.Finish("the run could not start: " + err.Error())
+		return nil, err
+	}
+	return c, nil
+}
+
+// finishFleet ends the agents' part and records them in the result.
+func finishFleet(e *env, c *fleet.Coordinator, run *result.Run) {
+	reason := "run ended"
+	if run != nil {
+		run.Agents = c.Info()
+		for _, r := range c.Refused() {
+			run.Notes = append(run.Notes, "refused "+r)
+		}
+		if run.Verdict != nil {
+			reason = "run ended: " + run.Verdict.Summary
+		}
+	}
+	c.Finish(reason)
+	windows, bytes := c.Cost()
+	if n := len(c.Agents()); windows > 0 && n > 0 {
+		fmt.Fprintf(e.stderr, "perfscen: %d agent(s) sent %d window report(s), %d bytes: %.0f bytes per agent per window\n",
+			n, windows, bytes, float64(bytes)/float64(windows))
+	}
+}

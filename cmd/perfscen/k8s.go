@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscen/perfscen/internal/atomicfile"
+	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/k8s"
+	"github.com/perfscen/perfscen/scenario"
+)
+
+func init() { register(newK8sCmd) }
+
+func newK8sCmd(e *env) *cobra.Command {
+	var (
+		o        k8s.Options
+		includes []string
+		out      string
+	)
+	cmd := &cobra.Command{
+		Use:   "k8s --agents N --image IMAGE FILE",
+		Short: "Write the Kubernetes manifests of a distributed run: coordinator Job, agents' Indexed Job, Service, ConfigMap",
+		Long: `k8s writes, as one YAML stream, what a distributed run of the scenario needs
+on Kubernetes: the scenario (and --include files) as a ConfigMap, a headless
+Service in front of the coordinator, the coordinator's Job (perfscen run
+--agents N, its result in /results: an emptyDir, or --results-claim) and
+the agents' Indexed Job, whose completion index is each agent's index.
+Agents dial the Service; they need no inbound port. Pods request (and are
+limited to) the CPU and memory given.
+
+The shared token is a Secret (key: token) the manifests name but do not
+create:
+  kubectl create secret generic NAME-agent-token --from-literal=token=$(openssl rand -hex 32)
+
+The scenario is checked as the coordinator would check it (exit 2): a
+server the pods can reach (not embedded), time windows, and a concurrency
+of at least N at every point. Files the scenario reads sit beside it in
+the pods; a scenario must name them by base name.`,
+		Example: `  perfscen k8s --agents 4 --image registry.example.com/perfscen:v1 --namespace perf load.yaml | kubectl apply -f -
+  kubectl -n perf logs -f job/perfscen-coordinator`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file := args[0]
+			pl, err := scenario.LoadPlan(file, e.getenv)
+			if err != nil {
+				printScenarioError(e, file, err)
+				return exitSilently(exitcode.Invalid)
+			}
+			if err := engine.CheckDistributed(pl, o.Agents); err != nil {
+				return exitcode.AsInvalid(fmt.Errorf("%s: %w", file, err))
+			}
+			o.Files = map[string]string{}
+			for _, f := range append([]string{file}, includes...) {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					return exitcode.AsInvalid(fmt.Errorf("--include: %w", err))
+				}
+				name := filepath.Base(f)
+				if _, dup := o.Files[name]; dup {
+					return exitcode.AsInvalid(fmt.Errorf("two files named %s: the pods see one directory", name))
+				}
+				o.Files[name] = string(b)
+			}
+			o.ScenarioFile = filepath.Base(file)
+			for _, srv := range pl.AllServers() {
+				if u, err := url.Parse("//" + strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")); err == nil && isLoopback(u.Hostname()) {
+					fmt.Fprintf(e.stderr, "perfscen: warning: %s's server %s is this host's loopback; the pods reach a server by a name or address of the cluster\n", file, srv.URL)
+				}
+			}
+			for _, m := range pl.Models {
+				for _, p := range m.Input.Paths {
+					if _, ok := o.Files[filepath.Base(p)]; !ok {
+						fmt.Fprintf(e.stderr, "perfscen: warning: %s reads %s; give --include %s and name it %s in the scenario\n", file, p, p, filepath.Base(p))
+					}
+				}
+			}
+			b, err := k8s.Write(o)
+			if err != nil {
+				return exitcode.AsInvalid(err)
+			}
+			if out == "" || out == "-" {
+				_, err := e.stdout.Write(b)
+				return err
+			}
+			return exitcode.AsEnvironment(atomicfile.Write(out, b, 0o644))
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&o.Agents, "agents", 0, "number of agents (required)")
+	fl.StringVar(&o.Image, "image", "", "perfscen container image (required)")
+	fl.StringVar(&o.Name, "name", "perfscen", "prefix of every object's name")
+	fl.StringVar(&o.Namespace, "namespace", "", "namespace of every object (default: kubectl's)")
+	fl.StringVar(&o.TokenSecret, "token-secret", "", "Secret holding the agents' token under key token (default NAME-agent-token)")
+	fl.StringVar(&o.ResultsClaim, "results-claim", "", "PersistentVolumeClaim for the coordinator's result files (default: an emptyDir; the report is in its log)")
+	fl.StringVar(&o.AgentCPU, "agent-cpu", "2", "CPU request and limit of each agent")
+	fl.StringVar(&o.AgentMemory, "agent-memory", "1Gi", "memory request and limit of each agent")
+	fl.StringVar(&o.CoordinatorCPU, "coordinator-cpu", "1", "CPU request and limit of the coordinator")
+	fl.StringVar(&o.CoordinatorMemory, "coordinator-memory", "512Mi", "memory request and limit of the coordinator")
+	fl.StringVar(&o.AgentWait, "agent-wait", "10m", "the coordinator's --agent-wait (pods may be scheduled slowly)")
+	fl.StringVar(&o.JoinTimeout, "join-timeout", "10m", "the agents' --join-timeout")
+	fl.StringArrayVar(&includes, "include", nil, "another file for the ConfigMap, beside the scenario (repeatable): input data, a baseline")
+	fl.StringArrayVar(&o.RunFlags, "run-flag", nil, "an extra flag for the coordinator's perfscen run (repeatable), e.g. --run-flag=--junit=/results/junit.xml")
+	fl.StringVarP(&out, "output", "o", "", "write the manifests here instead of stdout")
+	return cmd
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

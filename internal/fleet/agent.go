@@ -1,0 +1,412 @@
+package fleet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/fleet/fleetpb"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// DefaultJoinTimeout bounds how long an agent keeps trying to reach its
+// coordinator.
+const DefaultJoinTimeout = 2 * time.Minute
+
+// AgentOptions configure an agent.
+type AgentOptions struct {
+	// Coordinator is the coordinator's host:port.
+	Coordinator string
+	// Index is the agent's index; -1 lets the coordinator choose.
+	Index int
+	Name  string
+	Host  string
+	// Token is the shared secret; empty joins without one (and is refused).
+	Token   string
+	Version string
+	Plan    *plan.Plan
+	// JoinTimeout bounds the attempts to reach the coordinator.
+	JoinTimeout time.Duration
+	// Log hears of joining, sessions and the end.
+	Log io.Writer
+	// Net, when set, dials in memory (tests).
+	Net *kinds.Net
+	// TLS, when set, dials with it; else plaintext.
+	TLS *tls.Config
+	// Clock is this host's clock (tests inject a skew).
+	Clock *Clock
+	// Open reaches and checks the scenario's servers, as a run does.
+	Open func(ctx context.Context) (servers map[string]kinds.Server, closeAll func(), err error)
+	// Engine tunes the sessions (tests: drain).
+	Engine engine.Options
+}
+
+// Agent is one load host's part in a distributed run.
+type agent struct {
+	opts   AgentOptions
+	stream fleetpb.Fleet_JoinClient
+	send   chan *fleetpb.AgentMessage
+	quit   chan struct{}
+	once   sync.Once
+	heard  atomic.Int64 // local clock of the coordinator's last message
+	// run is set once the servers are open, before Ready; the coordinator
+	// starts no session before it hears Ready.
+	run   atomic.Pointer[engine.AgentRun]
+	beat  time.Duration
+	index int
+
+	mu       sync.Mutex
+	sessions map[uint64]chan struct{}
+	wg       sync.WaitGroup
+}
+
+// RunAgent joins the coordinator and serves its sessions until it
+// finishes the run (nil), refuses the agent (invalid input, naming why),
+// cannot be reached within the join timeout, or is lost (environment:
+// the agent stops its load on its own after three heartbeats of
+// silence).
+func RunAgent(ctx context.Context, opts AgentOptions) error {
+	if opts.JoinTimeout <= 0 {
+		opts.JoinTimeout = DefaultJoinTimeout
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Clock == nil {
+		opts.Clock = NewClock(0)
+	}
+	host, port, err := net.SplitHostPort(opts.Coordinator)
+	if err != nil || host == "" || port == "" {
+		return failure.Invalid(fmt.Errorf("--coordinator %q: want host:port", opts.Coordinator))
+	}
+	creds := insecure.NewCredentials()
+	if opts.TLS != nil {
+		creds = credentials.NewTLS(opts.TLS)
+	}
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second})}
+	if opts.Net != nil {
+		dial = append(dial, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return opts.Net.Dial(ctx, "tcp", addr)
+		}))
+	}
+	// passthrough: the name is resolved at each dial, by the dialer, so a
+	// coordinator whose DNS name appears late (a pod starting) is found.
+	conn, err := grpc.NewClient("passthrough:///"+opts.Coordinator, dial...)
+	if err != nil {
+		return failure.Invalid(fmt.Errorf("--coordinator %s: %w", opts.Coordinator, err))
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := &agent{opts: opts, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
+		sessions: map[uint64]chan struct{}{}}
+	welcome, err := a.join(ctx, fleetpb.NewFleetClient(conn))
+	if err != nil {
+		return err
+	}
+	a.index, a.beat = int(welcome.Index), time.Duration(welcome.HeartbeatNs)
+	if a.beat <= 0 {
+		a.beat = DefaultHeartbeat
+	}
+	a.logf("joined the coordinator at %s as agent %d of %d (run %s)", opts.Coordinator, a.index, welcome.Agents, welcome.Run)
+	a.heard.Store(opts.Clock.Now())
+	sendErr := make(chan error, 1)
+	go func() { sendErr <- a.sender() }()
+	recvErr := make(chan error, 1)
+	finished := make(chan string, 1)
+	go func() { recvErr <- a.receive(ctx, finished) }()
+	defer a.stopAll()
+
+	servers, closeAll, err := opts.Open(ctx)
+	if err != nil {
+		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{
+			Error: err.Error(), Invalid: failure.KindOf(err) == failure.InvalidInput}}})
+		a.flush()
+		return err
+	}
+	defer closeAll()
+	run, err := engine.NewAgentRun(opts.Plan, servers, a.index, opts.Engine)
+	if err != nil {
+		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{Error: err.Error(), Invalid: true}}})
+		a.flush()
+		return failure.Invalid(err)
+	}
+	a.run.Store(run)
+	defer run.Close()
+	a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{}}})
+	a.logf("reached the scenario's servers; ready")
+
+	watch := time.NewTicker(a.beat)
+	defer watch.Stop()
+	for {
+		select {
+		case reason := <-finished:
+			a.stopAll()
+			a.logf("the coordinator finished the run: %s", reason)
+			return nil
+		case err := <-recvErr:
+			select {
+			case reason := <-finished:
+				a.stopAll()
+				a.logf("the coordinator finished the run: %s", reason)
+				return nil
+			default:
+			}
+			return a.lost(fmt.Errorf("the connection ended: %w", err))
+		case err := <-sendErr:
+			return a.lost(fmt.Errorf("sending: %w", err))
+		case <-watch.C:
+			if silent := time.Duration(opts.Clock.Now() - a.heard.Load()); silent > missedBeats*a.beat {
+				return a.lost(fmt.Errorf("no message for %s (heartbeat %s)", silent.Round(time.Millisecond), a.beat))
+			}
+		case <-ctx.Done():
+			a.stopAll()
+			return ctx.Err()
+		}
+	}
+}
+
+func (a *agent) logf(format string, args ...any) {
+	fmt.Fprintf(a.opts.Log, "perfscen agent: "+format+"\n", args...)
+}
+
+// lost stops every session: an agent without its coordinator sends no
+// load nobody measures.
+func (a *agent) lost(why error) error {
+	a.stopAll()
+	err := failure.Env(fmt.Errorf("lost the coordinator at %s: %w; load stopped", a.opts.Coordinator, why))
+	a.logf("%v", err)
+	return err
+}
+
+// join reaches the coordinator (retrying until the join timeout), says
+// Hello and reads the answer.
+func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.Welcome, error) {
+	jctx, jcancel := context.WithCancelCause(ctx)
+	timeout := errors.New("join timeout")
+	timer := time.AfterFunc(a.opts.JoinTimeout, func() { jcancel(timeout) })
+	// The stream lives for the run: it takes ctx, not the join deadline,
+	// once joined.
+	streamCtx, streamCancel := context.WithCancel(withToken(ctx, a.opts.Token))
+	go func() {
+		select {
+		case <-jctx.Done():
+			if context.Cause(jctx) == timeout {
+				streamCancel()
+			}
+		case <-ctx.Done():
+		}
+	}()
+	stream, err := client.Join(streamCtx, grpc.WaitForReady(true))
+	var welcome *fleetpb.Welcome
+	if err == nil {
+		idx := int32(a.opts.Index)
+		err = stream.Send(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Hello{Hello: &fleetpb.Hello{
+			Name: a.opts.Name, Host: a.opts.Host, Index: idx, Version: a.opts.Version,
+			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash}}})
+	}
+	var first *fleetpb.CoordinatorMessage
+	if err == nil {
+		first, err = stream.Recv()
+	}
+	stopped := timer.Stop()
+	jcancel(nil)
+	if err != nil {
+		streamCancel()
+		if !stopped || context.Cause(jctx) == timeout {
+			return nil, failure.Env(fmt.Errorf("could not reach the coordinator at %s within %s%s", a.opts.Coordinator, a.opts.JoinTimeout, a.probe(ctx)))
+		}
+		return nil, failure.Env(fmt.Errorf("joining the coordinator at %s: %w", a.opts.Coordinator, err))
+	}
+	if r := first.GetRefusal(); r != nil {
+		streamCancel()
+		err := fmt.Errorf("the coordinator at %s refused this agent: %s", a.opts.Coordinator, r.Reason)
+		if r.Invalid {
+			return nil, failure.Invalid(err)
+		}
+		return nil, failure.Env(err)
+	}
+	if welcome = first.GetWelcome(); welcome == nil {
+		streamCancel()
+		return nil, failure.Env(fmt.Errorf("the coordinator at %s answered Hello with %T", a.opts.Coordinator, first.Body))
+	}
+	a.stream = stream
+	context.AfterFunc(ctx, streamCancel)
+	return welcome, nil
+}
+
+// probe dials the coordinator once to say why it cannot be reached.
+func (a *agent) probe(ctx context.Context) string {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var c net.Conn
+	var err error
+	if a.opts.Net != nil {
+		c, err = a.opts.Net.Dial(pctx, "tcp", a.opts.Coordinator)
+	} else {
+		var d net.Dialer
+		c, err = d.DialContext(pctx, "tcp", a.opts.Coordinator)
+	}
+	if err != nil {
+		return ": " + err.Error()
+	}
+	c.Close()
+	return " (it accepts connections but did not answer as a perfscen coordinator)"
+}
+
+func (a *agent) post(msg *fleetpb.AgentMessage) {
+	select {
+	case a.send <- msg:
+	case <-a.quit:
+	}
+}
+
+// flush gives queued messages (a failed Ready) a moment to leave.
+func (a *agent) flush() {
+	deadline := time.After(time.Second)
+	for len(a.send) > 0 {
+		select {
+		case <-deadline:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// sender is the stream's only writer.
+func (a *agent) sender() error {
+	for {
+		select {
+		case msg := <-a.send:
+			if err := a.stream.Send(msg); err != nil {
+				return err
+			}
+		case <-a.quit:
+			return a.stream.CloseSend()
+		}
+	}
+}
+
+// receive handles the coordinator's messages; a ping is answered at once
+// with this host's clock.
+func (a *agent) receive(ctx context.Context, finished chan<- string) error {
+	for {
+		msg, err := a.stream.Recv()
+		if err != nil {
+			return err
+		}
+		now := a.opts.Clock.Now()
+		a.heard.Store(now)
+		switch b := msg.Body.(type) {
+		case *fleetpb.CoordinatorMessage_Ping:
+			a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Pong{Pong: &fleetpb.Pong{
+				Seq: b.Ping.Seq, EchoNs: b.Ping.SentNs, AgentNs: now}}})
+		case *fleetpb.CoordinatorMessage_Start:
+			a.start(ctx, b.Start)
+		case *fleetpb.CoordinatorMessage_Stop:
+			a.mu.Lock()
+			if stop, ok := a.sessions[b.Stop.Id]; ok {
+				close(stop)
+				delete(a.sessions, b.Stop.Id)
+			}
+			a.mu.Unlock()
+		case *fleetpb.CoordinatorMessage_Finish:
+			finished <- b.Finish.Reason
+			return nil
+		}
+	}
+}
+
+// start runs one session in its own goroutine and reports its windows
+// and totals.
+func (a *agent) start(ctx context.Context, st *fleetpb.StartSession) {
+	run := a.run.Load()
+	if run == nil {
+		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Done{Done: &fleetpb.SessionDone{Session: st.Id, Error: "a session started before the agent was ready"}}})
+		return
+	}
+	stop := make(chan struct{})
+	a.mu.Lock()
+	a.sessions[st.Id] = stop
+	a.mu.Unlock()
+	epoch := a.opts.Clock.Time(st.EpochNs)
+	spec := engine.SessionSpec{ID: st.Id, Point: int(st.Point), Epoch: epoch, Warmup: time.Duration(st.WarmupNs),
+		Window: time.Duration(st.WindowNs), Whole: st.Whole, Budget: st.Budget, Drain: time.Duration(st.DrainNs)}
+	sh := engine.Shard{Index: a.index, Workers: int(st.Workers), WorkerBase: int(st.WorkerBase), WorkerTotal: int(st.WorkerTotal),
+		MaxWorkers: int(st.MaxWorkers), Budget: st.Budget, Seed: st.Seed}
+	if st.Rate {
+		sh.Rate, sh.Phase = st.RequestRate, time.Duration(st.PhaseNs)
+	}
+	// Where the epoch lies on this host's true clock: with the injected
+	// skew removed, what another host's log can be compared with.
+	a.logf("session %d: point %d starts at %d on this host's clock (%d unskewed), %d worker(s)",
+		st.Id, st.Point, st.EpochNs, epoch.UnixNano(), st.Workers)
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		t := run.Session(ctx, spec, sh, epoch, stop, func(r engine.WindowReport) {
+			a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Window{Window: reportOf(st.Id, r)}})
+		})
+		a.mu.Lock()
+		delete(a.sessions, st.Id)
+		a.mu.Unlock()
+		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Done{Done: doneOf(st.Id, t)}})
+	}()
+}
+
+// stopAll stops every session and the sender, and waits for the
+// sessions: nothing more is sent once the run is over or lost.
+func (a *agent) stopAll() {
+	a.mu.Lock()
+	for id, stop := range a.sessions {
+		close(stop)
+		delete(a.sessions, id)
+	}
+	a.mu.Unlock()
+	a.once.Do(func() { close(a.quit) })
+	a.wg.Wait()
+}
+
+func reportOf(session uint64, r engine.WindowReport) *fleetpb.WindowReport {
+	return &fleetpb.WindowReport{Session: session, Index: int32(r.Index), StartNs: int64(r.Start), EndNs: int64(r.End),
+		Requests: r.Requests, Errors: r.Errors, Unreachable: r.Unreachable, SumUs: r.SumUs, MeanUs: r.MeanUs, M2: r.M2,
+		MinNs: int64(r.MinLatency), MaxNs: int64(r.MaxLatency), SendRecvNs: int64(r.SendRecv), WaitNs: int64(r.Wait),
+		Decoupled: r.Decoupled, Responses: r.Responses, FirstN: r.FirstN, FirstSumUs: r.FirstSumUs, Histogram: r.Histogram,
+		Classes: classesOut(r.Classes)}
+}
+
+func classesOut(cs []result.ErrorClass) []*fleetpb.ErrorClass {
+	var out []*fleetpb.ErrorClass
+	for _, c := range cs {
+		out = append(out, &fleetpb.ErrorClass{Class: c.Class, Count: c.Count, Example: c.Example})
+	}
+	return out
+}
+
+func doneOf(session uint64, t engine.Totals) *fleetpb.SessionDone {
+	d := &fleetpb.SessionDone{Session: session, ErrorsTotal: t.ErrorsTotal, MismatchesTotal: t.MismatchesTotal,
+		Checked: t.Checked, Late: t.Late, Dropped: t.Dropped, Error: t.Err, Classes: classesOut(t.Classes)}
+	for _, e := range t.Errors {
+		d.Errors = append(d.Errors, &fleetpb.Tally{Message: e.Message, Count: e.Count})
+	}
+	for _, e := range t.Mismatches {
+		d.Mismatches = append(d.Mismatches, &fleetpb.Tally{Message: e.Message, Count: e.Count})
+	}
+	return d
+}

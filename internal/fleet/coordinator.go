@@ -1,0 +1,709 @@
+package fleet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/fleet/fleetpb"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// DefaultListen is where a coordinator listens unless told otherwise: the
+// loopback interface, so a coordinator is not reachable from other hosts
+// by accident.
+const DefaultListen = "127.0.0.1:7700"
+
+// Defaults of the coordinator's timing.
+const (
+	DefaultHeartbeat = time.Second
+	DefaultWait      = 2 * time.Minute
+	// missedBeats is how many heartbeats of silence lose an agent (or, on
+	// the agent, the coordinator).
+	missedBeats = 3
+	// syncProbes is how many clock round trips an agent answers before it
+	// counts as ready; later heartbeats keep refining the estimate.
+	syncProbes = 8
+	// estimateWindow is how many recent round trips an estimate looks at.
+	estimateWindow = 32
+)
+
+// CoordinatorOptions configure a coordinator.
+type CoordinatorOptions struct {
+	// Agents is how many agents the run needs.
+	Agents int
+	// Listen is the address to listen on (DefaultListen).
+	Listen string
+	// Token is the shared secret agents must present (required).
+	Token string
+	// Version is this perfscen's; agents must run the same.
+	Version string
+	// Plan is the scenario run; agents must load the same file (hash).
+	Plan *plan.Plan
+	// Heartbeat is the ping period (DefaultHeartbeat).
+	Heartbeat time.Duration
+	// Wait bounds how long the coordinator waits for its agents (DefaultWait).
+	Wait time.Duration
+	// Log hears of agents joining, refused, ready and lost.
+	Log io.Writer
+	// Net, when set, listens in memory (tests).
+	Net *kinds.Net
+	// TLS, when set, serves TLS with it.
+	TLS *tls.Config
+}
+
+// Coordinator is the fleet's side in the coordinating process: it accepts
+// agents, holds them at a barrier until all are ready, measures their clock
+// offsets, starts sessions on all of them (engine.Remote) and merges their
+// windows; the engine and the verdict run once, here.
+type Coordinator struct {
+	opts  CoordinatorOptions
+	clock *Clock
+	ln    net.Listener
+	srv   *grpc.Server
+	serve chan struct{}
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced when agents change
+	agents   []*member     // by index; nil until joined
+	refused  []string
+	invalid  bool  // a refusal was the agent's setup (token, version, scenario)
+	readyErr error // an agent could not reach the servers
+	started  bool  // the barrier released: a lost agent ends the run
+	lost     error // the first agent lost after the barrier
+	sessions map[uint64]*session
+	finished bool
+
+	windows atomic.Int64 // window reports received
+	bytes   atomic.Int64 // their size on the wire
+}
+
+// member is one agent in the coordinator.
+type member struct {
+	index                     int
+	name, host, addr, version string
+	send                      chan *fleetpb.CoordinatorMessage
+	quit                      chan struct{} // closed when the member is dropped
+	quitOnce                  sync.Once
+	heard                     atomic.Int64 // coordinator clock of its last message
+	mu                        sync.Mutex
+	est                       *Estimator
+	pings                     map[uint64]int64
+	ready                     bool
+	windows, reportBytes      int64
+}
+
+func (m *member) String() string {
+	return fmt.Sprintf("agent %d (%s)", m.index, m.name)
+}
+
+// Listen starts a coordinator on opts.Listen.
+func Listen(opts CoordinatorOptions) (*Coordinator, error) {
+	if opts.Agents < 1 {
+		return nil, failure.Invalid(fmt.Errorf("--agents %d: at least one agent", opts.Agents))
+	}
+	if opts.Token == "" {
+		return nil, failure.Invalid(fmt.Errorf("agents need a shared token: set %s or --token-file", TokenEnv))
+	}
+	if opts.Listen == "" {
+		opts.Listen = DefaultListen
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = DefaultWait
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
+		return nil, failure.Invalid(fmt.Errorf("--listen %s: %w", opts.Listen, err))
+	}
+	var ln net.Listener
+	var err error
+	if opts.Net != nil {
+		ln, err = opts.Net.Listen(context.Background(), "tcp", opts.Listen)
+	} else {
+		ln, err = net.Listen("tcp", opts.Listen)
+	}
+	if err != nil {
+		return nil, failure.Env(fmt.Errorf("listening for agents on %s: %w", opts.Listen, err))
+	}
+	c := &Coordinator{opts: opts, clock: NewClock(0), ln: ln, changed: make(chan struct{}),
+		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{})}
+	var so []grpc.ServerOption
+	if opts.TLS != nil {
+		so = append(so, grpc.Creds(credentials.NewTLS(opts.TLS)))
+	}
+	c.srv = grpc.NewServer(so...)
+	fleetpb.RegisterFleetServer(c.srv, &handler{c: c})
+	go func() {
+		defer close(c.serve)
+		_ = c.srv.Serve(ln)
+	}()
+	return c, nil
+}
+
+// Addr is the address agents dial.
+func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
+
+func (c *Coordinator) logf(format string, args ...any) {
+	fmt.Fprintf(c.opts.Log, "perfscen: "+format+"\n", args...)
+}
+
+// notify wakes whoever waits on the agents' state; c.mu held.
+func (c *Coordinator) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// WaitReady is the barrier: it returns once every agent joined, reached
+// the servers and answered its clock probes, or fails after opts.Wait
+// naming the agents missing and those refused. The error's kind is
+// invalid input when refusals explain the shortfall (a wrong token,
+// version or scenario), else environment.
+func (c *Coordinator) WaitReady(ctx context.Context) error {
+	deadline := time.NewTimer(c.opts.Wait)
+	defer deadline.Stop()
+	c.logf("waiting for %d agent(s) on %s", c.opts.Agents, c.Addr())
+	for {
+		c.mu.Lock()
+		if c.readyErr != nil {
+			err := c.readyErr
+			c.mu.Unlock()
+			return err
+		}
+		var missing []string
+		for i, m := range c.agents {
+			if m == nil || !m.isReady() {
+				missing = append(missing, fmt.Sprint(i))
+			}
+		}
+		if len(missing) == 0 {
+			c.started = true
+			c.mu.Unlock()
+			for _, m := range c.members() {
+				e, _ := m.estimate()
+				c.logf("%s: clock offset %+.6fs ± %.6fs (round trip %s)", m, e.Offset.Seconds(), e.Error.Seconds(), e.RTT)
+			}
+			c.logf("all %d agent(s) ready", c.opts.Agents)
+			return nil
+		}
+		changed := c.changed
+		refused, invalid := append([]string(nil), c.refused...), c.invalid
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			msg := fmt.Sprintf("%d of %d agent(s) ready after %s; missing agent index(es) %s", c.opts.Agents-len(missing), c.opts.Agents, c.opts.Wait, strings.Join(missing, ", "))
+			if len(refused) > 0 {
+				msg += "; refused: " + strings.Join(refused, "; ")
+			}
+			if invalid {
+				return failure.Invalid(errors.New(msg))
+			}
+			return failure.Env(errors.New(msg))
+		}
+	}
+}
+
+// members are the joined agents in index order.
+func (c *Coordinator) members() []*member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*member
+	for _, m := range c.agents {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (m *member) isReady() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ready && m.est.Len() >= syncProbes
+}
+
+func (m *member) estimate() (Estimate, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.est.Estimate()
+}
+
+// Finish tells every agent the run is over and stops serving.
+func (c *Coordinator) Finish(reason string) {
+	c.mu.Lock()
+	c.finished = true
+	ms := append([]*member(nil), c.agents...)
+	c.mu.Unlock()
+	for _, m := range ms {
+		if m != nil {
+			m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Finish{Finish: &fleetpb.Finish{Reason: reason}}})
+		}
+	}
+	// GracefulStop waits for the agents' streams to end: each agent ends
+	// its stream on Finish; a vanished one is cut by its missed heartbeats.
+	done := make(chan struct{})
+	go func() {
+		c.srv.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(missedBeats * c.opts.Heartbeat):
+		c.srv.Stop()
+		<-done
+	}
+	<-c.serve
+}
+
+// Close stops the coordinator at once (its run ended before it began).
+func (c *Coordinator) Close() {
+	c.srv.Stop()
+	<-c.serve
+}
+
+// Refused names the agents refused so far, with why.
+func (c *Coordinator) Refused() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.refused...)
+}
+
+// Info describes the agents for the result.
+func (c *Coordinator) Info() []result.Agent {
+	var out []result.Agent
+	for _, m := range c.members() {
+		e, _ := m.estimate()
+		m.mu.Lock()
+		a := result.Agent{Index: m.index, Name: m.name, Host: m.host, Address: m.addr, Version: m.version,
+			ClockOffsetNs: int64(e.Offset), ClockErrorNs: int64(e.Error), RoundTripNs: int64(e.RTT),
+			Windows: m.windows, WindowBytes: m.reportBytes}
+		m.mu.Unlock()
+		out = append(out, a)
+	}
+	return out
+}
+
+// Cost is the coordinator's traffic for the figures: window reports
+// received and their bytes on the wire.
+func (c *Coordinator) Cost() (windows, bytes int64) { return c.windows.Load(), c.bytes.Load() }
+
+// engine.Remote
+
+var _ engine.Remote = (*Coordinator)(nil)
+
+// Lead is how far ahead a session's epoch lies: time for the start to
+// reach every agent (the slowest round trip, twice) and for the agents'
+// workers to start.
+func (c *Coordinator) Lead() time.Duration {
+	lead := 200 * time.Millisecond
+	for _, m := range c.members() {
+		if e, ok := m.estimate(); ok {
+			lead = max(lead, 200*time.Millisecond+2*e.RTT)
+		}
+	}
+	return lead
+}
+
+// Agents names the agents in index order.
+func (c *Coordinator) Agents() []string {
+	var out []string
+	for _, m := range c.members() {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+// Start starts spec on every agent: each gets its shard and the epoch on
+// its own clock (the coordinator's plus its measured offset).
+func (c *Coordinator) Start(ctx context.Context, spec engine.SessionSpec) engine.RemoteSession {
+	ms := c.members()
+	s := newSession(c, spec, ms)
+	c.mu.Lock()
+	lost := c.lost
+	c.sessions[spec.ID] = s
+	c.mu.Unlock()
+	if lost != nil {
+		s.fail(lost)
+		return s
+	}
+	epoch := c.clock.NS(spec.Epoch)
+	var offsets []string
+	for _, m := range ms {
+		sh, err := engine.ShardOf(spec, m.index, len(ms))
+		if err != nil {
+			s.fail(failure.Invalid(fmt.Errorf("%s: %w", m, err)))
+			return s
+		}
+		e, _ := m.estimate()
+		offsets = append(offsets, fmt.Sprintf("agent %d offset %dns ± %dns", m.index, e.Offset, e.Error))
+		m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Start{Start: &fleetpb.StartSession{
+			Id: spec.ID, Point: int32(spec.Point), EpochNs: epoch + int64(e.Offset),
+			WarmupNs: int64(spec.Warmup), WindowNs: int64(spec.Window), Whole: spec.Whole, Budget: sh.Budget,
+			Workers: int32(sh.Workers), WorkerBase: int32(sh.WorkerBase), WorkerTotal: int32(sh.WorkerTotal),
+			MaxWorkers: int32(sh.MaxWorkers), Rate: spec.Rate > 0, RequestRate: sh.Rate, PhaseNs: int64(sh.Phase),
+			Seed: sh.Seed, DrainNs: int64(spec.Drain),
+		}}})
+	}
+	c.logf("session %d: point %s on %d agent(s), epoch %d (coordinator's clock); %s", spec.ID, c.pointID(spec.Point), len(ms), epoch, strings.Join(offsets, ", "))
+	return s
+}
+
+func (c *Coordinator) pointID(i int) string {
+	if c.opts.Plan != nil && i >= 0 && i < len(c.opts.Plan.Points) {
+		return c.opts.Plan.Points[i].ID
+	}
+	return fmt.Sprint(i)
+}
+
+func (c *Coordinator) endSession(id uint64) {
+	c.mu.Lock()
+	delete(c.sessions, id)
+	c.mu.Unlock()
+}
+
+func (c *Coordinator) session(id uint64) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[id]
+}
+
+// agentLost drops m. Before the barrier its index is free again (a
+// restarted pod may take it); after, the run cannot go on with a smaller
+// load: every session fails, naming the agent.
+func (c *Coordinator) agentLost(m *member, why error) {
+	c.mu.Lock()
+	if c.agents[m.index] != m {
+		c.mu.Unlock()
+		return
+	}
+	if c.finished {
+		c.mu.Unlock()
+		return
+	}
+	err := failure.Env(fmt.Errorf("%s lost: %w", m, why))
+	var sessions []*session
+	if c.started {
+		if c.lost == nil {
+			c.lost = err
+		}
+		for _, s := range c.sessions {
+			sessions = append(sessions, s)
+		}
+	} else {
+		c.agents[m.index] = nil
+	}
+	c.notifyLocked()
+	c.mu.Unlock()
+	m.drop()
+	c.logf("%v", err)
+	for _, s := range sessions {
+		s.fail(err)
+	}
+}
+
+func (m *member) drop() { m.quitOnce.Do(func() { close(m.quit) }) }
+
+// post queues msg for m; a member gone drops it.
+func (m *member) post(msg *fleetpb.CoordinatorMessage) {
+	select {
+	case m.send <- msg:
+	case <-m.quit:
+	}
+}
+
+// handler serves the Fleet service.
+type handler struct {
+	fleetpb.UnimplementedFleetServer
+	c *Coordinator
+}
+
+// Join is one agent's stream, from Hello to the end of the run.
+func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
+	c := h.c
+	addr := "?"
+	if p, ok := peer.FromContext(stream.Context()); ok {
+		addr = p.Addr.String()
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	hello := first.GetHello()
+	if hello == nil {
+		return status.Error(codes.InvalidArgument, "the first message must be Hello")
+	}
+	name := fmt.Sprintf("agent %q (index %d) from %s", hello.Name, hello.Index, addr)
+	if hello.Index < 0 {
+		name = fmt.Sprintf("agent %q from %s", hello.Name, addr)
+	}
+	refuse := func(invalid bool, format string, args ...any) error {
+		reason := fmt.Sprintf(format, args...)
+		c.mu.Lock()
+		c.refused = append(c.refused, name+": "+reason)
+		c.invalid = c.invalid || invalid
+		c.notifyLocked()
+		c.mu.Unlock()
+		c.logf("refused %s: %s", name, reason)
+		_ = stream.Send(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Refusal{Refusal: &fleetpb.Refusal{Reason: reason, Invalid: invalid}}})
+		code := codes.FailedPrecondition
+		if invalid {
+			code = codes.PermissionDenied
+		}
+		return status.Error(code, reason)
+	}
+	if err := checkToken(stream.Context(), c.opts.Token); err != nil {
+		return refuse(true, "%v", err)
+	}
+	if hello.Version != c.opts.Version {
+		return refuse(true, "perfscen version %s, the coordinator runs %s", hello.Version, c.opts.Version)
+	}
+	if p := c.opts.Plan; p != nil && hello.ScenarioHash != p.ScenarioHash {
+		return refuse(true, "scenario %s has hash %.12s…, the coordinator's %s has %.12s… (not the same file)", hello.Scenario, hello.ScenarioHash, p.Scenario, p.ScenarioHash)
+	}
+	m := &member{name: hello.Name, host: hello.Host, addr: addr, version: hello.Version,
+		send: make(chan *fleetpb.CoordinatorMessage, 64), quit: make(chan struct{}),
+		est: NewEstimator(estimateWindow), pings: map[uint64]int64{}}
+	c.mu.Lock()
+	idx, why := c.placeLocked(int(hello.Index))
+	if why == "" {
+		m.index = idx
+		c.agents[idx] = m
+		c.notifyLocked()
+	}
+	c.mu.Unlock()
+	if why != "" {
+		return refuse(!strings.Contains(why, "already has"), "%s", why)
+	}
+	m.heard.Store(c.clock.Now())
+	c.logf("%s joined from %s (host %s)", m, addr, hello.Host)
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	sendErr := make(chan error, 1)
+	go func() { sendErr <- h.sender(ctx, stream, m) }()
+	m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Welcome{Welcome: &fleetpb.Welcome{
+		Index: int32(m.index), Agents: int32(c.opts.Agents), Run: c.scenario(), HeartbeatNs: int64(c.opts.Heartbeat)}}})
+	go h.pinger(ctx, m)
+	recvErr := make(chan error, 1)
+	go func() { recvErr <- h.receive(stream, m) }()
+	select {
+	case err = <-recvErr:
+	case err = <-sendErr:
+	case <-m.quit:
+		err = errors.New("dropped")
+	}
+	c.mu.Lock()
+	finished := c.finished
+	c.mu.Unlock()
+	if finished && (err == nil || errors.Is(err, io.EOF)) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = errors.New("the agent ended its stream")
+	}
+	c.agentLost(m, err)
+	return nil
+}
+
+// placeLocked gives a joining agent its index: the one it asks for, else
+// the lowest free one. why says why it cannot join.
+func (c *Coordinator) placeLocked(want int) (int, string) {
+	if c.started {
+		return 0, "the run has started with its agents"
+	}
+	if want >= 0 {
+		switch {
+		case want >= len(c.agents):
+			return 0, fmt.Sprintf("index %d is out of range: the run has %d agent(s) (0 to %d)", want, len(c.agents), len(c.agents)-1)
+		case c.agents[want] != nil:
+			return 0, fmt.Sprintf("index %d already has %s", want, c.agents[want])
+		}
+		return want, ""
+	}
+	for i, m := range c.agents {
+		if m == nil {
+			return i, ""
+		}
+	}
+	return 0, fmt.Sprintf("the run already has its %d agent(s)", len(c.agents))
+}
+
+// sender writes m's queued messages; it is the stream's only writer.
+func (h *handler) sender(ctx context.Context, stream fleetpb.Fleet_JoinServer, m *member) error {
+	for {
+		select {
+		case msg := <-m.send:
+			if p := msg.GetPing(); p != nil {
+				// Stamped as it leaves, so queueing here is not mistaken
+				// for network delay.
+				p.SentNs = h.c.clock.Now()
+				m.mu.Lock()
+				m.pings[p.Seq] = p.SentNs
+				m.mu.Unlock()
+			}
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+			if msg.GetFinish() != nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-m.quit:
+			return nil
+		}
+	}
+}
+
+// pinger probes m's clock: a burst at joining, then one per heartbeat,
+// and loses m after missedBeats heartbeats of silence.
+func (h *handler) pinger(ctx context.Context, m *member) {
+	var seq uint64
+	ping := func() {
+		seq++
+		m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Ping{Ping: &fleetpb.Ping{Seq: seq}}})
+	}
+	for range syncProbes {
+		ping()
+	}
+	t := time.NewTicker(h.c.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.quit:
+			return
+		case <-t.C:
+			silent := time.Duration(h.c.clock.Now() - m.heard.Load())
+			if silent > missedBeats*h.c.opts.Heartbeat {
+				h.c.agentLost(m, fmt.Errorf("no message for %s (heartbeat %s)", silent.Round(time.Millisecond), h.c.opts.Heartbeat))
+				return
+			}
+			ping()
+		}
+	}
+}
+
+// receive handles m's messages until its stream ends.
+func (h *handler) receive(stream fleetpb.Fleet_JoinServer, m *member) error {
+	c := h.c
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		now := c.clock.Now()
+		m.heard.Store(now)
+		switch b := msg.Body.(type) {
+		case *fleetpb.AgentMessage_Pong:
+			m.mu.Lock()
+			if sent, ok := m.pings[b.Pong.Seq]; ok && sent == b.Pong.EchoNs {
+				delete(m.pings, b.Pong.Seq)
+				m.est.Add(Sample{Sent: sent, Agent: b.Pong.AgentNs, Received: now})
+			}
+			m.mu.Unlock()
+			c.mu.Lock()
+			c.notifyLocked()
+			c.mu.Unlock()
+		case *fleetpb.AgentMessage_Ready:
+			if b.Ready.Error != "" {
+				err := fmt.Errorf("%s could not reach the scenario's servers: %s", m, b.Ready.Error)
+				if b.Ready.Invalid {
+					err = failure.Invalid(fmt.Errorf("%s: %s", m, b.Ready.Error))
+				} else {
+					err = failure.Env(err)
+				}
+				c.logf("%v", err)
+				c.mu.Lock()
+				if c.readyErr == nil {
+					c.readyErr = err
+				}
+				c.notifyLocked()
+				c.mu.Unlock()
+				continue
+			}
+			m.mu.Lock()
+			m.ready = true
+			m.mu.Unlock()
+			c.logf("%s ready", m)
+			c.mu.Lock()
+			c.notifyLocked()
+			c.mu.Unlock()
+		case *fleetpb.AgentMessage_Window:
+			size := int64(proto.Size(msg))
+			c.windows.Add(1)
+			c.bytes.Add(size)
+			m.mu.Lock()
+			m.windows++
+			m.reportBytes += size
+			m.mu.Unlock()
+			if s := c.session(b.Window.Session); s != nil {
+				s.window(m.index, windowOf(b.Window))
+			}
+		case *fleetpb.AgentMessage_Done:
+			if s := c.session(b.Done.Session); s != nil {
+				s.done(m.index, totalsOf(b.Done))
+			}
+		}
+	}
+}
+
+func windowOf(w *fleetpb.WindowReport) engine.WindowReport {
+	return engine.WindowReport{Index: int(w.Index), Start: time.Duration(w.StartNs), End: time.Duration(w.EndNs),
+		Requests: w.Requests, Errors: w.Errors, Unreachable: w.Unreachable, SumUs: w.SumUs, MeanUs: w.MeanUs, M2: w.M2,
+		MinLatency: time.Duration(w.MinNs), MaxLatency: time.Duration(w.MaxNs), SendRecv: time.Duration(w.SendRecvNs),
+		Wait: time.Duration(w.WaitNs), Decoupled: w.Decoupled, Responses: w.Responses, FirstN: w.FirstN,
+		FirstSumUs: w.FirstSumUs, Histogram: w.Histogram, Classes: classesIn(w.Classes)}
+}
+
+func classesIn(cs []*fleetpb.ErrorClass) []result.ErrorClass {
+	var out []result.ErrorClass
+	for _, c := range cs {
+		out = append(out, result.ErrorClass{Class: c.Class, Count: c.Count, Example: c.Example})
+	}
+	return out
+}
+
+func totalsOf(d *fleetpb.SessionDone) engine.Totals {
+	t := engine.Totals{ErrorsTotal: d.ErrorsTotal, MismatchesTotal: d.MismatchesTotal, Checked: d.Checked,
+		Late: d.Late, Dropped: d.Dropped, Err: d.Error, Classes: classesIn(d.Classes)}
+	for _, e := range d.Errors {
+		t.Errors = append(t.Errors, engine.Tally{Message: e.Message, Count: e.Count})
+	}
+	for _, e := range d.Mismatches {
+		t.Mismatches = append(t.Mismatches, engine.Tally{Message: e.Message, Count: e.Count})
+	}
+	return t
+}
+
+func (c *Coordinator) scenario() string {
+	if c.opts.Plan == nil {
+		return ""
+	}
+	return c.opts.Plan.Scenario
+}

@@ -1,0 +1,274 @@
+// Package k8s writes the Kubernetes manifests of a distributed run: the
+// scenario as a ConfigMap, a headless Service in front of the coordinator,
+// the coordinator's Job and the agents' Indexed Job (completion index =
+// agent index).
+//
+// The manifests are built from small structs of this package, not from
+// k8s.io/api's types: those would add about 10 MB to the perfscen binary
+// for the few fields written here. The tests decode every manifest
+// strictly into k8s.io/api's types (unknown or mistyped fields fail), so
+// the structs below cannot drift from the API without a failing test.
+package k8s
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Port is where the coordinator listens for agents in the pod.
+const Port = 7700
+
+// Options describe the run to deploy.
+type Options struct {
+	// Name prefixes every object ("perfscen" by default); it must be a
+	// DNS label.
+	Name      string
+	Namespace string
+	// Image is the perfscen container image (required).
+	Image string
+	// Agents is the number of agents (the Indexed Job's completions).
+	Agents int
+	// ScenarioFile is the scenario's file name in the ConfigMap; Files
+	// are the ConfigMap's files by name (the scenario, and the files it
+	// reads: input data, a baseline).
+	ScenarioFile string
+	Files        map[string]string
+	// TokenSecret names the Secret holding the shared agent token under
+	// the key "token"; the manifests do not create it.
+	TokenSecret string
+	// ResultsClaim, when set, is a PersistentVolumeClaim the coordinator
+	// writes its result into; otherwise an emptyDir (the report is in the
+	// coordinator's log either way).
+	ResultsClaim string
+	// Resource requests (and limits) of each pod: CPU and memory as
+	// Kubernetes quantities.
+	AgentCPU, AgentMemory             string
+	CoordinatorCPU, CoordinatorMemory string
+	// AgentWait and JoinTimeout bound the coordinator's barrier and the
+	// agents' attempts to reach it (pods start in any order).
+	AgentWait, JoinTimeout string
+	// RunFlags are extra flags for perfscen run (e.g. --junit).
+	RunFlags []string
+}
+
+// Labels of the objects.
+const (
+	labelName     = "app.kubernetes.io/name"
+	labelInstance = "app.kubernetes.io/instance"
+	labelRole     = "app.kubernetes.io/component"
+)
+
+// Mount points in the pods.
+const (
+	scenarioDir = "/etc/perfscen"
+	tokenDir    = "/var/run/secrets/perfscen"
+	resultsDir  = "/results"
+)
+
+func (o *Options) defaults() error {
+	if o.Name == "" {
+		o.Name = "perfscen"
+	}
+	if o.TokenSecret == "" {
+		o.TokenSecret = o.Name + "-agent-token"
+	}
+	if o.AgentWait == "" {
+		o.AgentWait = "10m"
+	}
+	if o.JoinTimeout == "" {
+		o.JoinTimeout = "10m"
+	}
+	switch {
+	case o.Image == "":
+		return fmt.Errorf("--image: the perfscen container image is required")
+	case o.Agents < 1:
+		return fmt.Errorf("--agents %d: at least one agent", o.Agents)
+	case o.ScenarioFile == "" || o.Files[o.ScenarioFile] == "":
+		return fmt.Errorf("no scenario")
+	}
+	for _, n := range []struct{ what, v string }{{"--name", o.Name}, {"--namespace", o.Namespace}, {"--token-secret", o.TokenSecret}, {"--results-claim", o.ResultsClaim}} {
+		if n.v != "" && !dnsLabel(n.v) {
+			return fmt.Errorf("%s %q: not a DNS label (lower case letters, digits and '-', at most 63)", n.what, n.v)
+		}
+	}
+	if len(o.Name) > 40 {
+		return fmt.Errorf("--name %q: at most 40 characters, so the objects' names stay DNS labels", o.Name)
+	}
+	for name := range o.Files {
+		if !configKey(name) {
+			return fmt.Errorf("file %q: a ConfigMap key has letters, digits, '-', '_' and '.' only", name)
+		}
+	}
+	return nil
+}
+
+// Write renders the manifests as one multi-document YAML stream.
+func Write(o Options) ([]byte, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# perfscen: a distributed run of " + o.ScenarioFile + " with " + strconv.Itoa(o.Agents) + " agent(s).\n")
+	buf.WriteString("# The agents' token is the Secret " + o.TokenSecret + " (key: token), created beforehand:\n")
+	buf.WriteString("#   kubectl create secret generic " + o.TokenSecret + " --from-literal=token=$(openssl rand -hex 32)\n")
+	for i, doc := range []any{o.configMap(), o.service(), o.coordinatorJob(), o.agentsJob()} {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(doc); err != nil {
+			return nil, err
+		}
+		enc.Close()
+	}
+	return buf.Bytes(), nil
+}
+
+func (o *Options) meta(name, role string) objectMeta {
+	return objectMeta{Name: name, Namespace: o.Namespace, Labels: o.labels(role)}
+}
+
+func (o *Options) labels(role string) map[string]string {
+	l := map[string]string{labelName: "perfscen", labelInstance: o.Name}
+	if role != "" {
+		l[labelRole] = role
+	}
+	return l
+}
+
+func (o *Options) configMap() configMap {
+	return configMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: o.meta(o.Name+"-scenario", ""), Data: o.Files}
+}
+
+// serviceName is the coordinator's headless Service; agents dial
+// serviceName.namespace.svc:Port.
+func (o *Options) serviceName() string { return o.Name + "-coordinator" }
+
+func (o *Options) coordinatorAddr() string {
+	host := o.serviceName()
+	if o.Namespace != "" {
+		host += "." + o.Namespace + ".svc"
+	}
+	return host + ":" + strconv.Itoa(Port)
+}
+
+func (o *Options) service() service {
+	return service{APIVersion: "v1", Kind: "Service", Metadata: o.meta(o.serviceName(), "coordinator"),
+		Spec: serviceSpec{ClusterIP: "None", Selector: o.labels("coordinator"), PublishNotReadyAddresses: true,
+			Ports: []servicePort{{Name: "agents", Port: Port, TargetPort: Port, Protocol: "TCP"}}}}
+}
+
+func (o *Options) volumes() ([]volume, []volumeMount) {
+	vols := []volume{
+		{Name: "scenario", ConfigMap: &configMapVolume{Name: o.Name + "-scenario"}},
+		{Name: "token", Secret: &secretVolume{SecretName: o.TokenSecret, Items: []keyToPath{{Key: "token", Path: "token"}}}},
+	}
+	mounts := []volumeMount{{Name: "scenario", MountPath: scenarioDir, ReadOnly: true}, {Name: "token", MountPath: tokenDir, ReadOnly: true}}
+	return vols, mounts
+}
+
+func resources(cpu, mem string) *resourceRequirements {
+	if cpu == "" && mem == "" {
+		return nil
+	}
+	r := map[string]string{}
+	if cpu != "" {
+		r["cpu"] = cpu
+	}
+	if mem != "" {
+		r["memory"] = mem
+	}
+	// Requests equal to limits: load generators that share a node's CPUs
+	// with a burst of neighbours measure the neighbours.
+	return &resourceRequirements{Requests: r, Limits: r}
+}
+
+func (o *Options) coordinatorJob() job {
+	vols, mounts := o.volumes()
+	results := volume{Name: "results", EmptyDir: &struct{}{}}
+	if o.ResultsClaim != "" {
+		results = volume{Name: "results", PersistentVolumeClaim: &claimVolume{ClaimName: o.ResultsClaim}}
+	}
+	vols = append(vols, results)
+	mounts = append(mounts, volumeMount{Name: "results", MountPath: resultsDir})
+	args := []string{"run", "--agents", strconv.Itoa(o.Agents), "--listen", "0.0.0.0:" + strconv.Itoa(Port),
+		"--token-file", path.Join(tokenDir, "token"), "--agent-wait", o.AgentWait,
+		"--out-dir", resultsDir}
+	args = append(args, o.RunFlags...)
+	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
+	c := container{Name: "coordinator", Image: o.Image, Args: args,
+		Ports:        []containerPort{{Name: "agents", ContainerPort: Port, Protocol: "TCP"}},
+		VolumeMounts: mounts, Resources: resources(o.CoordinatorCPU, o.CoordinatorMemory)}
+	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-coordinator", "coordinator"),
+		Spec: jobSpec{BackoffLimit: ptr(0), TTLSecondsAfterFinished: ptr(86400),
+			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("coordinator")},
+				Spec: podSpec{RestartPolicy: "Never", Containers: []container{c}, Volumes: vols}}}}
+}
+
+func (o *Options) agentsJob() job {
+	vols, mounts := o.volumes()
+	// The agent's index is the Indexed Job's completion index, which
+	// Kubernetes sets as JOB_COMPLETION_INDEX in every pod.
+	args := []string{"agent", "--coordinator", o.coordinatorAddr(), "--token-file", path.Join(tokenDir, "token"),
+		"--join-timeout", o.JoinTimeout, path.Join(scenarioDir, o.ScenarioFile)}
+	c := container{Name: "agent", Image: o.Image, Args: args, VolumeMounts: mounts,
+		Resources: resources(o.AgentCPU, o.AgentMemory)}
+	n := o.Agents
+	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-agents", "agent"),
+		Spec: jobSpec{CompletionMode: "Indexed", Completions: &n, Parallelism: &n,
+			// A retried agent would find its run gone: the coordinator
+			// already decided "could not measure" without it.
+			BackoffLimit: ptr(0), TTLSecondsAfterFinished: ptr(86400),
+			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("agent")},
+				Spec: podSpec{RestartPolicy: "Never", Containers: []container{c}, Volumes: vols,
+					// Agents on different nodes, where the scheduler can:
+					// the point is load from several hosts.
+					Affinity: &affinity{PodAntiAffinity: &podAntiAffinity{Preferred: []weightedPodAffinityTerm{{
+						Weight: 100, PodAffinityTerm: podAffinityTerm{TopologyKey: "kubernetes.io/hostname",
+							LabelSelector: labelSelector{MatchLabels: o.labels("agent")}}}}}}}}}}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// dnsLabel is RFC 1123's label: what Kubernetes names objects with.
+func dnsLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// configKey is a valid ConfigMap key.
+func configKey(s string) bool {
+	if s == "" || len(s) > 253 || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// FileNames lists files in order, for messages.
+func FileNames(files map[string]string) []string {
+	out := make([]string, 0, len(files))
+	for k := range files {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

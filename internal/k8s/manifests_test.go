@@ -1,0 +1,243 @@
+package k8s
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func testOptions() Options {
+	return Options{Name: "load-test", Namespace: "perf", Image: "registry.example.com/perfscen:v1", Agents: 3,
+		ScenarioFile: "load.yaml", Files: map[string]string{"load.yaml": "version: 1\nmodels: [{name: simple}]\n", "inputs.json": "{\"data\": []}\n"},
+		AgentCPU: "2", AgentMemory: "1Gi", CoordinatorCPU: "500m", CoordinatorMemory: "512Mi",
+		RunFlags: []string{"--junit=/results/junit.xml"}}
+}
+
+// objects decodes the stream strictly into k8s.io/api's types, with the
+// API server's own strict decoder (sigs.k8s.io/json): a field the API
+// does not have (or spelled in another case), a value of the wrong type
+// or a quantity that does not parse fails here as it would fail kubectl
+// apply.
+type objects struct {
+	configMap   corev1.ConfigMap
+	service     corev1.Service
+	coordinator batchv1.Job
+	agents      batchv1.Job
+}
+
+func decode(t *testing.T, b []byte) objects {
+	t.Helper()
+	docs := bytes.Split(b, []byte("\n---\n"))
+	if len(docs) != 4 {
+		t.Fatalf("%d documents, want 4", len(docs))
+	}
+	var o objects
+	for i, target := range []any{&o.configMap, &o.service, &o.coordinator, &o.agents} {
+		js, err := yaml.YAMLToJSON(docs[i])
+		if err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		// As the API server decodes: field names case-sensitive, unknown
+		// and duplicate fields refused.
+		strict, err := kjson.UnmarshalStrict(js, target)
+		if err == nil && len(strict) > 0 {
+			err = fmt.Errorf("%v", strict)
+		}
+		if err != nil {
+			t.Fatalf("document %d does not decode strictly as %T: %v\n%s", i, target, err, docs[i])
+		}
+	}
+	return o
+}
+
+// validate checks what the API server would refuse of these objects'
+// metadata (names, labels, selectors), with apimachinery's validation.
+func validate(t *testing.T, o objects) {
+	t.Helper()
+	var errs field.ErrorList
+	errs = append(errs, apivalidation.ValidateObjectMeta(&o.configMap.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("configMap"))...)
+	errs = append(errs, apivalidation.ValidateObjectMeta(&o.service.ObjectMeta, true, apivalidation.NameIsDNS1035Label, field.NewPath("service"))...)
+	for _, j := range []*batchv1.Job{&o.coordinator, &o.agents} {
+		errs = append(errs, apivalidation.ValidateObjectMeta(&j.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath(j.Name))...)
+		for k, v := range j.Spec.Template.Labels {
+			for _, msg := range append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...) {
+				errs = append(errs, field.Invalid(field.NewPath(j.Name, "labels", k), v, msg))
+			}
+		}
+		if p := j.Spec.Template.Spec.RestartPolicy; p != corev1.RestartPolicyNever && p != corev1.RestartPolicyOnFailure {
+			errs = append(errs, field.Invalid(field.NewPath(j.Name, "restartPolicy"), p, "a Job's pods restart Never or OnFailure"))
+		}
+		mounted := map[string]bool{}
+		for _, v := range j.Spec.Template.Spec.Volumes {
+			mounted[v.Name] = true
+		}
+		for _, c := range j.Spec.Template.Spec.Containers {
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(field.NewPath(j.Name, "containers"), c.Name, msg))
+			}
+			for _, m := range c.VolumeMounts {
+				if !mounted[m.Name] {
+					errs = append(errs, field.NotFound(field.NewPath(j.Name, "volumeMounts"), m.Name))
+				}
+			}
+			for _, r := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+				if r.Cpu().IsZero() || r.Memory().IsZero() {
+					errs = append(errs, field.Required(field.NewPath(j.Name, "resources"), "cpu and memory"))
+				}
+			}
+		}
+	}
+	if sel := o.agents.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(sel) == 1 {
+		if _, err := metav1.LabelSelectorAsSelector(sel[0].PodAffinityTerm.LabelSelector); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("agents", "affinity"), sel, err.Error()))
+		}
+	}
+	for k := range o.configMap.Data {
+		for _, msg := range validation.IsConfigMapKey(k) {
+			errs = append(errs, field.Invalid(field.NewPath("configMap", "data"), k, msg))
+		}
+	}
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+}
+
+// The manifests are API objects Kubernetes accepts, and they fit
+// together: the agents' Indexed Job has one completion per agent, every
+// agent dials the Service that selects the coordinator's pod on the port
+// the coordinator listens on, both read the same ConfigMap and token.
+func TestManifests(t *testing.T) {
+	b, err := Write(testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decode(t, b)
+	validate(t, o)
+	if m := o.agents.Spec; m.CompletionMode == nil || *m.CompletionMode != batchv1.IndexedCompletion ||
+		*m.Completions != 3 || *m.Parallelism != 3 || *m.BackoffLimit != 0 {
+		t.Errorf("agents' Job: %+v", m)
+	}
+	if o.service.Spec.ClusterIP != corev1.ClusterIPNone || !o.service.Spec.PublishNotReadyAddresses {
+		t.Errorf("service is not headless: %+v", o.service.Spec)
+	}
+	coordPod := o.coordinator.Spec.Template
+	for k, v := range o.service.Spec.Selector {
+		if coordPod.Labels[k] != v || o.agents.Spec.Template.Labels[labelRole] == v && k == labelRole {
+			t.Errorf("service selector %s=%s does not pick the coordinator's pod alone", k, v)
+		}
+	}
+	coord, agent := coordPod.Spec.Containers[0], o.agents.Spec.Template.Spec.Containers[0]
+	port := o.service.Spec.Ports[0]
+	if arg(coord.Args, "--listen") != fmt.Sprintf("0.0.0.0:%d", port.TargetPort.IntVal) || coord.Ports[0].ContainerPort != port.TargetPort.IntVal {
+		t.Errorf("coordinator listens on %s, the service forwards to %v", arg(coord.Args, "--listen"), port.TargetPort)
+	}
+	if want := fmt.Sprintf("%s.%s.svc:%d", o.service.Name, o.service.Namespace, port.Port); arg(agent.Args, "--coordinator") != want {
+		t.Errorf("agents dial %s, want %s", arg(agent.Args, "--coordinator"), want)
+	}
+	if arg(coord.Args, "--agents") != "3" || !slices.Contains(coord.Args, "--junit=/results/junit.xml") {
+		t.Errorf("coordinator args %q", coord.Args)
+	}
+	for _, c := range []corev1.Container{coord, agent} {
+		sc := c.Args[len(c.Args)-1]
+		if !strings.HasPrefix(sc, scenarioDir+"/") || o.configMap.Data[strings.TrimPrefix(sc, scenarioDir+"/")] == "" {
+			t.Errorf("%s reads %s, not in the ConfigMap", c.Name, sc)
+		}
+		if arg(c.Args, "--token-file") != tokenDir+"/token" {
+			t.Errorf("%s token file %s", c.Name, arg(c.Args, "--token-file"))
+		}
+	}
+	for _, j := range []batchv1.Job{o.coordinator, o.agents} {
+		var secret string
+		for _, v := range j.Spec.Template.Spec.Volumes {
+			if v.Secret != nil {
+				secret = v.Secret.SecretName
+			}
+		}
+		if secret != "load-test-agent-token" {
+			t.Errorf("%s: token secret %q", j.Name, secret)
+		}
+	}
+	golden(t, "testdata/manifests.golden", b)
+}
+
+// A results claim replaces the emptyDir; without a namespace the agents
+// dial the Service by its short name (kubectl's namespace for all).
+func TestManifestsVariants(t *testing.T) {
+	opts := testOptions()
+	opts.Namespace, opts.ResultsClaim = "", "perf-results"
+	opts.AgentCPU, opts.AgentMemory = "1500m", "2Gi"
+	b, err := Write(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decode(t, b)
+	var claim string
+	for _, v := range o.coordinator.Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if claim != "perf-results" || arg(o.agents.Spec.Template.Spec.Containers[0].Args, "--coordinator") != "load-test-coordinator:7700" {
+		t.Errorf("claim %q, agents dial %s", claim, arg(o.agents.Spec.Template.Spec.Containers[0].Args, "--coordinator"))
+	}
+	if q := o.agents.Spec.Template.Spec.Containers[0].Resources.Requests.Cpu(); q.MilliValue() != 1500 {
+		t.Errorf("agent cpu %v", q)
+	}
+	bad := []struct {
+		mod  func(o *Options)
+		want string
+	}{
+		{func(o *Options) { o.Name = "Load_Test" }, "--name \"Load_Test\": not a DNS label"},
+		{func(o *Options) { o.Agents = 0 }, "--agents 0"},
+		{func(o *Options) { o.Image = "" }, "--image"},
+		{func(o *Options) { o.Files["data/x.json"] = "{}" }, `file "data/x.json"`},
+	}
+	for _, tc := range bad {
+		o := testOptions()
+		tc.mod(&o)
+		if _, err := Write(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func arg(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update): %v", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from the manifests written (go test -update if intended):\n%s", path, got)
+	}
+}
