@@ -22,6 +22,16 @@ type Plan struct {
 	Checks      Checks      `json:"checks"`
 	// LLM is set for openai-kind servers.
 	LLM *LLM `json:"llm,omitempty"`
+	// Searches are measured after Points: each finds the highest load at
+	// which its condition holds, probing points it builds as it goes.
+	Searches []Search `json:"searches,omitempty"`
+	// AbortOn are conditions that stop a point on a window that shows it
+	// hopeless (error rate, latency far beyond any bound): a sweep stops
+	// there (the check fails), a search counts the probe as failing.
+	AbortOn []Threshold `json:"abort_on,omitempty"`
+	// Overrides are the --set path=value settings laid over the scenario
+	// file, in order, as given; they are part of what was measured.
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // Server says where requests go. Header values are already resolved from
@@ -195,6 +205,9 @@ type Model struct {
 	// Prompts, for openai-kind servers, generates the requests when the
 	// model has no input data file.
 	Prompts *Prompts `json:"prompts,omitempty"`
+	// SequenceLength is the number of requests of each sequence fed from
+	// data that is not split into sequences (0: perf_analyzer's 20).
+	SequenceLength int `json:"sequence_length,omitempty"`
 }
 
 // Input says where input tensors come from.
@@ -285,8 +298,14 @@ type Point struct {
 	OutputTokens int `json:"output_tokens,omitempty"`
 	// Coords are the sweep coordinates, used by check selectors
 	// (concurrency, request_rate, batch_size, shape_set, protocol,
-	// shared_memory, input_tokens, output_tokens).
+	// shared_memory, input_tokens, output_tokens, stage, search).
 	Coords map[string]string `json:"coords"`
+	// Search names the search this point is a probe of ("" for the
+	// points of the sweep).
+	Search string `json:"search,omitempty"`
+	// Stage, for the points of a ramp (load.stages), is the stage this
+	// point measures: no stability search, every window kept.
+	Stage *Stage `json:"stage,omitempty"`
 }
 
 // Load is how requests are issued at a point.
