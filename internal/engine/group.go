@@ -21,11 +21,17 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 			}
 			continue
 		}
+		first := len(pr.windows)
 		stableAt, err := pr.stabilize(ctx, false)
 		if interrupted, err := pr.outcome(err); interrupted || err != nil {
 			return interrupted, err
 		}
 		if pr.failure != nil {
+			continue
+		}
+		if pr.aborted != "" {
+			pr.status = result.PointAborted
+			pr.keep(first, len(pr.windows))
 			continue
 		}
 		if stableAt < 0 {
@@ -37,7 +43,7 @@ func (rs *runState) interleave(ctx context.Context, prs []*pointRunner) (bool, e
 	keep := keepCount(rs.plan.Measurement.Trials)
 	for round := 0; round < keep; round++ {
 		for _, pr := range prs {
-			if pr.p.Load.Mode == plan.LoadIterations || pr.failure != nil {
+			if pr.p.Load.Mode == plan.LoadIterations || pr.failure != nil || pr.aborted != "" {
 				continue
 			}
 			if interrupted, err := pr.outcome(pr.round(ctx)); interrupted || err != nil {
@@ -81,7 +87,7 @@ func (pr *pointRunner) round(ctx context.Context) error {
 			pr.passedOver++
 			return true
 		}
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 		return false
 	})

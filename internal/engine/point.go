@@ -16,6 +16,7 @@ import (
 // measured is one closed window with the figures gathered around it.
 type measured struct {
 	acc       *acc
+	met       result.Metrics // the window's figures, as recorded
 	win       result.Window
 	server    *result.ServerStats
 	gpu       *result.GPUMetrics
@@ -52,6 +53,10 @@ type pointRunner struct {
 	// passedOver counts interleaved windows passed over because no
 	// request finished in them (see round).
 	passedOver int
+	// aborted is why an abort_on condition stopped the point; stopRun
+	// says the run stops with it.
+	aborted string
+	stopRun bool
 }
 
 func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, error) {
@@ -61,6 +66,12 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		return nil, err
 	}
 	pr := &pointRunner{rs: rs, ss: ss, idx: i, p: p, m: rs.plan.Measurement}
+	if p.Stage != nil {
+		// A ramp changes the point's load window by window: on a copy.
+		cp := *p
+		pr.p = &cp
+		pr.m.Warmup = 0
+	}
 	m, ok := rs.plan.Model(p.Model)
 	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
@@ -76,7 +87,7 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		kp.Close()
 		return nil, failure.Invalid(err)
 	}
-	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: &rs.seqIDs,
+	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqLen: m.SequenceLength, seqIDs: &rs.seqIDs,
 		validateEvery: 1}
 	if rs.plan.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
 		pl.llm = &genLoad{slo: rs.plan.LLM.Goodput, countChunks: rs.plan.LLM.TokenCount == "chunks"}
@@ -132,7 +143,7 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	batch := max(pr.p.BatchSize, 1)
 	dur := w.end - w.start
 	met := w.metrics(batch, dur)
-	m := &measured{acc: w, server: server, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
+	m := &measured{acc: w, server: server, met: met, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
 	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
 		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
 	m.gpu = pr.ss.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
@@ -310,7 +321,10 @@ func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, erro
 				announced, justStable = true, true
 			}
 		}
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: justStable})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: justStable})
+		if pr.abortAt(m) {
+			return false
+		}
 		at, more, latUnstable := rule.decide(mine)
 		if at >= 0 {
 			stableAt = first + at
@@ -328,8 +342,15 @@ func (pr *pointRunner) standalone(ctx context.Context) (bool, error) {
 	if pr.p.Load.Mode == plan.LoadIterations {
 		return pr.iterations(ctx)
 	}
+	if pr.p.Stage != nil {
+		return pr.outcome(pr.ramp(ctx))
+	}
+	first := len(pr.windows)
 	stableAt, err := pr.stabilize(ctx, true)
 	switch {
+	case pr.aborted != "":
+		pr.status = result.PointAborted
+		pr.keep(first, len(pr.windows))
 	case stableAt >= 0:
 		pr.status = result.PointStable
 		pr.keep(stableAt, len(pr.windows))
@@ -402,7 +423,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	if w != nil {
 		m := pr.record(w, sess.epoch, server)
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: true})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}
 	if ctx.Err() != nil {
