@@ -34,6 +34,8 @@ type reportFlags struct {
 	modelParams []string
 	// testbed names the testbed (--testbed).
 	testbed string
+	// set are --set path=value overrides laid over each scenario file.
+	set []string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -53,7 +55,8 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 		Example: `  perfscen run scenarios/quickstart.yaml
   perfscen run scenarios/ --junit out/junit.xml --html out/report.html
   perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv
-  perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1`,
+  perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1
+  perfscen run scenarios/quickstart.yaml --set measurement.window=500ms --set 'sweep.concurrency=[1, 2]'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			removeStaleShm(e)
@@ -104,6 +107,7 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
+	fl.StringArrayVar(&f.set, "set", nil, "override a scenario setting without editing the file, path=value (YAML value; repeatable), e.g. measurement.window=500ms or server.url=host:8001; checked like the file and recorded in the result, and a baseline keeps such runs apart")
 	return cmd
 }
 
