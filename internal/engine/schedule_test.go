@@ -57,6 +57,9 @@ func TestScheduleAddsPointsAndTrials(t *testing.T) {
 		if strings.Join(ids, " ") != "m/c=1 m/probe/c=2 m/probe/c=4" || fmt.Sprint(asked) != "[1 2 2 3]" {
 			t.Fatalf("points %v, schedule asked with %v points", ids, asked)
 		}
+		if run.Points[1].Search != "probe" || run.Points[0].Search != "" {
+			t.Errorf("the probe is not marked as one: %q, %q", run.Points[0].Search, run.Points[1].Search)
+		}
 		if n := len(run.Points[1].Trials); n != 5 {
 			t.Errorf("probe c=2 kept %d trials, want 3 + 2", n)
 		}
