@@ -23,6 +23,7 @@ build: ## build bin/perfscen
 test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./...
 	@# The gate-soundness simulation runs 200 replicates per noise model
 	@# here; the full 2000 (the goals' sample size) are `make soundness-sim`.
+	@[ -d ../shared/triton ] || [ -n "$$PERFSCEN_TRITON_DIR" ] || echo "SKIP: no ../shared/triton: the tests against the real Triton (test/triton, internal/kinds/tritoncapi) will not run"
 	$(GO) test -race -timeout 15m ./...
 
 soundness-sim: ## the full gate-soundness simulation: 2000 seeded replicates per noise model (CI runs it)

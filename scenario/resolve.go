@@ -51,13 +51,16 @@ type sweepDims struct {
 
 // Defaults, perf_analyzer's where it has one (perf_analyzer.md §2.1).
 const (
-	DefaultTimeout       = 30 * time.Second
-	DefaultWindow        = 5 * time.Second
-	DefaultRequestCount  = 50
-	DefaultStabilityPct  = 10
-	DefaultMaxTrials     = 10
-	DefaultTrials        = 10
-	DefaultStringLength  = 128
+	DefaultTimeout      = 30 * time.Second
+	DefaultWindow       = 5 * time.Second
+	DefaultRequestCount = 50
+	DefaultStabilityPct = 10
+	DefaultMaxTrials    = 10
+	DefaultTrials       = 10
+	DefaultStringLength = 128
+	// DefaultOutputShmSize is perf_analyzer's output region size per batch
+	// element; perfscen uses it only for an output it can size neither from
+	// the model's shapes nor from a reply (output_shared_memory_size unset).
 	DefaultOutputShmSize = 102400
 )
 

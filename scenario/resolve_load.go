@@ -68,7 +68,9 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 	if r.shm == "" {
 		r.shm = string(plan.ShmNone)
 	}
-	r.outShm = DefaultOutputShmSize
+	// 0 lets the kind size each output region (from the model's fixed
+	// shapes or one reply); DefaultOutputShmSize is its last resort.
+	r.outShm = 0
 	if in.OutputSharedMemorySize != "" {
 		n, err := ParseSize(in.OutputSharedMemorySize)
 		if err != nil {

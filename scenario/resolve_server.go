@@ -100,6 +100,9 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 	return plan.Server{Protocol: proto}, out
 }
 
+// inProcessKinds start their server inside perfscen: they have no url.
+var inProcessKinds = map[string]bool{"triton_c_api": true}
+
 func resolveServer(in Server, p path, c *collector, getenv func(string) string, dir string) plan.Server {
 	out := plan.Server{
 		URL:            in.URL,
@@ -139,7 +142,7 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 			c.at(p.child(u.key), "must be absent with embedded: true (the embedded server picks its own loopback address)")
 		}
 	}
-	if !in.Embedded && in.URL == "" && in.HTTPURL == "" && in.GRPCURL == "" {
+	if !in.Embedded && in.URL == "" && in.HTTPURL == "" && in.GRPCURL == "" && !inProcessKinds[in.Kind] {
 		c.at(p, "missing `url` (or http_url/grpc_url, or set embedded: true to use the built-in reference server)")
 	}
 	if in.EmbeddedFlavor != "" && !in.Embedded {

@@ -160,7 +160,7 @@ func TestFaultModelUnloadedMidRun(t *testing.T) {
 	if pointErrors(readResult(t, out)) == 0 {
 		t.Error("no request errors counted after the unload")
 	}
-	if !strings.Contains(r.stdout, "'simple' is not found") {
+	if !strings.Contains(r.stdout, "'simple' has no available versions") {
 		t.Errorf("report does not say the model is gone:\n%s", r.stdout)
 	}
 }

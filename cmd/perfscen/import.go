@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ func newImportCmd(e *env) *cobra.Command {
 		Example: `  perfscen import -o results.json perf_analyzer.csv
   perfscen import --model resnet50 -o results.json pa_console.log
   perfscen import --model llama --concurrency 8 -o results.json artifacts/llama-openai-chat-concurrency8/profile_export_genai_perf.csv
+  perfscen import --model resnet18 --service-kind torchserve -o results.json torchserve.csv
   perfscen baseline update --from results.json --baseline baselines/resnet.json`,
 		Short: "Convert perf_analyzer CSV (-f) or console output, or genai-perf's CSV, into a perfscen result file",
 		Long: `import reads perf_analyzer's -f CSV (with or without --verbose-csv) or its
@@ -36,7 +38,16 @@ genai-perf's profile_export_genai_perf.csv (one load level per file) gives an
 LLM point: time to first token, its inter-token latency (per request, so
 perfscen's TPOT), request latency, request and output token throughput and
 goodput. It states neither model nor load: pass --model and --concurrency
-(or --request-rate). Values are milliseconds as genai-perf writes them.`,
+(or --request-rate). Values are milliseconds as genai-perf writes them.
+
+perf_analyzer's other service kinds (--service-kind tfserving, torchserve,
+dynamic_grpc) measure on the client only: their points have no server-side
+figures, and take the protocol the kind implies (gRPC for TF Serving and
+dynamic gRPC, HTTP for TorchServe). A log says its kind on its command line
+or "Service Kind:" line; a CSV does not, so pass --service-kind. A dynamic
+gRPC run without -m is named after its --grpc-method (v1.Simple/Echo becomes
+v1.Simple.Echo), and its client send/receive split is not imported:
+perf_analyzer's dynamic gRPC client counts the server's time in it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			run, err := importer.ImportFiles(files, opts)
@@ -58,6 +69,7 @@ goodput. It states neither model nor load: pass --model and --concurrency
 	f.Var(protocolFlag{&opts.Protocol}, "protocol", "protocol when the input does not reveal it: http or grpc (default http)")
 	f.IntVar(&opts.Concurrency, "concurrency", 0, "load level of a genai-perf CSV, which does not state it (or --request-rate)")
 	f.Float64Var(&opts.RequestRate, "request-rate", 0, "request rate of a genai-perf CSV, which does not state it (or --concurrency)")
+	f.Var(serviceKindFlag{&opts.ServiceKind}, "service-kind", "perf_analyzer's --service-kind when the input does not say it (a CSV): "+strings.Join(importer.ServiceKinds, ", "))
 	return cmd
 }
 
@@ -82,3 +94,25 @@ func (f protocolFlag) Set(s string) error {
 }
 
 func (protocolFlag) Type() string { return "protocol" }
+
+// serviceKindFlag checks --service-kind as it is read (exit 2 on a
+// misspelt kind).
+type serviceKindFlag struct{ k *string }
+
+func (f serviceKindFlag) String() string {
+	if f.k == nil {
+		return ""
+	}
+	return *f.k
+}
+
+func (f serviceKindFlag) Set(s string) error {
+	k, err := importer.ParseServiceKind(s)
+	if err != nil {
+		return err
+	}
+	*f.k = k
+	return nil
+}
+
+func (serviceKindFlag) Type() string { return "kind" }

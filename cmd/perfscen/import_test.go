@@ -32,6 +32,9 @@ func TestImportCommand(t *testing.T) {
 		{"csv without model", []string{"import", "../../internal/importer/testdata/default.csv", "-o", out}, exitcode.Invalid, "", "pass --model", 0, ""},
 		{"missing file", []string{"import", filepath.Join(dir, "nope.csv"), "-o", out}, exitcode.Invalid, "", "reading perf_analyzer output", 0, ""},
 		{"no args", []string{"import"}, exitcode.Invalid, "", "requires at least 1 arg", 0, ""},
+		{"torchserve csv", []string{"import", "--model", "tiny", "--service-kind", "torchserve", "../../internal/importer/testdata/torchserve.csv", "-o", out}, exitcode.OK, "imported 3 point(s)", "", 3, "perf_analyzer-csv"},
+		{"dynamic grpc log", []string{"import", "../../internal/importer/testdata/dynamic_grpc_sweep.log", "-o", out}, exitcode.OK, "imported 2 point(s)", "", 2, "perf_analyzer-log"},
+		{"unknown service kind", []string{"import", "--model", "m", "--service-kind", "torch", "../../internal/importer/testdata/torchserve.csv", "-o", out}, exitcode.Invalid, "", `service kind "torch" is not one of perf_analyzer's`, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

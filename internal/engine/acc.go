@@ -27,11 +27,16 @@ func newHist() *hdrhistogram.Histogram {
 type acc struct {
 	start, end time.Duration // window bounds, offsets from the epoch
 
-	hist   *hdrhistogram.Histogram
-	n      int64 // successful requests
-	errs   int64
-	sumUs  float64 // exact sums for mean and std; the histogram gives percentiles
-	sumSq  float64
+	hist  *hdrhistogram.Histogram
+	n     int64 // successful requests
+	errs  int64
+	sumUs float64 // exact sum for the mean; the histogram gives percentiles
+	// meanUs and m2 are Welford's running mean and sum of squared
+	// deviations from it: sumSq/n − mean² loses every digit of the
+	// variance once latencies are large against their spread (seconds
+	// with microsecond jitter).
+	meanUs float64
+	m2     float64
 	minLat time.Duration
 	maxLat time.Duration
 
@@ -44,7 +49,8 @@ type acc struct {
 	firstN     int64
 	firstSumUs float64
 
-	unreachable int64 // failures to reach the server (transport errors)
+	unreachable int64      // failures to reach the server (transport errors)
+	classes     classTally // failures by class
 
 	llm *llmAcc // generation requests only
 }
@@ -56,6 +62,7 @@ func newAcc(start time.Duration) *acc {
 func (a *acc) add(s *sample) {
 	if s.Err != nil {
 		a.errs++
+		a.classes.add(s.Err)
 		return
 	}
 	lat := s.latency()
@@ -65,7 +72,9 @@ func (a *acc) add(s *sample) {
 	us := float64(lat) / float64(time.Microsecond)
 	a.n++
 	a.sumUs += us
-	a.sumSq += us * us
+	d := us - a.meanUs
+	a.meanUs += d / float64(a.n)
+	a.m2 += d * (us - a.meanUs)
 	if a.minLat < 0 || lat < a.minLat {
 		a.minLat = lat
 	}
@@ -98,10 +107,10 @@ func (a *acc) add(s *sample) {
 // merge folds b into a; bounds widen to cover both.
 func (a *acc) merge(b *acc) {
 	a.hist.Merge(b.hist)
+	a.mergeMoments(b)
 	a.n += b.n
 	a.errs += b.errs
 	a.sumUs += b.sumUs
-	a.sumSq += b.sumSq
 	if b.minLat >= 0 && (a.minLat < 0 || b.minLat < a.minLat) {
 		a.minLat = b.minLat
 	}
@@ -113,6 +122,7 @@ func (a *acc) merge(b *acc) {
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
+	a.classes.merge(&b.classes)
 	if b.llm != nil {
 		if a.llm == nil {
 			a.llm = newLLMAcc(false)
@@ -121,6 +131,23 @@ func (a *acc) merge(b *acc) {
 	}
 	a.start = min(a.start, b.start)
 	a.end = max(a.end, b.end)
+}
+
+// mergeMoments folds b's running mean and squared deviations into a's
+// (Chan, Golub and LeVeque's pairwise update); a.n is still a's alone.
+func (a *acc) mergeMoments(b *acc) {
+	if b.n == 0 {
+		return
+	}
+	if a.n == 0 {
+		a.meanUs, a.m2 = b.meanUs, b.m2
+		return
+	}
+	na, nb := float64(a.n), float64(b.n)
+	n := na + nb
+	d := b.meanUs - a.meanUs
+	a.meanUs += d * nb / n
+	a.m2 += b.m2 + d*d*na*nb/n
 }
 
 // metrics computes the figures of the accumulated requests over dur.
@@ -141,7 +168,7 @@ func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	n := float64(a.n)
 	mean := a.sumUs / n
 	m.LatencyAvgUs = mean
-	if v := a.sumSq/n - mean*mean; v > 0 {
+	if v := a.m2 / n; v > 0 {
 		m.LatencyStdUs = math.Sqrt(v)
 	}
 	m.LatencyMinUs = float64(a.minLat) / float64(time.Microsecond)

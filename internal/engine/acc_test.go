@@ -93,3 +93,31 @@ func TestAccMergeAndEncode(t *testing.T) {
 		t.Errorf("decoded count %d max %d", h.TotalCount(), h.Max())
 	}
 }
+
+// The standard deviation stays exact where latencies are large against
+// their spread: 50 minutes ± 1 µs. sumSq/n − mean² cancels every digit
+// there (mean² ≈ 9e18, whose float64 spacing is 2048), and gives 0 or
+// thousands of µs; Welford's update, merged across windows, gives √(2/3).
+func TestAccStdLargeLatencies(t *testing.T) {
+	const base = 50 * time.Minute
+	want := math.Sqrt(2.0 / 3)
+	whole, merged := newAcc(0), newAcc(0)
+	for w := range 3 {
+		win := newAcc(0)
+		for i := range 300 {
+			lat := base + time.Duration(1+(i+w)%3)*time.Microsecond
+			whole.add(done(lat, lat))
+			win.add(done(lat, lat))
+		}
+		merged.merge(win)
+	}
+	for name, a := range map[string]*acc{"one window": whole, "merged windows": merged} {
+		m := a.metrics(1, time.Hour)
+		if math.Abs(m.LatencyStdUs-want) > 1e-6 {
+			t.Errorf("%s: std %v µs, want %v", name, m.LatencyStdUs, want)
+		}
+		if math.Abs(m.LatencyAvgUs-(float64(base/time.Microsecond)+2)) > 1e-3 {
+			t.Errorf("%s: mean %v", name, m.LatencyAvgUs)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func (t *tally) first() []string {
 // only after the aggregator has exited.
 type aggStats struct {
 	errors     tally
+	classes    classTally
 	mismatches tally
 	checked    int64
 	late       int64
@@ -98,6 +99,7 @@ type aggregator struct {
 func (a *aggregator) record(s *sample) {
 	if s.Err != nil {
 		a.stats.errors.add(s.Err.Error())
+		a.stats.classes.add(s.Err)
 	}
 	if s.Checked {
 		a.stats.checked++

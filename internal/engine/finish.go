@@ -22,7 +22,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		Protocol: proto, SharedMemory: orNone(p.SharedMemory), BatchSize: max(p.BatchSize, 1),
 		Mode: p.Load.Mode, Concurrency: p.Load.Concurrency, RequestRate: p.Load.Rate,
 		Shapes: p.Shapes, Coords: p.Coords, Status: pr.status, Search: p.Search,
-		Errors:    result.ErrorInfo{Count: pr.errs.total, First: pr.errs.first()},
+		Errors:    result.ErrorInfo{Count: pr.errs.total, First: pr.errs.first(), Classes: pr.classes.list()},
 		LateSends: pr.late,
 		Notes:     pr.notes,
 		Validation: result.Validation{Enabled: pr.pl.validate, Checked: pr.checked,
@@ -42,6 +42,12 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		out.Notes = append(out.Notes, pr.failure.Error())
 	case out.Status == "":
 		out.Status = result.PointFailed
+	}
+	if out.Status == result.PointFailed || errors.Is(err, ErrUnreachable) {
+		// A point that could not be measured has no figures: windows
+		// kept before its server went away would read as a measurement
+		// of a server that no longer answered. Its windows stay listed.
+		pr.kept = nil
 	}
 	kept := map[int]bool{}
 	for _, i := range pr.kept {

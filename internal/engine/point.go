@@ -42,10 +42,13 @@ type pointRunner struct {
 	// in a window): the point is failed, the next point is measured.
 	failure error
 	// refused counts consecutive windows without a success in which
-	// requests failed, refusedErrs their failures.
+	// requests failed, refusedErrs their failures, refusedClasses their
+	// classes.
 	refused, refusedErrs int64
+	refusedClasses       classTally
 
 	errs       tally
+	classes    classTally
 	mismatches tally
 	checked    int64
 	late       int64
@@ -169,9 +172,19 @@ func (pr *pointRunner) snapshot(ctx context.Context) (kinds.Counters, bool) {
 // absorb folds a finished session's totals into the point.
 func (pr *pointRunner) absorb(st *aggStats) {
 	pr.errs.merge(&st.errors)
+	pr.classes.merge(&st.classes)
 	pr.mismatches.merge(&st.mismatches)
 	pr.checked += st.checked
 	pr.late += st.late
+}
+
+// withDominant adds the point's dominant class of failure to err, which
+// ended a session.
+func (pr *pointRunner) withDominant(err error) error {
+	if d := pr.classes.dominant(); d != "" {
+		return fmt.Errorf("%w; %s", err, d)
+	}
+	return err
 }
 
 // errInterrupted is returned by segment when ctx was cancelled.
@@ -190,7 +203,7 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 		st, serr := sess.stop(pr.rs.opts.Drain)
 		pr.absorb(st)
 		if err == nil && serr != nil {
-			err = failure.Env(serr)
+			err = failure.Env(pr.withDominant(serr))
 		}
 	}()
 	if !sleepUntil(ctx, sess.epoch.Add(pr.m.Warmup)) {
@@ -227,7 +240,8 @@ func (pr *pointRunner) segment(ctx context.Context, next func(m *measured) bool)
 				}
 			}
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures)", ErrUnreachable, m.win.Index, w.errs))
+				return failure.Env(fmt.Errorf("%w: no request in window %d succeeded (%d transport failures); %s",
+					ErrUnreachable, m.win.Index, w.errs, w.classes.dominant()))
 			}
 			if err := pr.emptyWindow(w, m, false); err != nil {
 				return err
@@ -258,20 +272,21 @@ const minRefused = 10
 // point too.
 func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
 	if w.n > 0 {
-		pr.refused, pr.refusedErrs = 0, 0
+		pr.refused, pr.refusedErrs, pr.refusedClasses = 0, 0, classTally{}
 		return nil
 	}
 	if w.errs > 0 {
 		pr.refused++
 		pr.refusedErrs += w.errs
+		pr.refusedClasses.merge(&w.classes)
 		// A starved machine or a few slow timeouts can leave short windows
 		// without a success; a server refusing every request fails many.
 		if !whole && (pr.refused < stabilityWindow || pr.refusedErrs < minRefused) {
 			return nil
 		}
 		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
-		if first := pr.errs.first(); len(first) > 0 {
-			msg += "; first error: " + first[0]
+		if d := pr.refusedClasses.dominant(); d != "" {
+			msg += "; " + d
 		}
 		return fmt.Errorf("%w: %s", errPointFailed, msg)
 	}
@@ -395,29 +410,43 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	ld := pr.p.Load
 	spec := pr.spec()
 	spec.whole = true
+	var warm *acc
+	var preWarm kinds.Counters
+	var haveStats bool
 	if ld.WarmupIterations > 0 {
+		preWarm, haveStats = pr.snapshot(ctx)
 		spec.budget = int64(ld.WarmupIterations)
-		_, st, err := startSession(ctx, pr.pl, spec).wait()
+		var st *aggStats
+		var err error
+		warm, st, err = startSession(ctx, pr.pl, spec).wait()
 		// Warm-up failures still say something about the server.
 		pr.errs.merge(&st.errors)
+		pr.classes.merge(&st.classes)
 		if err != nil {
-			return false, failure.Env(err)
+			return false, failure.Env(pr.withDominant(err))
 		}
 	}
 	if ctx.Err() != nil {
 		return true, nil
 	}
-	before, haveStats := pr.snapshot(ctx)
+	var before kinds.Counters
+	if warm != nil && haveStats {
+		// The warm-up's last requests must be counted before the
+		// measured ones start, or they would land in the measurement.
+		before, haveStats = pr.settledSnapshot(ctx, preWarm, warm)
+	} else {
+		before, haveStats = pr.snapshot(ctx)
+	}
 	spec.budget = int64(max(ld.Iterations, 1))
 	sess := startSession(ctx, pr.pl, spec)
 	w, st, err := sess.wait()
 	pr.absorb(st)
 	if err != nil {
-		return false, failure.Env(err)
+		return false, failure.Env(pr.withDominant(err))
 	}
 	var server *result.ServerStats
 	if haveStats {
-		if after, ok := pr.snapshot(ctx); ok {
+		if after, ok := pr.settledSnapshot(ctx, before, w); ok {
 			server = serverDelta(before, after)
 		}
 	}
@@ -431,10 +460,44 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	pr.status = result.PointStable
 	if w != nil && w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
-		return false, failure.Env(fmt.Errorf("%w: none of %d requests succeeded", ErrUnreachable, w.errs))
+		return false, failure.Env(fmt.Errorf("%w: none of %d requests succeeded; %s", ErrUnreachable, w.errs, w.classes.dominant()))
 	}
 	if w != nil {
 		return pr.outcome(pr.emptyWindow(w, pr.windows[len(pr.windows)-1], true))
 	}
 	return false, nil
+}
+
+// settleTries and settleFirst bound the wait for a server's statistics to
+// count every request of an iterations window: Triton records a request's
+// statistics when it releases the request, which can come just after the
+// reply reached the client.
+const (
+	settleTries = 6
+	settleFirst = time.Millisecond
+)
+
+// settledSnapshot reads the statistics after an iterations window, again
+// (a few times, backing off) while they count fewer successful requests
+// than the window completed, so the server's breakdown covers exactly the
+// measured requests. On a server that counts differently (a batch counted
+// once), the last read is used.
+func (pr *pointRunner) settledSnapshot(ctx context.Context, before kinds.Counters, w *acc) (kinds.Counters, bool) {
+	after, ok := pr.snapshot(ctx)
+	if !ok || w == nil {
+		return after, ok
+	}
+	wait := settleFirst
+	for try := 0; try < settleTries && after.Success.Count-before.Success.Count < uint64(w.n); try++ {
+		if !sleepUntil(ctx, time.Now().Add(wait)) {
+			break
+		}
+		wait *= 2
+		next, ok := pr.snapshot(ctx)
+		if !ok {
+			break
+		}
+		after = next
+	}
+	return after, true
 }

@@ -244,10 +244,9 @@ func TestRunUnreachableServer(t *testing.T) {
 	}
 }
 
-// This one stays on the real clock: once the server is gone every request
-// fails at once, and a closed loop of instant failures never lets
-// synctest's clock reach the end of a window. Its assertions hold at any
-// speed: the window after the loss has no success whenever it ends.
+// This one stays on the real clock (TestRunServerGoneIsBounded runs the
+// same loss on synctest's): its assertions hold at any speed, since the
+// window after the loss has no success whenever it ends.
 func TestRunServerDiesMidRun(t *testing.T) {
 	checkLeaks(t)
 	srv := startServer(t, refserver.Options{Models: []string{"simple"}})

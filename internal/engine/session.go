@@ -49,7 +49,9 @@ type session struct {
 	budget      atomic.Int64
 
 	errOnce  sync.Once
-	setupErr error
+	setupErr error // a worker's setup failure, or the server gone (see gone)
+
+	answered atomic.Int64 // clock of the latest reply of any kind
 }
 
 func startSession(ctx context.Context, pl *pointLoad, spec loadSpec) *session {
@@ -122,14 +124,19 @@ func (s *session) closedLoop(pl *pointLoad, id, workers int, budgeted bool) {
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)
+	var f failures
 	for !s.stopped() {
 		if budgeted && s.budget.Add(-1) < 0 {
+			return
+		}
+		if d := f.backoff(); d > 0 && !s.pause(d) {
 			return
 		}
 		var smp sample
 		w.do(s.drainCtx, &smp, s.clock)
 		smp.sched = smp.Sent
 		s.report(o, &smp)
+		s.judge(&f, &smp)
 	}
 }
 
@@ -200,6 +207,7 @@ func (s *session) openLoop(pl *pointLoad, id, workers int, ticks <-chan time.Dur
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)
+	var f failures
 	for due := range ticks {
 		if s.stopped() {
 			continue
@@ -207,6 +215,7 @@ func (s *session) openLoop(pl *pointLoad, id, workers int, ticks <-chan time.Dur
 		smp := sample{sched: due}
 		w.do(s.drainCtx, &smp, s.clock)
 		s.report(o, &smp)
+		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts
 	}
 }
 

@@ -54,6 +54,12 @@ var flagSpecs = []flagSpec{
 		return nil
 	}},
 	{"", "shared-memory", func(lp *logParser, v string) error { lp.shm = v; return nil }},
+	{"", "service-kind", func(lp *logParser, v string) error {
+		k, err := ParseServiceKind(v)
+		lp.kind = k
+		return err
+	}},
+	{"", "grpc-method", func(lp *logParser, v string) error { lp.method = v; return nil }},
 }
 
 // command applies the flags of one echoed command line; flags perfscen does

@@ -210,6 +210,7 @@ func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
 		if err != nil {
 			return nil, err
 		}
+		applyServiceKind(&p, opts.ServiceKind)
 		p.Notes = append(p.Notes, csvNoRequestCount)
 		p.Notes = append(p.Notes, notes...)
 		points = append(points, p)
@@ -310,7 +311,11 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 	if err != nil {
 		return result.Point{}, err
 	}
-	p := newPoint(opts.Model, lv, opts.BatchSize, opts.Protocol, "")
+	proto := opts.Protocol
+	if proto == "" {
+		proto = impliedProtocol(opts.ServiceKind)
+	}
+	p := newPoint(opts.Model, lv, opts.BatchSize, proto, "")
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
 		if set := llmColumns[h]; set != nil {

@@ -28,6 +28,11 @@ type Options struct {
 	// not state it (a genai-perf CSV).
 	Concurrency int
 	RequestRate float64
+	// ServiceKind is perf_analyzer's --service-kind of an input that does
+	// not say it (a CSV never does; a log does on its command line or its
+	// "Service Kind:" line): tfserving, torchserve or dynamic_grpc imply
+	// the protocol and mark the points as measured on the client only.
+	ServiceKind string
 }
 
 // Input formats.
@@ -63,6 +68,11 @@ func Detect(b []byte) (string, error) {
 // Parse turns one perf_analyzer output into points; name is used in error
 // messages and notes.
 func Parse(name string, b []byte, opts Options) (format string, points []result.Point, err error) {
+	if opts.ServiceKind != "" {
+		if opts.ServiceKind, err = ParseServiceKind(opts.ServiceKind); err != nil {
+			return "", nil, err
+		}
+	}
 	format, err = Detect(b)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", name, err)

@@ -33,6 +33,13 @@ func TestImportGolden(t *testing.T) {
 		{"perfscen_llm.csv", Options{Model: "llm"}},
 		{"genai_perf.csv", Options{Model: "llama", Concurrency: 8}},
 		{"genai_perf_goodput.csv", Options{Model: "llama", RequestRate: 20}},
+		{"torchserve.log", Options{}},
+		{"torchserve_rate.log", Options{}},
+		{"tfserving.log", Options{}},
+		{"dynamic_grpc_sweep.log", Options{}},
+		{"torchserve.csv", Options{Model: "tiny", ServiceKind: KindTorchServe}},
+		{"tfserving_verbose.csv", Options{Model: "resnet50", ServiceKind: KindTFServing}},
+		{"dynamic_grpc.csv", Options{Model: "greeter", ServiceKind: KindDynamicGRPC}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -297,5 +304,57 @@ func TestImportUniqueIDs(t *testing.T) {
 	}
 	if run.Points[0].ID != "simple/c=1" || run.Points[1].ID != "simple/c=1#2" {
 		t.Errorf("ids = %q, %q", run.Points[0].ID, run.Points[1].ID)
+	}
+}
+
+// perf_analyzer's TF Serving, TorchServe and dynamic gRPC service kinds
+// measure on the client only: their points have no server figures (absent,
+// not zero), take the protocol the kind implies, and a dynamic gRPC run
+// is named by its method and keeps no client split.
+func TestImportServiceKinds(t *testing.T) {
+	tests := []struct {
+		file     string
+		opts     Options
+		id       string
+		protocol string
+		split    bool
+	}{
+		{"torchserve.log", Options{}, "resnet50/c=1", "http", true},
+		{"torchserve_rate.log", Options{}, "tiny/r=50", "http", true},
+		{"tfserving.log", Options{}, "resnet50/c=1", "grpc", true},
+		{"dynamic_grpc_sweep.log", Options{}, "helloworld.Greeter.SayHello/c=1", "grpc", false},
+		{"torchserve.csv", Options{Model: "tiny", ServiceKind: KindTorchServe}, "tiny/c=1", "http", true},
+		{"tfserving_verbose.csv", Options{Model: "m", ServiceKind: "TENSORFLOW_SERVING"}, "m/c=1", "grpc", true},
+		{"dynamic_grpc.csv", Options{Model: "g", ServiceKind: KindDynamicGRPC}, "g/c=1", "grpc", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			run, err := ImportFiles([]string{filepath.Join("testdata", tt.file)}, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := run.Points[0]
+			if p.ID != tt.id || string(p.Protocol) != tt.protocol {
+				t.Errorf("point %s over %s, want %s over %s", p.ID, p.Protocol, tt.id, tt.protocol)
+			}
+			for _, q := range run.Points {
+				f := q.FigureMetrics()
+				if f.Server != nil {
+					t.Errorf("%s: server figures %+v", q.ID, f.Server)
+				}
+				if _, ok := f.Value(plan.MetricServerQueue); ok {
+					t.Errorf("%s: server_queue has a value", q.ID)
+				}
+				if _, ok := f.Value(plan.MetricClientSendRecv); ok != tt.split {
+					t.Errorf("%s: client split present %v, want %v", q.ID, ok, tt.split)
+				}
+				if len(q.Notes) == 0 || !strings.Contains(strings.Join(q.Notes, " "), "measures on the client only") {
+					t.Errorf("%s: notes %q", q.ID, q.Notes)
+				}
+			}
+		})
+	}
+	if _, err := ImportFiles([]string{"testdata/torchserve.csv"}, Options{Model: "m", ServiceKind: "torchserv"}); err == nil {
+		t.Error("a misspelt service kind was taken")
 	}
 }

@@ -28,6 +28,8 @@ type logParser struct {
 	model, shm string
 	protocol   plan.Protocol
 	batch      int
+	kind       string // perf_analyzer's service kind
+	method     string // --grpc-method of a dynamic gRPC run
 
 	points  []result.Point
 	cur     *result.Point
@@ -72,6 +74,8 @@ func (lp *logParser) resetRun() {
 	lp.protocol = lp.opts.Protocol
 	lp.batch = lp.opts.BatchSize
 	lp.shm = ""
+	lp.kind = lp.opts.ServiceKind
+	lp.method = ""
 }
 
 func (lp *logParser) line(n int, raw string) error {
@@ -97,6 +101,14 @@ func (lp *logParser) line(n int, raw string) error {
 			return fmt.Errorf("%s:%d:%d: Request Rate: %w", lp.name, n, col, err)
 		}
 		return lp.start(n, level{rate: true, requestRate: r})
+	}
+	if v, ok := strings.CutPrefix(s, "Service Kind:"); ok && lp.cur == nil {
+		k, err := ParseServiceKind(v)
+		if err != nil {
+			return fmt.Errorf("%s:%d:%d: %w", lp.name, n, col, err)
+		}
+		lp.kind = k
+		return nil
 	}
 	if v, ok := strings.CutPrefix(s, "Batch size:"); ok && lp.cur == nil {
 		b, err := strconv.Atoi(strings.TrimSpace(v))
@@ -143,10 +155,18 @@ func (lp *logParser) line(n int, raw string) error {
 
 func (lp *logParser) start(n int, lv level) error {
 	lp.finish()
-	if lp.model == "" {
+	model := lp.model
+	if model == "" && lp.method != "" {
+		model = methodModel(lp.method)
+	}
+	if model == "" {
 		return fmt.Errorf("%s:%d: the log does not show the perf_analyzer command line (-m NAME) before this result; pass --model", lp.name, n)
 	}
-	p := newPoint(lp.model, lv, lp.batch, lp.protocol, lp.shm)
+	proto := lp.protocol
+	if proto == "" {
+		proto = impliedProtocol(lp.kind)
+	}
+	p := newPoint(model, lv, lp.batch, proto, lp.shm)
 	lp.cur = &p
 	lp.curLine = n
 	lp.section = secNone
@@ -164,6 +184,7 @@ func (lp *logParser) finish() {
 	}
 	p := *lp.cur
 	lp.cur = nil
+	applyServiceKind(&p, lp.kind)
 	if !lp.hasData {
 		p.Status = result.PointUnstable
 		msg := lp.failed

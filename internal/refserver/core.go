@@ -33,6 +33,9 @@ type ModelInfo struct {
 	Outputs      []TensorInfo
 	Sequence     bool // requests need a sequence id
 	Decoupled    bool // answers on streams only
+	// Instances is how many executions run in parallel (instance_count):
+	// a front-end's workers.
+	Instances int
 }
 
 func infoOf(d *modelDef) ModelInfo {
@@ -51,7 +54,7 @@ func infoOf(d *modelDef) ModelInfo {
 func (s *Server) Models() []ModelInfo {
 	var out []ModelInfo
 	for _, m := range s.repo.loadedModels() {
-		out = append(out, infoOf(m.def))
+		out = append(out, m.info())
 	}
 	slices.SortFunc(out, func(a, b ModelInfo) int {
 		switch {
@@ -72,7 +75,13 @@ func (s *Server) Model(name string) (ModelInfo, bool) {
 	if !ok {
 		return ModelInfo{}, false
 	}
-	return infoOf(m.def), true
+	return m.info(), true
+}
+
+func (m *loadedModel) info() ModelInfo {
+	i := infoOf(m.def)
+	i.Instances = m.params.Load().instanceCount
+	return i
 }
 
 // Request is one inference through the core.
@@ -94,6 +103,8 @@ type Response struct {
 	Model   string
 	Version string
 	Outputs []tensor.Tensor
+	// Queue is the time the request waited for an instance.
+	Queue time.Duration
 }
 
 // Code classifies a core error, for front-ends to map onto their
@@ -154,7 +165,8 @@ func (s *Server) Infer(ctx context.Context, r *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &Response{Model: r.Model, Version: out.version, Outputs: make([]tensor.Tensor, len(out.outputs))}
+	resp := &Response{Model: r.Model, Version: out.version, Outputs: make([]tensor.Tensor, len(out.outputs)),
+		Queue: out.job.dequeued.Sub(out.job.enqueued)}
 	for i, o := range out.outputs {
 		resp.Outputs[i] = tensor.Tensor{Name: o.name, DataType: o.dtype, Shape: o.shape, Raw: o.raw}
 	}

@@ -54,3 +54,27 @@ func TestCoreInfer(t *testing.T) {
 		}
 	}
 }
+
+// A front-end reads a model's instance count (its workers, say) and each
+// request's wait for an instance.
+func TestCoreInstancesAndQueue(t *testing.T) {
+	s, err := New(Options{Models: []string{"delay"}, ModelParams: map[string]map[string]string{"delay": {"instance_count": "3", "delay": "0s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if info, _ := s.Model("delay"); info.Instances != 3 {
+		t.Errorf("Model(delay).Instances = %d, want 3", info.Instances)
+	}
+	if m := s.Models(); len(m) != 1 || m[0].Instances != 3 {
+		t.Errorf("Models() = %+v", m)
+	}
+	in := tensor.Tensor{Name: "INPUT0", DataType: tensor.FP32, Shape: []int64{1, 1}, Raw: tensor.EncodeFloat32s([]float32{1})}
+	resp, err := s.Infer(context.Background(), &Request{Model: "delay", Inputs: []tensor.Tensor{in}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Queue < 0 {
+		t.Errorf("queue time %v", resp.Queue)
+	}
+}

@@ -27,12 +27,34 @@ const (
 type apiError struct {
 	code code
 	msg  string
+	// scoped errors come from Triton's request normalization, whose
+	// messages start with "[request id: <id>] " (see requestScoped).
+	scoped bool
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func errorf(c code, format string, args ...any) error {
 	return &apiError{code: c, msg: fmt.Sprintf(format, args...)}
+}
+
+// scopedf is an error of request normalization: normalize prefixes it
+// with the request's id as Triton does.
+func scopedf(c code, format string, args ...any) error {
+	return &apiError{code: c, msg: fmt.Sprintf(format, args...), scoped: true}
+}
+
+// requestScoped prefixes a scoped error with "[request id: <id>] ",
+// "<id_unknown>" for a request without an id, as Triton's messages read.
+func requestScoped(err error, id string) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || !ae.scoped {
+		return err
+	}
+	if id == "" {
+		id = "<id_unknown>"
+	}
+	return &apiError{code: ae.code, msg: "[request id: " + id + "] " + ae.msg}
 }
 
 func classOf(err error) code {

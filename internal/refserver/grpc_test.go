@@ -127,8 +127,8 @@ func TestGRPCErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := c.ModelMetadata(ctx, &inferencepb.ModelMetadataRequest{Name: "nope"})
-	if status.Code(err) != codes.InvalidArgument {
-		t.Errorf("unknown model: %v", err)
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("unknown model: %v (Triton: NotFound)", err)
 	}
 	cs, err := c.CudaSharedMemoryStatus(ctx, &inferencepb.CudaSharedMemoryStatusRequest{})
 	if err != nil || len(cs.GetRegions()) != 0 {

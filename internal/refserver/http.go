@@ -49,7 +49,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case len(seg) == 0:
 		s.onlyGET(w, r, s.httpServerMetadata)
 	case seg[0] == "health" && len(seg) == 2 && (seg[1] == "live" || seg[1] == "ready"):
-		s.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+		s.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) { plainOK(w) })
 	case seg[0] == "models":
 		s.routeModels(w, r, seg[1:])
 	case seg[0] == "repository":
@@ -93,10 +93,10 @@ func (s *Server) routeModels(w http.ResponseWriter, r *http.Request, seg []strin
 	case "ready":
 		s.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) {
 			if _, err := s.resolve(model, version); err != nil {
-				writeError(w, errorf(codeInvalidArg, "Model version not ready"))
+				writePlainError(w, errorf(codeInvalidArg, "Model version not ready"))
 				return
 			}
-			w.WriteHeader(http.StatusOK)
+			plainOK(w)
 		})
 	case "config":
 		s.onlyGET(w, r, func(w http.ResponseWriter, r *http.Request) { s.httpModelConfig(w, model, version) })
@@ -137,12 +137,34 @@ func (s *Server) onlyPOST(w http.ResponseWriter, r *http.Request, h http.Handler
 	h(w, r)
 }
 
+// Triton answers unknown paths and wrong methods (and a few errors of its
+// HTTP front-end: readiness, infer on an unknown or decoupled model) with a
+// JSON body under Content-Type text/plain; perfscen's server does the same
+// so clients that look at the header see what they would see on Triton.
+
 func notFound(w http.ResponseWriter) {
-	writeJSON(w, http.StatusNotFound, wire.Error{Error: "Not Found"})
+	writePlainError(w, errorf(codeNotFound, "Not Found"))
 }
 
 func methodNotAllowed(w http.ResponseWriter) {
-	writeJSON(w, http.StatusMethodNotAllowed, wire.Error{Error: "Method Not Allowed"})
+	b, _ := json.Marshal(wire.Error{Error: "Method Not Allowed"})
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	w.Write(b)
+}
+
+// plainOK is Triton's empty 200 of the health and readiness endpoints.
+func plainOK(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusOK)
+}
+
+// writePlainError is writeError under Content-Type text/plain.
+func writePlainError(w http.ResponseWriter, err error) {
+	b, _ := json.Marshal(wire.Error{Error: err.Error()})
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(httpStatus(err))
+	w.Write(b)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -208,7 +230,7 @@ func (s *Server) modelStats(model, version string) ([]wire.ModelStats, error) {
 	} else {
 		m, err := s.resolve(model, version)
 		if err != nil {
-			return nil, err
+			return nil, errorf(codeInvalidArg, "requested model '%s' is not available", model)
 		}
 		models = []*loadedModel{m}
 	}

@@ -40,6 +40,7 @@ func (s *Server) routeRepository(w http.ResponseWriter, r *http.Request, seg []s
 				writeError(w, err)
 				return
 			}
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 		})
 	case len(seg) >= 2 && seg[0] != "index" && seg[0] != "models":

@@ -13,6 +13,15 @@ import (
 )
 
 func (s *Server) httpInfer(w http.ResponseWriter, r *http.Request, model, version string) {
+	// Triton's front-end looks the model up before reading the request
+	// and answers those failures under text/plain.
+	if m, err := s.resolve(model, version); err != nil {
+		writePlainError(w, err)
+		return
+	} else if m.def.decoupled {
+		writePlainError(w, errDecoupled("HTTP end point"))
+		return
+	}
 	body, err := readBody(w, r)
 	if err != nil {
 		writeError(w, err)

@@ -88,13 +88,17 @@ func (o *inferOutcome) finish(encode time.Duration, err error) {
 func (s *Server) resolve(name, version string) (*loadedModel, error) {
 	m, ok := s.repo.get(name)
 	if !ok {
-		return nil, errorf(codeInvalidArg, "Request for unknown model: '%s' is not found", name)
+		if s.repo.known(name) {
+			// Unloaded (Triton: "has no available versions").
+			return nil, errorf(codeNotFound, "Request for unknown model: '%s' has no available versions", name)
+		}
+		return nil, errorf(codeNotFound, "Request for unknown model: '%s' is not found", name)
 	}
 	if version != "" && version != modelVersion {
 		if _, err := strconv.ParseInt(version, 10, 64); err != nil {
 			return nil, errorf(codeInvalidArg, "failed to parse model version '%s' for model '%s'", version, name)
 		}
-		return nil, errorf(codeInvalidArg, "Request for unknown model: '%s' version %s is not found", name, version)
+		return nil, errorf(codeNotFound, "Request for unknown model: '%s' version %s is not found", name, version)
 	}
 	return m, nil
 }
@@ -139,7 +143,7 @@ func (s *Server) normalize(m *loadedModel, req *inferRequest) (*normalized, erro
 	def := m.def
 	ordered, batch, err := checkInputs(def, req.inputs)
 	if err != nil {
-		return nil, err
+		return nil, requestScoped(err, req.id)
 	}
 	outReqs, err := checkOutputs(def, req.outputs)
 	if err != nil {
@@ -250,14 +254,18 @@ func checkInputs(def *modelDef, ins []inferInput) ([]*inferInput, int, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, 0, errorf(codeInvalidArg, "expected %d inputs but got %d inputs for model '%s'; missing required input(s) ['%s']",
-			len(def.inputs), len(ins), def.name, strings.Join(missing, "', '"))
+		got := make([]string, len(ins))
+		for k, in := range ins {
+			got[k] = in.name
+		}
+		return nil, 0, scopedf(codeInvalidArg, "expected %d inputs but got %d inputs for model '%s'. Got input(s) ['%s'], but missing required input(s) ['%s']. Please provide all required input(s).",
+			len(def.inputs), len(ins), def.name, strings.Join(got, "','"), strings.Join(missing, "','"))
 	}
 	batch := 1
 	for i, in := range ordered {
 		spec := def.inputs[i]
 		if in.dtype != spec.dtype {
-			return nil, 0, errorf(codeInvalidArg, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.name, in.dtype, def.name, spec.dtype)
+			return nil, 0, scopedf(codeInvalidArg, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.name, in.dtype, def.name, spec.dtype)
 		}
 		b, err := checkShape(def, spec, in.shape)
 		if err != nil {
@@ -278,18 +286,24 @@ func checkShape(def *modelDef, spec tensorSpec, shape []int64) (int, error) {
 	if def.maxBatchSize > 0 {
 		want = append([]int64{-1}, spec.dims...)
 	}
+	// Triton checks the batch size first: a shape without its batch
+	// dimension reads its first dim as the batch.
+	if def.maxBatchSize > 0 && len(shape) > 0 && (shape[0] < 1 || shape[0] > int64(def.maxBatchSize)) {
+		return 0, scopedf(codeInvalidArg, "inference request batch-size must be <= %d for '%s'", def.maxBatchSize, def.name)
+	}
 	bad := len(shape) != len(want)
 	for i := 0; !bad && i < len(shape); i++ {
 		bad = shape[i] < 0 || (want[i] >= 0 && shape[i] != want[i])
 	}
 	if bad {
-		return 0, errorf(codeInvalidArg, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s", spec.name, def.name, fmtShape(want), fmtShape(shape))
+		note := ""
+		if def.maxBatchSize > 0 {
+			note = ". NOTE: Setting a non-zero max_batch_size in the model config requires a batch dimension to be prepended to each input shape. If you want to specify the full shape including the batch dim in your input dims config, try setting max_batch_size to zero. See the model configuration docs for more info on max_batch_size."
+		}
+		return 0, scopedf(codeInvalidArg, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s%s", spec.name, def.name, fmtShape(want), fmtShape(shape), note)
 	}
 	if def.maxBatchSize == 0 {
 		return 1, nil
-	}
-	if shape[0] < 1 || shape[0] > int64(def.maxBatchSize) {
-		return 0, errorf(codeInvalidArg, "inference request batch-size must be <= %d for '%s' (got %d)", def.maxBatchSize, def.name, shape[0])
 	}
 	return int(shape[0]), nil
 }

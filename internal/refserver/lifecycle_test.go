@@ -152,8 +152,8 @@ func TestUnloadUnderLoad(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		if r := do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()); r.status != 400 && r.status != 503 {
-			t.Errorf("request %d after the unload: status %d %s, want 400 or 503", i, r.status, r.body)
+		if r := do(t, s, "POST", "/v2/models/delay/infer", nil, delayBody()); r.status != 404 && r.status != 503 {
+			t.Errorf("request %d after the unload: status %d %s, want 404 (Triton: no available versions) or 503", i, r.status, r.body)
 		}
 	}
 }

@@ -22,7 +22,9 @@ func builtinModels() map[string]*modelDef {
 		delayModel(),
 		mlpModel("mlp_reference", mlpReference),
 		mlpModel("mlp_optimized", mlpOptimized),
-		accumulateModel(),
+		accumulateModel("accumulate", 0),
+		accumulateModel("accumulate_sequence", 8),
+		delayFP32Model(),
 	}
 	defs = append(defs, tritonExampleModels()...)
 	m := make(map[string]*modelDef, len(defs))
@@ -103,6 +105,18 @@ func delayModel() *modelDef {
 	}
 }
 
+// delay_fp32 is delay under the name and contract of the model in the
+// real Triton's test repository: FP32 [16], batching up to 8 with dynamic
+// batching, one service time (delay, 10 ms) per execution.
+func delayFP32Model() *modelDef {
+	d := delayModel()
+	d.name = "delay_fp32"
+	d.inputs = []tensorSpec{{name: "INPUT0", dtype: tensor.FP32, dims: []int64{16}}}
+	d.outputs = []tensorSpec{{name: "OUTPUT0", dtype: tensor.FP32, dims: []int64{16}}}
+	d.defaults = func(p *modelParams) { p.dynamicBatching = true }
+	return d
+}
+
 // mlp models run the same two-layer perceptron with two engines.
 func mlpModel(name string, run func(*mlpWeights, []float32, []float32, int, float64)) *modelDef {
 	return &modelDef{
@@ -127,13 +141,20 @@ func mlpModel(name string, run func(*mlpWeights, []float32, []float32, int, floa
 
 // accumulate is a sequence model: OUTPUT is the sum of INPUT over the
 // requests of a sequence so far, per correlation id, wrapping at INT32.
-func accumulateModel() *modelDef {
+// accumulate_sequence is the same under the name, batch size (8) and
+// sequence controls (START, READY) of the model in the real Triton's test
+// repository, so one scenario runs against either.
+func accumulateModel(name string, maxBatch int) *modelDef {
+	var controls []string
+	if maxBatch > 0 {
+		controls = []string{"START", "READY"}
+	}
 	return &modelDef{
-		name: "accumulate", platform: builtinPlatform, maxBatchSize: 0, sequence: true,
+		name: name, platform: builtinPlatform, maxBatchSize: maxBatch, sequence: true, seqControls: controls,
 		inputs:  []tensorSpec{{name: "INPUT", dtype: tensor.INT32, dims: []int64{1}}},
 		outputs: []tensorSpec{{name: "OUTPUT", dtype: tensor.INT32, dims: []int64{1}}},
 		newEngine: func() engine {
-			states := &sequenceStates{}
+			states := &sequenceStates{model: name}
 			return engineFunc(func(_ context.Context, b *execBatch) ([]tensorBuf, error) {
 				// Sequence models run one request per execution.
 				v := int64(int32(binary.LittleEndian.Uint32(b.inputs[0].raw)))
@@ -144,7 +165,7 @@ func accumulateModel() *modelDef {
 					return nil, err
 				}
 				out := binary.LittleEndian.AppendUint32(nil, uint32(int32(total)))
-				return []tensorBuf{{shape: []int64{1}, raw: out}}, nil
+				return []tensorBuf{{shape: b.inputs[0].shape, raw: out}}, nil
 			})
 		},
 	}

@@ -118,7 +118,7 @@ func sequenceModel(name string, dyna bool) *modelDef {
 		inputs:  []tensorSpec{{name: "INPUT", dtype: tensor.INT32, dims: []int64{1}}},
 		outputs: []tensorSpec{{name: "OUTPUT", dtype: tensor.INT32, dims: []int64{1}}},
 		newEngine: func() engine {
-			states := &sequenceStates{}
+			states := &sequenceStates{model: name}
 			return engineFunc(func(_ context.Context, b *execBatch) ([]tensorBuf, error) {
 				seq := b.jobs[0].seq
 				var corrid int32
@@ -157,7 +157,7 @@ func stringDynaSequenceModel() *modelDef {
 	d := sequenceModel("simple_string_dyna_sequence", true)
 	d.seqStringID = true
 	d.newEngine = func() engine {
-		states := &sequenceStates{}
+		states := &sequenceStates{model: d.name}
 		return engineFunc(func(_ context.Context, b *execBatch) ([]tensorBuf, error) {
 			seq := b.jobs[0].seq
 			var corrid int64

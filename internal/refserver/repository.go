@@ -38,6 +38,14 @@ func (r *repository) get(name string) (*loadedModel, bool) {
 	return e.loaded, true
 }
 
+// known reports whether the repository holds name, loaded or not.
+func (r *repository) known(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.entries[name]
+	return ok
+}
+
 // params builds the parsed parameters of e's model from its defaults and
 // current map.
 func (e *modelEntry) params() (modelParams, error) { return paramsFor(e.def, e.kv) }
@@ -61,7 +69,7 @@ func (r *repository) loadWith(name, cfgJSON string) error {
 	e, ok := r.entries[name]
 	if !ok {
 		r.mu.Unlock()
-		return errorf(codeInvalidArg, "failed to load '%s', failed to poll from model repository", name)
+		return errorf(codeInternal, "failed to load '%s', failed to poll from model repository", name)
 	}
 	def, kv := e.def, e.kv
 	if cfgJSON != "" {
@@ -91,8 +99,9 @@ func (r *repository) unload(name string) error {
 	r.mu.Lock()
 	e, ok := r.entries[name]
 	if !ok {
+		// Triton in explicit mode: unloading what is not loaded succeeds.
 		r.mu.Unlock()
-		return errorf(codeInvalidArg, "failed to unload '%s', no version is available", name)
+		return nil
 	}
 	old := e.loaded
 	e.loaded = nil

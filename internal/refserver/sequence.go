@@ -14,8 +14,9 @@ func (p sequenceParams) active() bool { return p.id != "" && p.id != "0" }
 // sequenceStates holds one running value per correlation id for models
 // that keep state across a sequence.
 type sequenceStates struct {
-	mu sync.Mutex
-	m  map[string]int64
+	model string // for messages
+	mu    sync.Mutex
+	m     map[string]int64
 }
 
 // step applies start/end around fn, which gets and returns the state. A
@@ -30,7 +31,7 @@ func (s *sequenceStates) step(p sequenceParams, fn func(int64) int64) (int64, er
 	if p.start {
 		prev = 0
 	} else if !ok {
-		return 0, errorf(codeInvalidArg, "inference request for sequence %s must specify the START flag on the first request of the sequence", p.id)
+		return 0, errorf(codeInvalidArg, "inference request for sequence %s to model '%s' must specify the START flag on the first request of the sequence", p.id, s.model)
 	}
 	next := fn(prev)
 	if p.end {

@@ -149,7 +149,7 @@ func TestUnloadAndReload(t *testing.T) {
 	if rep := do(t, s, "POST", "/v2/repository/models/simple/unload", nil, nil); rep.status != 200 {
 		t.Fatalf("unload %d", rep.status)
 	}
-	if rep := do(t, s, "POST", "/v2/models/simple/infer", nil, simpleJSONBody(t)); rep.status != 400 {
+	if rep := do(t, s, "POST", "/v2/models/simple/infer", nil, simpleJSONBody(t)); rep.status != 404 {
 		t.Fatalf("infer after unload: %d", rep.status)
 	}
 	if rep := do(t, s, "POST", "/v2/repository/index", nil, []byte(`{"ready":true}`)); string(rep.body) != "[]" {

@@ -52,7 +52,7 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 			searchBlock(bw, p)
 			continue
 		}
-		pointBlock(bw, p)
+		pointBlock(bw, p, inProcess(run, p.Server))
 	}
 	if len(run.Points) > 0 {
 		fmt.Fprintln(bw, "\nPoints")
@@ -104,6 +104,20 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	return bw.Flush()
 }
 
+// inProcess says whether the point's server (by its key; "" for the one
+// server) ran inside perfscen.
+func inProcess(run *result.Run, key string) bool {
+	if key == "" && len(run.Environment.Servers) == 0 {
+		return run.Environment.Server.InProcess
+	}
+	for _, s := range run.Environment.Servers {
+		if s.Key == key {
+			return s.InProcess
+		}
+	}
+	return false
+}
+
 func colorLine(s string, color bool) string {
 	if !color {
 		return s
@@ -119,7 +133,7 @@ func colorLine(s string, color bool) string {
 
 // pointBlock follows perf_analyzer's report (inference_profiler.cc
 // ReportClientSideStats / ReportServerSideStats), trailing spaces included.
-func pointBlock(w io.Writer, p *result.Point) {
+func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 	if p.Mode == plan.LoadRequestRate {
 		fmt.Fprintf(w, "Request Rate: %s inference requests per seconds\n", paFloat(p.RequestRate))
 	} else {
@@ -128,8 +142,14 @@ func pointBlock(w io.Writer, p *result.Point) {
 	fmt.Fprintf(w, "  Point: %s (batch %d, %s, shared memory %s, status %s)\n", p.ID, p.BatchSize, p.Protocol, p.SharedMemory, p.Status)
 	figs := p.FigureMetrics()
 	m := &figs
-	if m.Requests == 0 && m.Throughput == 0 && p.Status != result.PointStable && p.Status != result.PointImported {
+	if p.Status == result.PointFailed || m.Requests == 0 && m.Throughput == 0 && p.Status != result.PointStable && p.Status != result.PointImported {
+		// A point that could not be measured shows no throughput or
+		// latency: what its windows saw before the failure is not a
+		// measurement of the server.
 		fmt.Fprintf(w, "  No measurement (%s)\n", p.Status)
+		if p.Errors.Count > 0 {
+			fmt.Fprintf(w, "  Errors: %d%s\n", p.Errors.Count, dominantText(p.Errors))
+		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "  Note: %s\n", n)
 		}
@@ -152,9 +172,15 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    p%d latency: %s usec\n", q.n, usec(q.v))
 	}
 	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
-	if p.Protocol == plan.ProtocolGRPC {
+	_, split := m.Value(plan.MetricClientSendRecv)
+	switch {
+	case !split:
+		// No split measured (an import without one): no line of zeros.
+	case inProc:
+		fmt.Fprintf(w, "    Avg C API time: %.0f usec (request build %.0f usec + wait for the final response %.0f usec)\n", sr+wait, sr, wait)
+	case p.Protocol == plan.ProtocolGRPC:
 		fmt.Fprintf(w, "    Avg gRPC time: %.0f usec ((un)marshal request/response %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
-	} else {
+	default:
 		fmt.Fprintf(w, "    Avg HTTP time: %.0f usec (send/recv %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
 	}
 	if m.Errors > 0 || p.Errors.Count > 0 {
@@ -164,8 +190,8 @@ func pointBlock(w io.Writer, p *result.Point) {
 		if p.Errors.Count != m.Errors || len(p.Windows) > 0 {
 			all = fmt.Sprintf("; %d in all windows, stabilization included", p.Errors.Count)
 		}
-		fmt.Fprintf(w, "    Errors: %d in the kept trials (%s of their requests)%s\n",
-			m.Errors, quantity(m.ErrorRate, "fraction"), all)
+		fmt.Fprintf(w, "    Errors: %d in the kept trials (%s of their requests)%s%s\n",
+			m.Errors, quantity(m.ErrorRate, "fraction"), all, dominantText(p.Errors))
 		for _, e := range p.Errors.First {
 			fmt.Fprintf(w, "      %s\n", e)
 		}
@@ -186,6 +212,14 @@ func serverBlock(w io.Writer, s *result.ServerStats) {
 	fmt.Fprintf(w, "  Server: \n")
 	if s.Reset {
 		fmt.Fprintf(w, "    Statistics reset during the measurement (server restarted); not shown\n")
+		return
+	}
+	if s.RequestCount > 0 && s.InferenceCount == 0 && s.ExecutionCount == 0 && s.QueueUs == 0 &&
+		s.ComputeInputUs == 0 && s.ComputeInferUs == 0 && s.ComputeOutputUs == 0 {
+		// A server that counts requests and their time only (TF Serving's
+		// Prometheus figures): zeros here would read as measured.
+		fmt.Fprintf(w, "    Successful request count: %d\n", s.RequestCount)
+		fmt.Fprintf(w, "    Avg request latency: %.0f usec (the server reports no queue or compute breakdown)\n", truncUs(s.AvgRequestUs))
 		return
 	}
 	fmt.Fprintf(w, "    Inference count: %d\n", s.InferenceCount)
@@ -236,4 +270,17 @@ func toAny(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// dominantText quotes the most frequent class of failure when there are
+// several: "; mostly connection refused (443920 of 443982)".
+func dominantText(e result.ErrorInfo) string {
+	d, ok := e.Dominant()
+	if !ok || len(e.Classes) == 1 && d.Count == e.Count {
+		if ok {
+			return "; all " + d.Class
+		}
+		return ""
+	}
+	return fmt.Sprintf("; mostly %s (%d of %d)", d.Class, d.Count, e.Count)
 }

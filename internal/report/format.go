@@ -261,8 +261,10 @@ var pointHeader = []string{"point", "status", "batch", "protocol", "trials", "in
 
 func pointCells(p *result.Point) []string {
 	m := p.FigureMetrics()
-	if len(p.Trials) == 0 && m.Requests == 0 && m.Errors == 0 && m.Throughput == 0 && m.P50Us == 0 {
-		// Nothing kept: no figure, rather than zeros that read as one.
+	if p.Status == result.PointFailed || len(p.Trials) == 0 && m.Requests == 0 && m.Errors == 0 && m.Throughput == 0 && m.P50Us == 0 {
+		// Nothing kept, or nothing that measures the server (a point that
+		// could not be measured): no figure, rather than numbers that
+		// read as one.
 		return []string{p.ID, p.Status, strconv.Itoa(p.BatchSize), string(p.Protocol), "0",
 			"-", "-", "-", "-", "-", "-", "-", strconv.FormatInt(p.Errors.Count, 10)}
 	}

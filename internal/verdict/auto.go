@@ -99,7 +99,8 @@ func notMeasured(c Check, p *result.Point) Check {
 
 // errorBudget fails a point whose kept trials have more failed requests
 // than the budget allows (default none). A point where nothing succeeded
-// is an environment failure with the server's first error: there is no
+// is an environment failure quoting the dominant class of its failures
+// (the first errors, for results without classes): there is no
 // performance to judge, only a server that refused the requests.
 func errorBudget(p *result.Point, budget float64) (Check, bool) {
 	if !measured(p) || p.Status == result.PointImported && p.Summary.Errors == 0 {
@@ -115,7 +116,16 @@ func errorBudget(p *result.Point, budget float64) (Check, bool) {
 	c := Check{Kind: KindErrors, Key: KeyErrorBudget, Name: fmt.Sprintf("error rate <= %s", pctText(budget)), Model: p.Model, Point: p.ID,
 		Metric: plan.MetricErrorRate, Value: s.ErrorRate, Bound: budget, Op: "<=", Unit: "fraction"}
 	first := ""
-	if len(p.Errors.First) > 0 {
+	if d, ok := p.Errors.Dominant(); ok {
+		// Counted by class, the dominant kind of failure is the one to
+		// quote: a server killed mid-run answers a few dozen 500s while
+		// shutting down, then refuses hundreds of thousands of
+		// connections.
+		first = fmt.Sprintf(": dominant error %s (%d of %d)", d.Class, d.Count, p.Errors.Count)
+		if d.Example != "" {
+			first += ", e.g. " + d.Example
+		}
+	} else if len(p.Errors.First) > 0 {
 		first = ": " + strings.Join(p.Errors.First, "; ")
 	}
 	sent := s.Requests + s.Errors

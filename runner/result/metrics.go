@@ -53,8 +53,8 @@ var getters = map[string]func(m *Metrics) (float64, bool){
 	plan.MetricServerInput:    server(func(s *ServerStats) float64 { return s.ComputeInputUs }),
 	plan.MetricServerInfer:    server(func(s *ServerStats) float64 { return s.ComputeInferUs }),
 	plan.MetricServerOutput:   server(func(s *ServerStats) float64 { return s.ComputeOutputUs }),
-	plan.MetricClientSendRecv: lat(func(m *Metrics) float64 { return m.ClientSendRecvUs }),
-	plan.MetricClientWait:     lat(func(m *Metrics) float64 { return m.ClientWaitUs }),
+	plan.MetricClientSendRecv: split(func(m *Metrics) float64 { return m.ClientSendRecvUs }),
+	plan.MetricClientWait:     split(func(m *Metrics) float64 { return m.ClientWaitUs }),
 	plan.MetricMaxConcurrency: searched(func(m *Metrics) *float64 { return m.MaxConcurrency }),
 	plan.MetricMaxRequestRate: searched(func(m *Metrics) *float64 { return m.MaxRequestRate }),
 }
@@ -77,4 +77,17 @@ func (m *Metrics) Value(name string) (v float64, ok bool) {
 		return 0, false
 	}
 	return get(m)
+}
+
+// split values are absent where no client split was measured: a request
+// always spends some time sending, receiving or waiting, so both at zero
+// is an import without the split (genai-perf, perf_analyzer's dynamic
+// gRPC), not a measurement of zero.
+func split(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if m.ClientSendRecvUs == 0 && m.ClientWaitUs == 0 {
+			return 0, false
+		}
+		return lat(f)(m)
+	}
 }

@@ -102,6 +102,9 @@ type ServerInfo struct {
 	Version    string   `json:"version,omitempty"`
 	Extensions []string `json:"extensions,omitempty"`
 	Embedded   bool     `json:"embedded,omitempty"`
+	// InProcess marks a server run inside perfscen (kind triton_c_api):
+	// its client time is building requests, not a protocol's.
+	InProcess bool `json:"in_process,omitempty"`
 }
 
 // Point is one model at one sweep point.
@@ -194,10 +197,28 @@ type Disturbance struct {
 	CPUPressure *float64 `json:"cpu_pressure,omitempty"`
 }
 
-// ErrorInfo keeps the count and the first distinct messages.
+// ErrorInfo keeps the count, the first distinct messages, and every
+// failure counted by class, the most frequent first.
 type ErrorInfo struct {
-	Count int64    `json:"count"`
-	First []string `json:"first,omitempty"`
+	Count   int64        `json:"count"`
+	First   []string     `json:"first,omitempty"`
+	Classes []ErrorClass `json:"classes,omitempty"`
+}
+
+// ErrorClass counts the failures of one kind (transport.Class): with an
+// example message, the first seen.
+type ErrorClass struct {
+	Class   string `json:"class"`
+	Count   int64  `json:"count"`
+	Example string `json:"example,omitempty"`
+}
+
+// Dominant is the most frequent class of failure, if any.
+func (e ErrorInfo) Dominant() (ErrorClass, bool) {
+	if len(e.Classes) == 0 {
+		return ErrorClass{}, false
+	}
+	return e.Classes[0], true
 }
 
 // Validation summarizes output checks at a point.

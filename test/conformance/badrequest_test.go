@@ -32,9 +32,9 @@ func TestBadRequests(t *testing.T) {
 		substring string
 	}{
 		{name: "unknown model", req: client.InferRequest{Model: "nope", Inputs: good()},
-			httpCode: 400, grpcCode: codes.InvalidArgument, substring: "Request for unknown model: 'nope' is not found"},
+			httpCode: 404, grpcCode: codes.NotFound, substring: "Request for unknown model: 'nope' is not found"},
 		{name: "unknown version", req: client.InferRequest{Model: "simple", Version: "3", Inputs: good()},
-			httpCode: 400, grpcCode: codes.InvalidArgument, substring: "version 3 is not found"},
+			httpCode: 404, grpcCode: codes.NotFound, substring: "version 3 is not found"},
 		{name: "wrong shape", req: client.InferRequest{Model: "simple", Inputs: with(func(in []client.Input) []client.Input {
 			in[0].Shape, in[0].Raw = []int64{1, 8}, i32(make([]int32, 8)...)
 			return in
@@ -62,12 +62,13 @@ func TestBadRequests(t *testing.T) {
 			return in
 		})}, httpCode: 400, grpcCode: codes.InvalidArgument, substring: "Unable to find shared memory region: 'ghost'"},
 	}
-	for _, proto := range protocols {
+	for _, k := range transports {
 		s := start(t, refserver.Options{Models: []string{"simple"}})
-		c := newClient(t, s, proto)
+		c, infer := connect(t, s, k)
+		proto := k.proto
 		for _, tc := range cases {
-			t.Run(proto+"/"+tc.name, func(t *testing.T) {
-				_, err := c.Infer(ctxT(t), &tc.req)
+			t.Run(k.String()+"/"+tc.name, func(t *testing.T) {
+				_, err := infer(ctxT(t), &tc.req)
 				var se *transport.ServerError
 				if !errors.As(err, &se) {
 					t.Fatalf("want a server error, got %v", err)
@@ -79,6 +80,9 @@ func TestBadRequests(t *testing.T) {
 					t.Errorf("message %q does not contain %q", se.Message, tc.substring)
 				}
 			})
+		}
+		if k.own {
+			continue // registration is not an infer call
 		}
 		t.Run(proto+"/shm registration", func(t *testing.T) {
 			ctx := ctxT(t)

@@ -16,6 +16,45 @@ import (
 
 var protocols = []string{"http", "grpc"}
 
+// transportKind is a protocol and the kind of connection its infer calls
+// take: the library transports (net/http, grpc-go), or perfscen's own
+// connections, the path the runner's workers take.
+type transportKind struct {
+	proto string
+	own   bool
+}
+
+func (k transportKind) String() string {
+	if k.own {
+		return k.proto + "-own"
+	}
+	return k.proto + "-library"
+}
+
+// transports is every protocol over both kinds of connection: the tests
+// of infer calls run over all of them.
+var transports = []transportKind{{"http", false}, {"http", true}, {"grpc", false}, {"grpc", true}}
+
+type inferFunc func(context.Context, *client.InferRequest) (*client.InferResponse, error)
+
+// connect returns a client for k's protocol (for the calls other than
+// infer) and the infer of k's kind of connection.
+func connect(t *testing.T, s *refserver.Server, k transportKind, mod ...func(*client.Options)) (client.Client, inferFunc) {
+	t.Helper()
+	c := newClient(t, s, k.proto, mod...)
+	if !k.own {
+		return c, c.Infer
+	}
+	conn := c.(client.ConnClient).NewConn()
+	if conn == nil {
+		t.Fatalf("%s: no connection of the caller's own", k)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return c, func(ctx context.Context, req *client.InferRequest) (*client.InferResponse, error) {
+		return conn.Infer(ctx, req, 0)
+	}
+}
+
 // start runs a reference server on loopback ports picked by the OS.
 func start(t *testing.T, opts refserver.Options) *refserver.Server {
 	t.Helper()
@@ -58,16 +97,10 @@ func newClient(t *testing.T, s *refserver.Server, proto string, mod ...func(*cli
 
 // ownConn returns the Infer of a connection of the caller's own, the path
 // the runner's workers take.
-func ownConn(t *testing.T, s *refserver.Server, proto string, mod ...func(*client.Options)) func(context.Context, *client.InferRequest) (*client.InferResponse, error) {
+func ownConn(t *testing.T, s *refserver.Server, proto string, mod ...func(*client.Options)) inferFunc {
 	t.Helper()
-	conn := newClient(t, s, proto, mod...).(client.ConnClient).NewConn()
-	if conn == nil {
-		t.Fatalf("%s: no connection of the caller's own", proto)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return func(ctx context.Context, req *client.InferRequest) (*client.InferResponse, error) {
-		return conn.Infer(ctx, req, 0)
-	}
+	_, infer := connect(t, s, transportKind{proto, true}, mod...)
+	return infer
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -32,10 +32,11 @@ func createShm(t *testing.T, tag string, size int) (key, path string) {
 }
 
 func TestSharedMemoryRoundTrip(t *testing.T) {
-	for _, proto := range protocols {
-		t.Run(proto, func(t *testing.T) {
+	for _, k := range transports {
+		t.Run(k.String(), func(t *testing.T) {
 			s := start(t, refserver.Options{Models: []string{"simple"}})
-			c := newClient(t, s, proto)
+			c, infer := connect(t, s, k)
+			proto := k.String()
 			ctx := ctxT(t)
 			inKey, inPath := createShm(t, proto+"_in", 128)
 			outKey, outPath := createShm(t, proto+"_out", 128)
@@ -58,7 +59,7 @@ func TestSharedMemoryRoundTrip(t *testing.T) {
 				return client.Input{Tensor: tensor.Tensor{Name: name, DataType: tensor.INT32, Shape: []int64{1, 16}},
 					Shm: &client.ShmRef{Region: "input_data", Offset: off, ByteSize: 64}}
 			}
-			resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple",
+			resp, err := infer(ctx, &client.InferRequest{Model: "simple",
 				Inputs: []client.Input{shmIn("INPUT0", 0), shmIn("INPUT1", 64)},
 				Outputs: []client.RequestedOutput{
 					{Name: "OUTPUT0", Shm: &client.ShmRef{Region: "output_data", Offset: 0, ByteSize: 64}},
@@ -81,7 +82,7 @@ func TestSharedMemoryRoundTrip(t *testing.T) {
 			if err := c.UnregisterSystemSharedMemory(ctx, "input_data"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{shmIn("INPUT0", 0), shmIn("INPUT1", 64)}}); err == nil {
+			if _, err := infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{shmIn("INPUT0", 0), shmIn("INPUT1", 64)}}); err == nil {
 				t.Fatal("infer from an unregistered region succeeded")
 			}
 			if err := c.UnregisterSystemSharedMemory(ctx, ""); err != nil {

@@ -14,10 +14,10 @@ import (
 // rejects during normalization (batch over max_batch_size) records no
 // failure; one that fails in execution (an injected fault) does.
 func TestStatisticsDeltas(t *testing.T) {
-	for _, proto := range protocols {
-		t.Run(proto, func(t *testing.T) {
+	for _, k := range transports {
+		t.Run(k.String(), func(t *testing.T) {
 			s := start(t, refserver.Options{Models: []string{"identity_fp32"}})
-			c := newClient(t, s, proto)
+			c, infer := connect(t, s, k)
 			ctx := ctxT(t)
 			get := func() wire.ModelStats {
 				st, err := c.ModelStatistics(ctx, "identity_fp32", "1")
@@ -29,13 +29,13 @@ func TestStatisticsDeltas(t *testing.T) {
 			before := get()
 			const n, batch = 7, 3
 			for range n {
-				_, err := c.Infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
+				_, err := infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
 					input("INPUT0", tensor.FP32, []int64{batch, 4}, make([]byte, batch*16))}})
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
-			_, err := c.Infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
+			_, err := infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
 				input("INPUT0", tensor.FP32, []int64{9, 1}, make([]byte, 36))}})
 			if err == nil {
 				t.Fatal("batch 9 accepted by a max_batch_size 8 model")
@@ -67,7 +67,7 @@ func TestStatisticsDeltas(t *testing.T) {
 			if err := s.SetModelParameter("identity_fp32", "error_rate", "1"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.Infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
+			if _, err := infer(ctx, &client.InferRequest{Model: "identity_fp32", Inputs: []client.Input{
 				input("INPUT0", tensor.FP32, []int64{1, 4}, make([]byte, 16))}}); err == nil {
 				t.Fatal("injected fault answered")
 			}

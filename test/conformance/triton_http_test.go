@@ -81,10 +81,11 @@ func TestHTTPCudaSharedMemoryWithoutGPU(t *testing.T) {
 // A load with a config override applies it; a malformed one fails to load
 // and the model keeps its previous config.
 func TestLoadWithConfigOverride(t *testing.T) {
-	for _, proto := range protocols {
-		t.Run(proto, func(t *testing.T) {
+	for _, k := range transports {
+		t.Run(k.String(), func(t *testing.T) {
 			s := start(t, refserver.Options{Models: []string{"simple"}})
-			c := newClient(t, s, proto)
+			c, infer := connect(t, s, k)
+			proto := k.proto
 			ctx := ctxT(t)
 			override := `{"max_batch_size": 4, "instance_group": [{"count": 2, "kind": "KIND_CPU"}], "dynamic_batching": {"max_queue_delay_microseconds": 500}}`
 			if err := loadWithConfig(t, s, proto, override); err != nil {
@@ -99,7 +100,7 @@ func TestLoadWithConfigOverride(t *testing.T) {
 			}
 			ones := i32(seq(16, func(int) int32 { return 1 })...)
 			big := append(append(append(append(append([]byte{}, ones...), ones...), ones...), ones...), ones...)
-			_, err = c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
+			_, err = infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
 				input("INPUT0", tensor.INT32, []int64{5, 16}, big), input("INPUT1", tensor.INT32, []int64{5, 16}, big)}})
 			if err == nil || !strings.Contains(err.Error(), "batch-size must be <= 4") {
 				t.Errorf("batch 5 after max_batch_size 4: %v", err)
@@ -172,12 +173,13 @@ func TestMetricsPort(t *testing.T) {
 // perf_analyzer's random data overflows.
 func TestInt32Wraps(t *testing.T) {
 	s := start(t, refserver.Options{Models: []string{"simple", "accumulate"}})
-	for _, proto := range protocols {
-		t.Run(proto, func(t *testing.T) {
-			c := newClient(t, s, proto)
+	for _, k := range transports {
+		t.Run(k.String(), func(t *testing.T) {
+			_, infer := connect(t, s, k)
+			proto := k.String()
 			ctx := ctxT(t)
 			max := i32(seq(16, func(int) int32 { return 2147483647 })...)
-			resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
+			resp, err := infer(ctx, &client.InferRequest{Model: "simple", Inputs: []client.Input{
 				input("INPUT0", tensor.INT32, []int64{1, 16}, max), input("INPUT1", tensor.INT32, []int64{1, 16}, max)}})
 			if err != nil {
 				t.Fatal(err)
@@ -187,7 +189,7 @@ func TestInt32Wraps(t *testing.T) {
 			}
 			var last int32
 			for i, v := range []int32{2147483647, 2147483647, 5} {
-				resp, err := c.Infer(ctx, &client.InferRequest{Model: "accumulate",
+				resp, err := infer(ctx, &client.InferRequest{Model: "accumulate",
 					Inputs:     []client.Input{input("INPUT", tensor.INT32, []int64{1}, i32(v))},
 					Parameters: map[string]any{"sequence_id": proto + "-wrap", "sequence_start": i == 0, "sequence_end": i == 2}})
 				if err != nil {
@@ -219,16 +221,17 @@ func TestTritonExampleModels(t *testing.T) {
 		}
 		return out
 	}
-	for _, proto := range protocols {
-		t.Run(proto, func(t *testing.T) {
-			c := newClient(t, s, proto)
+	for _, k := range transports {
+		t.Run(k.String(), func(t *testing.T) {
+			c, infer := connect(t, s, k)
+			proto := k.String()
 			ctx := ctxT(t)
 			// simple_int8 wraps like INT8.
 			a := make([]byte, 16)
 			for i := range a {
 				a[i] = byte(int8(i * 10))
 			}
-			resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple_int8", Inputs: []client.Input{
+			resp, err := infer(ctx, &client.InferRequest{Model: "simple_int8", Inputs: []client.Input{
 				input("INPUT0", tensor.INT8, []int64{1, 16}, a), input("INPUT1", tensor.INT8, []int64{1, 16}, a)}})
 			if err != nil {
 				t.Fatal(err)
@@ -238,7 +241,7 @@ func TestTritonExampleModels(t *testing.T) {
 				t.Errorf("simple_int8: -106 + -106 = %d, want 44", got)
 			}
 			// simple_string adds and subtracts decimal strings.
-			resp, err = c.Infer(ctx, &client.InferRequest{Model: "simple_string", Inputs: []client.Input{
+			resp, err = infer(ctx, &client.InferRequest{Model: "simple_string", Inputs: []client.Input{
 				input("INPUT0", tensor.BYTES, []int64{1, 16}, strs(decimal(func(i int) int { return i })...)),
 				input("INPUT1", tensor.BYTES, []int64{1, 16}, strs(decimal(func(int) int { return 1 })...))}})
 			if err != nil {
@@ -252,19 +255,19 @@ func TestTritonExampleModels(t *testing.T) {
 			if string(diff[0]) != "-1" {
 				t.Errorf("simple_string OUTPUT1[0] = %q", diff[0])
 			}
-			if _, err := c.Infer(ctx, &client.InferRequest{Model: "simple_string", Inputs: []client.Input{
+			if _, err := infer(ctx, &client.InferRequest{Model: "simple_string", Inputs: []client.Input{
 				input("INPUT0", tensor.BYTES, []int64{1, 16}, strs(append(decimal(func(i int) int { return i })[:15], "x")...)),
 				input("INPUT1", tensor.BYTES, []int64{1, 16}, strs(decimal(func(int) int { return 1 })...))}}); err == nil {
 				t.Error("simple_string accepted a non-decimal string")
 			}
 			// Identities.
-			resp, err = c.Infer(ctx, &client.InferRequest{Model: "simple_identity", Inputs: []client.Input{
+			resp, err = infer(ctx, &client.InferRequest{Model: "simple_identity", Inputs: []client.Input{
 				input("INPUT0", tensor.BYTES, []int64{1, 2}, strs("hello", "triton"))}})
 			if err != nil || string(resp.Outputs[0].Raw) != string(strs("hello", "triton")) {
 				t.Errorf("simple_identity: %v %v", resp, err)
 			}
 			big := i32(seq(2*100, func(i int) int32 { return int32(i) })...)
-			resp, err = c.Infer(ctx, &client.InferRequest{Model: "custom_identity_int32", Inputs: []client.Input{
+			resp, err = infer(ctx, &client.InferRequest{Model: "custom_identity_int32", Inputs: []client.Input{
 				input("INPUT0", tensor.INT32, []int64{2, 100}, big)}})
 			if err != nil || string(resp.Outputs[0].Raw) != string(big) {
 				t.Errorf("custom_identity_int32: %v", err)
@@ -276,7 +279,7 @@ func TestTritonExampleModels(t *testing.T) {
 			// simple_sequence: OUTPUT = INPUT + START, START required.
 			var outs []int32
 			for i, v := range []int32{0, 11, 7} {
-				resp, err := c.Infer(ctx, &client.InferRequest{Model: "simple_sequence",
+				resp, err := infer(ctx, &client.InferRequest{Model: "simple_sequence",
 					Inputs:     []client.Input{input("INPUT", tensor.INT32, []int64{1, 1}, i32(v))},
 					Parameters: map[string]any{"sequence_id": proto + "-seq", "sequence_start": i == 0, "sequence_end": i == 2}})
 				if err != nil {

@@ -7,6 +7,9 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds/grpc"
 	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
+	"github.com/perfscen/perfscen/internal/kinds/tfserving"
+	"github.com/perfscen/perfscen/internal/kinds/torchserve"
+	"github.com/perfscen/perfscen/internal/kinds/tritoncapi"
 )
 
 // Kinds are the service kinds, by their server.kind names.
@@ -15,5 +18,8 @@ func Kinds() kinds.Set {
 		kserve.Kind{},
 		openai.Kind{},
 		grpc.Kind{},
+		tfserving.Kind{},
+		torchserve.Kind{},
+		tritoncapi.Kind{},
 	)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/grpc"
@@ -130,7 +131,15 @@ func TestEmbeddedDemoCalls(t *testing.T) {
 
 // Failures are data, counted by message: the message carries the status
 // code, so the summary counts them per code.
+//
+// It runs on synctest's fake clock: the 50 ms deadline is what the hung
+// model must outlast, and a loaded machine must not make the others
+// outlast it too.
 func TestFailuresCarryTheirCode(t *testing.T) {
+	synctest.Test(t, testFailuresCarryTheirCode)
+}
+
+func testFailuresCarryTheirCode(t *testing.T) {
 	dir := t.TempDir()
 	var mem memnet.Network
 	p := testPlan(dir, plan.Server{Embedded: true, EmbeddedModels: map[string]map[string]string{

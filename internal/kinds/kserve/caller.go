@@ -22,12 +22,16 @@ type caller struct {
 
 	stream    client.Stream
 	streamCtx context.Context
+	// endStream cancels the stream's own context: the only way to end a
+	// gRPC stream from the client, where CloseSend only half-closes it.
+	endStream context.CancelFunc
 
 	// conn is this worker's own connection when the client offers one:
 	// the worker's goroutine then does the whole exchange itself.
 	conn client.Conn
 
-	outputs *workerOutputs // this worker's output shm regions
+	outputs   *workerOutputs // this caller's output shm regions, given back at Close
+	abandoned bool           // a request was cancelled before its reply came
 }
 
 func (p *point) NewCaller(ctx context.Context, worker int) (kinds.Caller, error) {
@@ -36,7 +40,7 @@ func (p *point) NewCaller(ctx context.Context, worker int) (kinds.Caller, error)
 		c.conn = cc.NewConn()
 	}
 	if p.shm != nil {
-		o, err := p.shm.workerOutputs(ctx, worker)
+		o, err := p.shm.workerOutputs(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -88,6 +92,9 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 	out.Done = clock()
 	if err != nil {
 		out.Err = err
+		if ctx.Err() != nil {
+			c.abandoned = true
+		}
 		return
 	}
 	out.SendRecv, out.Wait = resp.Timing.SendRecv, resp.Timing.Wait
@@ -126,21 +133,24 @@ func (c *caller) call(ctx context.Context, req *client.InferRequest, out *kinds.
 // abandoned) are skipped. A decoupled model answers several responses per
 // request: as perf_analyzer does, the request completes at the final one,
 // and the first response's time is kept in out. The response returned is
-// the last that carried outputs. A transport failure drops the stream so
-// the next call reopens it.
+// the last that carried outputs. A failed send or a transport failure
+// ends the stream so the next call opens another: a stream left open
+// would hold its server-side call, and each later failure one more.
 func (c *caller) callStream(req *client.InferRequest, out *kinds.Outcome, clock func() time.Duration) (*client.InferResponse, error) {
 	if c.stream == nil {
-		st, err := c.p.streamer.InferStream(c.streamCtx)
+		ctx, cancel := context.WithCancel(c.streamCtx)
+		st, err := c.p.streamer.InferStream(ctx)
 		if err != nil {
+			cancel()
 			return nil, err
 		}
-		c.stream = st
+		c.stream, c.endStream = st, cancel
 	}
 	c.idBuf = strconv.AppendUint(append(c.idBuf[:0], 'w'), uint64(c.id), 10)
 	c.idBuf = strconv.AppendUint(append(c.idBuf, '-'), c.count, 10)
 	req.ID = string(c.idBuf)
 	if err := c.stream.Send(req); err != nil {
-		c.stream = nil
+		c.dropStream()
 		return nil, err
 	}
 	var last *client.InferResponse
@@ -151,7 +161,7 @@ func (c *caller) callStream(req *client.InferRequest, out *kinds.Outcome, clock 
 		}
 		var se *transport.ServerError
 		if err != nil && !errors.As(err, &se) {
-			c.stream = nil
+			c.dropStream()
 		}
 		if err != nil {
 			return nil, err
@@ -184,7 +194,23 @@ func (c *caller) Close() error {
 	}
 	if c.stream != nil {
 		_ = c.stream.CloseSend()
-		c.stream = nil
+		c.dropStream()
 	}
+	// The engine closes a caller once its last request completed. A
+	// request abandoned at the drain deadline may still be written into
+	// the regions by the server: those stay out of reuse (close frees
+	// them with the rest).
+	if !c.abandoned {
+		c.p.shm.release(c.outputs)
+	}
+	c.outputs = nil
 	return nil
+}
+
+// dropStream ends the stream, if any; the next call opens another.
+func (c *caller) dropStream() {
+	if c.endStream != nil {
+		c.endStream()
+	}
+	c.stream, c.endStream = nil, nil
 }

@@ -51,6 +51,16 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 	if err = applyNegotiation(ctx, p, s.clients, urls, s.neg, env.Net.DialFunc()); err != nil {
 		return nil, err
 	}
+	// CUDA shared memory needs the runtime and a GPU here: say which is
+	// missing before anything is loaded.
+	for _, pt := range p.Points {
+		if pt.SharedMemory == plan.ShmCUDA {
+			if _, err := cudaRuntime(); err != nil {
+				return nil, failure.Invalid(fmt.Errorf("point %s: %w", pt.ID, err))
+			}
+			break
+		}
+	}
 	specs := map[string]inputdata.ModelSpec{}
 	for _, m := range p.Models {
 		spec, err := modelSpec(ctx, s.mainClient(), m, s.neg.useConfig)
@@ -73,6 +83,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		}
 		return d, nil
 	}
+	s.specs = specs
 	s.stats = s.neg.serverStats
 	s.notes = s.neg.notes
 	return s, nil
@@ -87,7 +98,8 @@ type server struct {
 	md      *wire.ServerMetadata
 	neg     negotiation
 	inputs  func(*plan.Point) (*inputdata.Data, error)
-	stats   bool // read statistics around windows
+	specs   map[string]inputdata.ModelSpec // by model alias; nil for FromClient
+	stats   bool                           // read statistics around windows
 	notes   []string
 	shmSeq  int // shared-memory sets made, for unique region names
 }

@@ -35,7 +35,7 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", pt.Model))
 	}
-	useShm, err := shmMode(pt.SharedMemory)
+	useShm, rt, err := shmMode(pt.SharedMemory)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +59,19 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 		p.streamer = st
 	}
 	if useShm {
-		meta, err := cl.ModelMetadata(ctx, m.Name, m.Version)
-		if err != nil {
-			return nil, failure.Env(fmt.Errorf("model metadata for shared memory: %w", err))
+		spec, ok := s.specs[m.Alias]
+		if !ok {
+			meta, err := cl.ModelMetadata(ctx, m.Name, m.Version)
+			if err != nil {
+				return nil, failure.Env(fmt.Errorf("model metadata for shared memory: %w", err))
+			}
+			spec = specFromMetadata(m.Name, meta)
 		}
+		sizer := outputSizer{client: cl, streamer: p.streamer, model: m, spec: spec, data: data,
+			batch: pt.BatchSize, override: pt.OutputShmSize, timeout: s.plan.Server.Timeout}
+		names, sizes := sizer.sizes(ctx)
 		s.shmSeq++
-		set, err := newShmSet(ctx, cl, fmt.Sprintf("p%d", s.shmSeq-1), data, meta, pt.BatchSize, pt.OutputShmSize)
+		set, err := newShmSet(ctx, cl, rt, fmt.Sprintf("p%d", s.shmSeq-1), data, names, sizes)
 		if err != nil {
 			return nil, failure.Env(err)
 		}

@@ -9,43 +9,52 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/cuda"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/shm"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
-// ErrCUDA is returned for points asking for CUDA shared memory.
-var ErrCUDA = errors.New("CUDA shared memory needs a CUDA build of perfscen; this build has none")
+// ErrCUDA marks points asking for CUDA shared memory on a machine where
+// the CUDA runtime or a GPU is missing.
+var ErrCUDA = errors.New("shared_memory: cuda needs the CUDA runtime (libcudart) and a GPU on the client's machine")
 
 // defaultOutputShmSize is perf_analyzer's --output-shared-memory-size, per
 // batch element, used when an output's size cannot be derived.
 const defaultOutputShmSize = 102400
 
 // shmSet owns a point's system shared-memory regions: one per input
-// holding every distinct step's tensor at its own offset, and per worker one
-// region per output so concurrent responses never overlap. close unregisters
-// and unlinks everything it made, whatever happened before.
+// holding every distinct step's tensor at its own offset, and per live
+// caller one region per output so concurrent responses never overlap. A
+// caller's output regions go back to the set when it closes and the next
+// caller (of a later session: warm-up, trial, interleaved round) reuses
+// them, so a point registers each region once whatever number of sessions
+// it runs. close unregisters and unlinks everything it made, whatever
+// happened before.
 type shmSet struct {
 	client client.Client
-	prefix string // region names and keys start with this
+	prefix string        // region names and keys start with this
+	cuda   *cuda.Runtime // nil: system shared memory
 
 	inputRefs [][]client.ShmRef // [flat step][input]
 	outNames  []string
 	outSizes  []uint64
 
 	mu      sync.Mutex
-	regions []*shm.Region
-	names   []string // registered with the server
+	regions []memRegion
+	names   []string         // registered with the server
+	reg     []memRegion      // names' regions
+	free    []*workerOutputs // output sets of closed callers, for reuse
+	outSets int              // output sets made, for unique region names
 }
 
-// newShmSet creates and registers the input regions of data. outSize is the
-// point's OutputShmSize (0 = derive from metadata × batch).
-func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Data, meta *wire.ModelMetadata, batch int, outSize int64) (_ *shmSet, err error) {
-	s := &shmSet{client: c, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
+// newShmSet creates and registers the input regions of data. outSizes are
+// the output regions' sizes (see outputShmSizes).
+func newShmSet(ctx context.Context, c client.Client, rt *cuda.Runtime, tag string, d *inputdata.Data, outNames []string, outSizes []uint64) (_ *shmSet, err error) {
+	s := &shmSet{client: c, cuda: rt, prefix: strings.TrimPrefix(shm.NewKey(tag), "/")}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -73,48 +82,37 @@ func newShmSet(ctx context.Context, c client.Client, tag string, d *inputdata.Da
 		off := 0
 		for i, st := range steps {
 			raw := st.Inputs[k].Raw
-			copy(r.Bytes()[off:], raw)
+			if err := r.write(off, raw); err != nil {
+				return nil, err
+			}
 			s.inputRefs[i][k] = client.ShmRef{Region: name, Offset: uint64(off), ByteSize: uint64(len(raw))}
 			off += len(raw)
 		}
 	}
-	for _, o := range meta.Outputs {
-		s.outNames = append(s.outNames, o.Name)
-		s.outSizes = append(s.outSizes, outputShmSize(o, batch, outSize))
-	}
+	s.outNames, s.outSizes = outNames, outSizes
 	return s, nil
 }
 
-// outputShmSize is the region size for one output: the configured size, or
-// the metadata shape with the batch dim applied, or perf_analyzer's default
-// per batch element for variable or BYTES outputs.
-func outputShmSize(o wire.TensorMetadata, batch int, configured int64) uint64 {
-	if configured > 0 {
-		return uint64(configured)
+func (s *shmSet) create(ctx context.Context, name string, size int) (memRegion, error) {
+	var r memRegion
+	var err error
+	if s.cuda != nil {
+		r, err = newCUDARegion(s.cuda, cudaDevice, size)
+	} else {
+		r, err = newSysRegion(name, size)
 	}
-	shape := append([]int64(nil), o.Shape...)
-	if len(shape) > 0 && shape[0] == -1 {
-		shape[0] = int64(max(batch, 1))
-	}
-	if n, err := tensor.ByteSize(o.DataType, shape); err == nil && n > 0 {
-		return uint64(n)
-	}
-	return uint64(defaultOutputShmSize * max(batch, 1))
-}
-
-func (s *shmSet) create(ctx context.Context, name string, size int) (*shm.Region, error) {
-	r, err := shm.Create("/"+name, size)
 	if err != nil {
-		return nil, fmt.Errorf("creating shared memory: %w", err)
+		return nil, err
 	}
 	s.mu.Lock()
 	s.regions = append(s.regions, r)
 	s.mu.Unlock()
-	if err := s.client.RegisterSystemSharedMemory(ctx, name, r.Key(), 0, uint64(size)); err != nil {
+	if err := r.register(ctx, s.client, name); err != nil {
 		return nil, fmt.Errorf("registering shared memory region %s: %w", name, err)
 	}
 	s.mu.Lock()
 	s.names = append(s.names, name)
+	s.reg = append(s.reg, r)
 	s.mu.Unlock()
 	return r, nil
 }
@@ -124,13 +122,26 @@ func (s *shmSet) inputRef(step, input int) client.ShmRef { return s.inputRefs[st
 // workerOutputs are one worker's output regions.
 type workerOutputs struct {
 	requested []client.RequestedOutput
-	regions   []*shm.Region
+	regions   []memRegion
 }
 
-func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs, error) {
+// workerOutputs gives a caller output regions of its own: a set a closed
+// caller gave back, or a new one. Region names number the sets, not the
+// workers, so two sessions of a point never ask for one name twice.
+func (s *shmSet) workerOutputs(ctx context.Context) (*workerOutputs, error) {
+	s.mu.Lock()
+	if n := len(s.free); n > 0 {
+		o := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.mu.Unlock()
+		return o, nil
+	}
+	set := s.outSets
+	s.outSets++
+	s.mu.Unlock()
 	o := &workerOutputs{}
 	for k, name := range s.outNames {
-		region := fmt.Sprintf("%s_w%d_out%d", s.prefix, worker, k)
+		region := fmt.Sprintf("%s_o%d_out%d", s.prefix, set, k)
 		r, err := s.create(ctx, region, int(s.outSizes[k]))
 		if err != nil {
 			return nil, err
@@ -140,6 +151,17 @@ func (s *shmSet) workerOutputs(ctx context.Context, worker int) (*workerOutputs,
 			Shm: &client.ShmRef{Region: region, ByteSize: s.outSizes[k]}})
 	}
 	return o, nil
+}
+
+// release gives a closed caller's output regions back for reuse; they
+// stay registered until close. No request may be in flight on them.
+func (s *shmSet) release(o *workerOutputs) {
+	if s == nil || o == nil {
+		return
+	}
+	s.mu.Lock()
+	s.free = append(s.free, o)
+	s.mu.Unlock()
 }
 
 // read returns the outputs of a response whose data the server wrote into
@@ -157,6 +179,9 @@ func (o *workerOutputs) read(outs []tensor.Tensor) ([]tensor.Tensor, error) {
 		if k < 0 {
 			got = append(got, t)
 			continue
+		}
+		if err := o.regions[k].sync(); err != nil {
+			return nil, fmt.Errorf("output %s in shared memory: %w", t.Name, err)
 		}
 		buf := o.regions[k].Bytes()
 		n, err := rawLen(t, buf)
@@ -209,34 +234,36 @@ func (s *shmSet) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, name := range s.names {
-		if err := s.client.UnregisterSystemSharedMemory(ctx, name); err != nil {
+	for i, name := range s.names {
+		if err := s.reg[i].unregister(ctx, s.client, name); err != nil {
 			errs = append(errs, fmt.Errorf("unregistering shared memory region %s: %w", name, err))
 		}
 	}
 	for _, r := range s.regions {
-		if err := r.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := r.Unlink(); err != nil {
+		if err := r.free(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	s.names, s.regions = nil, nil
+	s.names, s.reg, s.regions, s.free = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
-// shmMode checks a point's shared_memory setting.
-func shmMode(mode plan.SharedMemory) (system bool, err error) {
+// shmMode checks a point's shared_memory setting: use says whether the
+// point uses shared memory at all, rt is the CUDA runtime for cuda.
+func shmMode(mode plan.SharedMemory) (use bool, rt *cuda.Runtime, err error) {
 	switch mode {
 	case "", plan.ShmNone:
-		return false, nil
+		return false, nil, nil
 	case plan.ShmSystem:
-		return true, nil
+		return true, nil, nil
 	case plan.ShmCUDA:
-		return false, failure.Invalid(ErrCUDA)
+		rt, err := cudaRuntime()
+		if err != nil {
+			return false, nil, failure.Invalid(err)
+		}
+		return true, rt, nil
 	}
-	return false, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
+	return false, nil, failure.Invalid(fmt.Errorf("shared_memory %q isn't one of [none, system, cuda]", mode))
 }
 
 // cleanupTimeout bounds shared-memory unregistration after a stop.

@@ -74,21 +74,11 @@ func New(opts Options) (*Client, error) {
 	if conns <= 0 {
 		conns = 1024
 	}
-	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		MaxConnsPerHost:     conns,
-		IdleConnTimeout:     90 * time.Second,
-		TLSClientConfig:     opts.TLS,
-		// Streams are read as they arrive; compression would hold chunks
-		// back in the decompressor.
-		DisableCompression: true,
-	}
-	if opts.Dial != nil {
-		tr.DialContext, tr.Proxy = opts.Dial, nil
-	}
+	// The library transport set up for load, as the inference clients
+	// use it: never through a proxy (HTTP_PROXY in a CI environment would
+	// silently measure the proxy), no transparent compression (streams
+	// are read as they arrive; a decompressor would hold chunks back).
+	tr := transport.NewHTTPTransport(transport.HTTPTransportOptions{TLS: opts.TLS, Dial: opts.Dial, MaxConns: conns})
 	c := &Client{opts: opts, hc: &http.Client{Transport: tr, Timeout: opts.Timeout},
 		url: base + "/" + opts.Endpoint, models: base + "/v1/models", header: http.Header{}, now: time.Now}
 	c.header.Set("Content-Type", "application/json")

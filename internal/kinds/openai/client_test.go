@@ -203,3 +203,30 @@ func FuzzGenerateStream(f *testing.F) {
 		}
 	})
 }
+
+// The LLM client never goes through a proxy, as the inference clients do
+// not: HTTP_PROXY set in a CI environment would silently measure the
+// proxy instead of the server. (The variable itself cannot drive this
+// test: net/http reads the environment once per process.)
+func TestClientIgnoresProxyVariables(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+	t.Setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+	for _, opts := range []Options{
+		{URL: "http://llm.invalid:8000", Endpoint: EndpointChat},
+		{URL: "https://llm.invalid:8443", Endpoint: EndpointCompletions, MaxConns: 4},
+	} {
+		c, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, ok := c.hc.Transport.(*http.Transport)
+		if !ok {
+			t.Fatalf("%s: transport %T", opts.URL, c.hc.Transport)
+		}
+		if tr.Proxy != nil {
+			req, _ := http.NewRequest(http.MethodPost, opts.URL, nil)
+			u, _ := tr.Proxy(req)
+			t.Errorf("%s: the client has a proxy function (it would send to %v)", opts.URL, u)
+		}
+	}
+}

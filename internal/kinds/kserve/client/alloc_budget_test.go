@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/transport/h2test"
 )
 
 // Allocation budgets of one request at concurrency 1, as the runner sends
@@ -124,8 +125,8 @@ func BenchmarkGRPCAllocsC1(b *testing.B) {
 
 func BenchmarkGRPCConnAllocsC1(b *testing.B) {
 	msg := simpleReplyMsg(b)
-	fake := newH2Fake(b, func(r *h2Reply) { r.OK(msg) })
-	conn := budgetConn(b, Options{Protocol: "grpc", URL: fake.addr(), Timeout: 10 * time.Second})
+	fake := h2test.New(b, func(r *h2test.Reply) { r.OK(msg) })
+	conn := budgetConn(b, Options{Protocol: "grpc", URL: fake.Addr(), Timeout: 10 * time.Second})
 	req, ctx := budgetRequest(), context.Background()
 	holdToBudget(b, grpcConnAllocBudget, func() error {
 		_, err := conn.Infer(ctx, req, 10*time.Second)

@@ -33,8 +33,8 @@ type Client interface {
 	// UnregisterSystemSharedMemory with name "" unregisters every region.
 	UnregisterSystemSharedMemory(ctx context.Context, name string) error
 	SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error)
-	// RegisterCUDASharedMemory always fails with ErrCUDAUnsupported: this
-	// build has no CUDA to create IPC handles with.
+	// RegisterCUDASharedMemory registers a CUDA IPC handle (the region
+	// is the caller's device memory; see internal/cuda).
 	RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error
 	Close() error
 }
@@ -51,6 +51,8 @@ type ConnClient interface {
 // Conn is one caller's connection. It is not safe for concurrent use. It
 // sends what Client.Infer sends and reports the same errors; timeout (0 =
 // none) bounds each call besides ctx's deadline and the client's Timeout.
+// A response's output tensors may lie in the connection's reply buffer,
+// reused by the next call: they are valid until then (copy to keep them).
 type Conn interface {
 	Infer(ctx context.Context, req *InferRequest, timeout time.Duration) (*InferResponse, error)
 	Close() error
@@ -135,13 +137,24 @@ func (r *InferResponse) Output(name string) (tensor.Tensor, bool) {
 }
 
 // Timing splits a call's client-side wall time. SendRecv is time the client
-// spent building/encoding the request and reading/decoding the reply; Wait is
-// the rest: from the request leaving the client until the reply's first byte
-// (HTTP) or until the reply message arrived (gRPC).
+// spent building, encoding and sending the request and receiving and
+// decoding the reply; Wait is the rest: from the request's last byte
+// leaving the client until the reply's first byte arrived (the status
+// line over HTTP, the response HEADERS frame over the own gRPC
+// connections). grpc-go tells neither moment, so on its connections Wait
+// is the call's time less marshalling and unmarshalling, transfers
+// included.
 type Timing struct {
 	SendRecv time.Duration
 	Wait     time.Duration
 }
 
-// ErrCUDAUnsupported is returned by RegisterCUDASharedMemory.
+// CUDAUnregisterer is implemented by the HTTP and gRPC clients.
+type CUDAUnregisterer interface {
+	// UnregisterCUDASharedMemory with name "" unregisters every region.
+	UnregisterCUDASharedMemory(ctx context.Context, name string) error
+}
+
+// ErrCUDAUnsupported is kept for callers that still test for it; the
+// clients no longer return it.
 var ErrCUDAUnsupported = errors.New("CUDA shared memory is not supported in this build")

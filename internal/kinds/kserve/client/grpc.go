@@ -5,20 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math"
-	"net"
-	"slices"
 	"strings"
 	"sync/atomic"
 
-	"golang.org/x/net/http2/hpack"
-	"google.golang.org/grpc/encoding"
-
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
@@ -27,9 +18,6 @@ import (
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
-// grpcWindow is the stream and connection flow-control window.
-const grpcWindow = 4 << 20
-
 type grpcClient struct {
 	opts  Options
 	conns []*grpc.ClientConn
@@ -37,76 +25,39 @@ type grpcClient struct {
 	next  atomic.Uint64
 
 	// What callers' own connections (NewConn) need to send what grpc-go
-	// sends: the target as :authority, the scheme, TLS with ALPN h2, the
-	// metadata as header fields, the encodings grpc-go would accept.
-	target         string
-	scheme         string
-	tlsCfg         *tls.Config
-	md             []hpack.HeaderField
-	mdOK           bool
-	acceptEncoding string
+	// sends: the target as :authority, TLS, the metadata as header
+	// fields, the encodings grpc-go would accept.
+	own  transport.GRPCConnConfig
+	mdOK bool
 }
-
-// headerCreds sends Options.Headers as metadata on every call without a
-// per-call context allocation.
-type headerCreds struct {
-	md map[string]string
-}
-
-func (h headerCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return h.md, nil
-}
-
-// RequireTransportSecurity is false so plaintext test servers work; users
-// sending tokens should configure TLS.
-func (h headerCreds) RequireTransportSecurity() bool { return false }
 
 func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 	target, tlsScheme, err := splitURL(plan.ProtocolGRPC, opts.URL)
 	if err != nil {
 		return nil, err
 	}
-	c := &grpcClient{opts: opts, target: target, scheme: "http", mdOK: true, acceptEncoding: grpcAcceptEncoding()}
-	creds := insecure.NewCredentials()
+	c := &grpcClient{opts: opts, mdOK: true}
+	var cfg *tls.Config
 	if opts.TLS != nil || tlsScheme {
-		cfg := opts.TLS
+		cfg = opts.TLS
 		if cfg == nil {
-			cfg = &tlsConfigDefault
+			cfg = transport.DefaultTLS()
 		}
-		creds = credentials.NewTLS(cfg.Clone())
-		c.scheme, c.tlsCfg = "https", h2TLS(cfg)
 	}
-	dialOpts := []grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
-		// Triton allows messages up to INT32_MAX; grpc-go defaults to 4 MiB.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
-		// Fixed flow-control windows turn off grpc-go's bandwidth-delay
-		// estimation, whose pings and window updates were half an extra
-		// write per request at concurrency 1; 4 MiB keeps large tensors
-		// from waiting on window updates.
-		grpc.WithInitialWindowSize(grpcWindow),
-		grpc.WithInitialConnWindowSize(grpcWindow),
-	}
-	if opts.Dial != nil {
-		// passthrough hands the address to the dialer unresolved.
-		target = "passthrough:///" + target
-		dial := opts.Dial
-		dialOpts = append(dialOpts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-			return dial(ctx, "tcp", addr)
-		}))
-	}
+	c.own = transport.GRPCConnConfig{Target: target, TLS: cfg, Dial: opts.Dial, Timeout: opts.Timeout,
+		AcceptEncoding: transport.GRPCAcceptEncoding()}
+	dialOpts := transport.GRPCDialOptions{TLS: cfg, Dial: opts.Dial}
 	if len(opts.Headers) > 0 {
 		md := make(map[string]string, len(opts.Headers))
 		for k, v := range opts.Headers {
-			md[toLowerASCII(k)] = v // gRPC metadata keys are lowercase
+			md[strings.ToLower(k)] = v // gRPC metadata keys are lowercase
 		}
-		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(headerCreds{md: md}))
-		c.md = grpcHeaderMD(md)
-		c.mdOK = c.md != nil
+		dialOpts.Metadata = md
+		c.own.Metadata, c.mdOK = transport.GRPCMetadata(md)
 	}
 	n := max(opts.MaxConnections, 1)
 	for range n {
-		cc, err := grpc.NewClient(target, dialOpts...)
+		cc, err := transport.GRPCDial(target, dialOpts)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("grpc client: %w", err)
@@ -115,42 +66,6 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 		c.stubs = append(c.stubs, pb.NewGRPCInferenceServiceClient(cc))
 	}
 	return c, nil
-}
-
-// h2TLS is cfg as grpc-go's TLS credentials use it: ALPN "h2" offered,
-// TLS 1.2 at least.
-func h2TLS(cfg *tls.Config) *tls.Config {
-	cfg = cfg.Clone()
-	if !slices.Contains(cfg.NextProtos, "h2") {
-		cfg.NextProtos = append(cfg.NextProtos, "h2")
-	}
-	if cfg.MinVersion == 0 {
-		cfg.MinVersion = tls.VersionTLS12
-	}
-	return cfg
-}
-
-// grpcAcceptEncoding lists the message compressors registered with grpc-go
-// in this process (gzip and deflate when the reference server is linked
-// in), which grpc-go offers servers in grpc-accept-encoding.
-func grpcAcceptEncoding() string {
-	var names []string
-	for _, n := range []string{"gzip", "deflate"} {
-		if encoding.GetCompressor(n) != nil {
-			names = append(names, n)
-		}
-	}
-	return strings.Join(names, ",")
-}
-
-func toLowerASCII(s string) string {
-	b := []byte(s)
-	for i, ch := range b {
-		if 'A' <= ch && ch <= 'Z' {
-			b[i] = ch + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 func (c *grpcClient) stub() pb.GRPCInferenceServiceClient {
@@ -171,28 +86,9 @@ func (c *grpcClient) Close() error {
 }
 
 // grpcError sorts a failed call into server-sent errors and transport
-// failures. grpc-go reports unreachable servers as UNAVAILABLE, so that code
-// counts as a transport failure even when a server sent it; deadline and
-// cancellation count as transport failures too.
+// failures (transport.GRPCError).
 func grpcError(ctx context.Context, op string, err error) error {
-	st, ok := status.FromError(err)
-	if !ok {
-		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
-	}
-	switch st.Code() {
-	case codes.Unavailable:
-		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
-	case codes.DeadlineExceeded:
-		// gRPC sends the deadline along, and the server may give up a
-		// hair before the client's own timer fires: either way the call
-		// timed out, as an HTTP call would, and is not a server verdict.
-		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", context.DeadlineExceeded, st.Message())}
-	case codes.Canceled:
-		if cerr := ctx.Err(); cerr != nil {
-			return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("%w (%s)", cerr, st.Message())}
-		}
-	}
-	return &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: st.Message()}
+	return transport.GRPCError(ctx, op, err)
 }
 
 func (c *grpcClient) ServerLive(ctx context.Context) (bool, error) {
@@ -356,6 +252,25 @@ func (c *grpcClient) SystemSharedMemoryStatus(ctx context.Context, name string) 
 	return out, nil
 }
 
-func (c *grpcClient) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
-	return fmt.Errorf("grpc register cuda shared memory: %w", ErrCUDAUnsupported)
+func (c *grpcClient) RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error {
+	if name == "" {
+		return fmt.Errorf("grpc register cuda shared memory: empty region name")
+	}
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	_, err := c.stub().CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: name, RawHandle: rawHandle, DeviceId: deviceID, ByteSize: byteSize})
+	if err != nil {
+		return grpcError(ctx, "register cuda shared memory", err)
+	}
+	return nil
+}
+
+// UnregisterCUDASharedMemory unregisters a CUDA region ("" = all).
+func (c *grpcClient) UnregisterCUDASharedMemory(ctx context.Context, name string) error {
+	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	if _, err := c.stub().CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{Name: name}); err != nil {
+		return grpcError(ctx, "unregister cuda shared memory", err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/perfscen/perfscen/internal/transport"
+	"github.com/perfscen/perfscen/internal/transport/h2test"
 )
 
 // scriptConn is a connection whose server side is a fixed byte stream;
@@ -28,36 +30,29 @@ func (c *scriptConn) SetDeadline(time.Time) error      { return nil }
 func (c *scriptConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *scriptConn) SetWriteDeadline(time.Time) error { return nil }
 
-// serverBytes writes what a server sends after its SETTINGS, for stream 1.
-func serverBytes(script func(r *h2Reply)) []byte {
-	var out, hbuf bytes.Buffer
-	r := &h2Reply{Conn: 1, Req: 1, Stream: 1, fr: http2.NewFramer(&out, nil), enc: hpack.NewEncoder(&hbuf), hbuf: &hbuf}
-	script(r)
-	return out.Bytes()
-}
-
-// FuzzGRPCConnReply feeds arbitrary server bytes to the connection's frame
-// and reply parser: it must end in a response that passed validation or in
-// one of the client's three error kinds, never panic or hang.
+// FuzzGRPCConnReply feeds arbitrary server bytes to the caller's own
+// connection, frames and reply decoding together: it must end in a
+// response that passed validation or in one of the client's three error
+// kinds, never panic or hang.
 func FuzzGRPCConnReply(f *testing.F) {
 	msg := simpleReplyMsg(f)
-	f.Add(serverBytes(func(r *h2Reply) { r.OK(msg) }))
-	f.Add(serverBytes(func(r *h2Reply) {
+	f.Add(h2test.Bytes(func(r *h2test.Reply) { r.OK(msg) }))
+	f.Add(h2test.Bytes(func(r *h2test.Reply) {
 		r.Headers(true, []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: "content-type", Value: "application/grpc"},
 			{Name: "grpc-status", Value: "3"}, {Name: "grpc-message", Value: "bad %41"}})
 	}))
-	f.Add(serverBytes(func(r *h2Reply) { r.RST(http2.ErrCodeRefusedStream) }))
-	f.Add(serverBytes(func(r *h2Reply) { r.GoAway(0) }))
-	f.Add(serverBytes(func(r *h2Reply) {
-		r.fr.WritePing(false, [8]byte{1})
-		r.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 10})
-		r.fr.WriteWindowUpdate(0, 100)
-		r.Headers(false, grpcOKHeaders)
+	f.Add(h2test.Bytes(func(r *h2test.Reply) { r.RST(http2.ErrCodeRefusedStream) }))
+	f.Add(h2test.Bytes(func(r *h2test.Reply) { r.GoAway(0) }))
+	f.Add(h2test.Bytes(func(r *h2test.Reply) {
+		r.Framer.WritePing(false, [8]byte{1})
+		r.Framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 10})
+		r.Framer.WriteWindowUpdate(0, 100)
+		r.Headers(false, h2test.OKHeaders)
 		r.Data(false, msg[:7])
 		r.Data(false, msg[7:])
-		r.Headers(true, grpcOKTrailer)
+		r.Headers(true, h2test.OKTrailer)
 	}))
-	f.Add(serverBytes(func(r *h2Reply) {
+	f.Add(h2test.Bytes(func(r *h2test.Reply) {
 		r.Headers(false, []hpack.HeaderField{{Name: ":status", Value: "502"}})
 		r.Data(true, []byte("<html>"))
 	}))
@@ -66,15 +61,21 @@ func FuzzGRPCConnReply(f *testing.F) {
 	http2.NewFramer(&settings, nil).WriteSettings()
 	req := simpleRequest("")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &grpcClient{opts: Options{Protocol: "grpc"}, target: "fuzz:1", scheme: "http", mdOK: true}
-		gc := &grpcConn{c: c, dialConn: func(context.Context, time.Time) (net.Conn, error) {
-			return nil, errors.New("one connection in this test")
-		}}
-		in := io.MultiReader(bytes.NewReader(settings.Bytes()), bytes.NewReader(data))
-		if err := gc.start(&scriptConn{r: in}, time.Time{}); err != nil {
+		var dialled atomic.Bool
+		dial := func(context.Context, string, string) (net.Conn, error) {
+			if dialled.Swap(true) {
+				return nil, errors.New("one connection in this test")
+			}
+			return &scriptConn{r: io.MultiReader(bytes.NewReader(settings.Bytes()), bytes.NewReader(data))}, nil
+		}
+		c, err := New(context.Background(), Options{Protocol: "grpc", URL: "fuzz:1", Dial: dial})
+		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := gc.Infer(context.Background(), req, 0)
+		defer c.Close()
+		conn := c.(ConnClient).NewConn()
+		defer conn.Close()
+		resp, err := conn.Infer(context.Background(), req, 0)
 		if err == nil {
 			for _, o := range resp.Outputs {
 				if o.Raw != nil {

@@ -23,6 +23,7 @@ import (
 	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
+	"github.com/perfscen/perfscen/internal/transport/h2test"
 )
 
 // countingListener counts the connections a server accepted.
@@ -133,14 +134,14 @@ func sameOutputs(a, b []tensor.Tensor) bool {
 	})
 }
 
-// A reply larger than the 4 MiB window the client offers needs its
+// A reply larger than the 16 MiB window the client offers needs its
 // WINDOW_UPDATEs, and a request larger than grpc-go's 64 KiB initial
 // window must wait for the server's: both directions cross their windows.
 func TestGRPCConnLargerThanWindows(t *testing.T) {
 	addr, _ := grpcServer(t, &fakeGRPC{})
 	conn := newConn(t, Options{Protocol: "grpc", URL: addr})
-	const n = 5 << 17 // 2.5 MiB per INT32 tensor: a 5 MiB reply
-	if 2*4*n <= grpcWindow {
+	const n = 5 << 19 // 10 MiB per INT32 tensor: a 20 MiB reply
+	if 2*4*n <= transport.GRPCWindow {
 		t.Fatal("the reply must be larger than the window")
 	}
 	a, b := make([]int32, n), make([]int32, n)
@@ -187,17 +188,17 @@ func TestGRPCConnErrorStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fake := newH2Fake(t, func(r *h2Reply) {
+	fake := h2test.New(t, func(r *h2test.Reply) {
 		switch r.Req {
 		case 1: // trailers after headers, with a status detail grpc-go ignores
-			r.Headers(false, grpcOKHeaders)
+			r.Headers(false, h2test.OKHeaders)
 			r.Headers(true, []hpack.HeaderField{{Name: "grpc-status", Value: "8"}, {Name: "grpc-message", Value: "queue %E2%9C%93 full"}})
 		case 2: // no grpc-status at all
-			r.Headers(false, grpcOKHeaders)
+			r.Headers(false, h2test.OKHeaders)
 			r.Headers(true, []hpack.HeaderField{{Name: "x-other", Value: "1"}})
 		}
 	})
-	conn = newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+	conn = newConn(t, Options{Protocol: "grpc", URL: fake.Addr()})
 	for _, want := range []struct {
 		code codes.Code
 		msg  string
@@ -378,7 +379,7 @@ func TestGRPCConnGoAwayMidRun(t *testing.T) {
 // and then dropped with the connection is a failure, never resent.
 func TestGRPCConnRefusedStreams(t *testing.T) {
 	msg := simpleReplyMsg(t)
-	fake := newH2Fake(t, func(r *h2Reply) {
+	fake := h2test.New(t, func(r *h2test.Reply) {
 		switch {
 		case r.Conn == 1 && r.Req == 2:
 			r.GoAway(r.Stream - 2) // the second request was not taken
@@ -392,7 +393,7 @@ func TestGRPCConnRefusedStreams(t *testing.T) {
 			r.OK(msg)
 		}
 	})
-	conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+	conn := newConn(t, Options{Protocol: "grpc", URL: fake.Addr()})
 	call := func() error {
 		_, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
 		return err
@@ -413,7 +414,7 @@ func TestGRPCConnRefusedStreams(t *testing.T) {
 	if err := call(); !errors.Is(err, transport.ErrUnavailable) { // conn 3, request 2: taken, never answered
 		t.Fatalf("a taken stream whose connection closed: %v, want a transport error", err)
 	}
-	if got := fake.reqs.Load(); got != 5 {
+	if got := fake.Reqs(); got != 5 {
 		t.Errorf("the server saw %d requests, want 5", got)
 	}
 }
@@ -424,65 +425,65 @@ func TestGRPCConnMalformedReplies(t *testing.T) {
 	msg := simpleReplyMsg(t)
 	tests := []struct {
 		name  string
-		reply func(r *h2Reply)
+		reply func(r *h2test.Reply)
 		code  codes.Code // 0: a transport error
 		want  string
 	}{
-		{"http 503", func(r *h2Reply) {
+		{"http 503", func(r *h2test.Reply) {
 			r.Headers(true, []hpack.HeaderField{{Name: ":status", Value: "503"}, {Name: "content-type", Value: "text/plain"}})
 		}, 0, "unexpected HTTP status code received from server: 503 (Service Unavailable); transport: received unexpected content-type \"text/plain\""},
-		{"http 404", func(r *h2Reply) {
+		{"http 404", func(r *h2test.Reply) {
 			r.Headers(false, []hpack.HeaderField{{Name: ":status", Value: "404"}})
 			r.Data(true, []byte("not found"))
 		}, codes.Unimplemented, "unexpected HTTP status code received from server: 404 (Not Found)"},
-		{"no content type", func(r *h2Reply) {
+		{"no content type", func(r *h2test.Reply) {
 			r.Headers(false, []hpack.HeaderField{{Name: ":status", Value: "200"}})
 			r.Data(true, []byte("hello"))
 		}, codes.Unknown, "missing HTTP content-type"},
-		{"two messages", func(r *h2Reply) {
-			r.Headers(false, grpcOKHeaders)
+		{"two messages", func(r *h2test.Reply) {
+			r.Headers(false, h2test.OKHeaders)
 			r.Data(false, append(append([]byte{}, msg...), msg...))
-			r.Headers(true, grpcOKTrailer)
+			r.Headers(true, h2test.OKTrailer)
 		}, codes.Internal, "cardinality violation"},
-		{"no message", func(r *h2Reply) {
-			r.Headers(false, grpcOKHeaders)
-			r.Headers(true, grpcOKTrailer)
+		{"no message", func(r *h2test.Reply) {
+			r.Headers(false, h2test.OKHeaders)
+			r.Headers(true, h2test.OKTrailer)
 		}, codes.Internal, "received no response message"},
-		{"no trailers", func(r *h2Reply) {
-			r.Headers(false, grpcOKHeaders)
+		{"no trailers", func(r *h2test.Reply) {
+			r.Headers(false, h2test.OKHeaders)
 			r.Data(true, msg)
 		}, codes.Internal, "without sending trailers"},
-		{"truncated message", func(r *h2Reply) {
-			r.Headers(false, grpcOKHeaders)
+		{"truncated message", func(r *h2test.Reply) {
+			r.Headers(false, h2test.OKHeaders)
 			r.Data(false, msg[:len(msg)-3])
-			r.Headers(true, grpcOKTrailer)
+			r.Headers(true, h2test.OKTrailer)
 		}, codes.Internal, "truncated"},
-		{"not protobuf", func(r *h2Reply) {
+		{"not protobuf", func(r *h2test.Reply) {
 			r.OK([]byte{0, 0, 0, 0, 3, 0xff, 0xff, 0xff})
 		}, codes.Internal, "failed to unmarshal"},
-		{"compressed, no encoding", func(r *h2Reply) {
+		{"compressed, no encoding", func(r *h2test.Reply) {
 			m := append([]byte{}, msg...)
 			m[0] = 1
 			r.OK(m)
 		}, codes.Internal, "compressed flag set"},
-		{"rst cancel", func(r *h2Reply) { r.RST(http2.ErrCodeCancel) }, codes.Canceled, "RST_STREAM with error code: CANCEL"},
-		{"closed", func(r *h2Reply) { r.Close() }, 0, "EOF"},
-		{"headers mid-stream", func(r *h2Reply) {
-			r.Headers(false, grpcOKHeaders)
-			r.Headers(false, grpcOKHeaders)
+		{"rst cancel", func(r *h2test.Reply) { r.RST(http2.ErrCodeCancel) }, codes.Canceled, "RST_STREAM with error code: CANCEL"},
+		{"closed", func(r *h2test.Reply) { r.Close() }, 0, "EOF"},
+		{"headers mid-stream", func(r *h2test.Reply) {
+			r.Headers(false, h2test.OKHeaders)
+			r.Headers(false, h2test.OKHeaders)
 		}, codes.Internal, "cannot appear in the middle"},
-		{"data before headers", func(r *h2Reply) { r.Data(true, msg) }, codes.Internal, "DATA frame before response headers"},
-		{"request pseudo-header", func(r *h2Reply) {
+		{"data before headers", func(r *h2test.Reply) { r.Data(true, msg) }, codes.Internal, "DATA frame before response headers"},
+		{"request pseudo-header", func(r *h2test.Reply) {
 			r.Headers(true, []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: ":path", Value: "/"}, {Name: "content-type", Value: "application/grpc"}, {Name: "grpc-status", Value: "0"}})
 		}, codes.Internal, "invalid pseudo-header"},
-		{"pseudo-header after a field", func(r *h2Reply) {
+		{"pseudo-header after a field", func(r *h2test.Reply) {
 			r.Headers(true, []hpack.HeaderField{{Name: "content-type", Value: "application/grpc"}, {Name: ":status", Value: "200"}, {Name: "grpc-status", Value: "0"}})
 		}, codes.Internal, "invalid pseudo-header"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := newH2Fake(t, tc.reply)
-			conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+			fake := h2test.New(t, tc.reply)
+			conn := newConn(t, Options{Protocol: "grpc", URL: fake.Addr()})
 			_, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
 			if err == nil {
 				t.Fatal("accepted")
@@ -507,16 +508,16 @@ func TestGRPCConnMalformedReplies(t *testing.T) {
 func TestGRPCConnContinuationAndTable(t *testing.T) {
 	msg := simpleReplyMsg(t)
 	extra := []hpack.HeaderField{{Name: "x-long", Value: strings.Repeat("v", 300)}}
-	fake := newH2Fake(t, func(r *h2Reply) {
-		r.SplitHeaders(false, 7, append(append([]hpack.HeaderField{}, grpcOKHeaders...), extra...))
+	fake := h2test.New(t, func(r *h2test.Reply) {
+		r.SplitHeaders(false, 7, append(append([]hpack.HeaderField{}, h2test.OKHeaders...), extra...))
 		r.Data(false, msg)
 		// A stream the client has not opened: its block enters the table.
 		other := *r
 		other.Stream = r.Stream + 100
 		other.Headers(false, []hpack.HeaderField{{Name: "x-table", Value: "entry"}})
-		r.SplitHeaders(true, 3, append(append([]hpack.HeaderField{}, grpcOKTrailer...), hpack.HeaderField{Name: "x-table", Value: "entry"}))
+		r.SplitHeaders(true, 3, append(append([]hpack.HeaderField{}, h2test.OKTrailer...), hpack.HeaderField{Name: "x-table", Value: "entry"}))
 	})
-	conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+	conn := newConn(t, Options{Protocol: "grpc", URL: fake.Addr()})
 	for i := range 3 {
 		resp, err := conn.Infer(context.Background(), simpleRequest(""), time.Minute)
 		if err != nil {
@@ -531,12 +532,12 @@ func TestGRPCConnContinuationAndTable(t *testing.T) {
 // with the server's status, and the next call takes a new connection,
 // since this side of the stream was left open.
 func TestGRPCConnReplyBeforeRequestEnds(t *testing.T) {
-	fake := newH2Fake(t, nil)
-	fake.onHeaders = func(r *h2Reply) {
+	fake := h2test.New(t, nil)
+	fake.OnHeaders = func(r *h2test.Reply) {
 		r.Headers(true, []hpack.HeaderField{{Name: ":status", Value: "200"}, {Name: "content-type", Value: "application/grpc"},
 			{Name: "grpc-status", Value: "8"}, {Name: "grpc-message", Value: "too large"}})
 	}
-	conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
+	conn := newConn(t, Options{Protocol: "grpc", URL: fake.Addr()})
 	req := simpleRequest("")
 	req.Inputs[0].Raw = make([]byte, 4*(1<<16)) // 256 KiB: beyond the 64 KiB window
 	req.Inputs[0].Shape = []int64{1, 1 << 16}
@@ -547,34 +548,8 @@ func TestGRPCConnReplyBeforeRequestEnds(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if n := fake.conns.Load(); n != 2 {
+	if n := fake.Conns(); n != 2 {
 		t.Errorf("two calls took %d connections, want 2", n)
-	}
-}
-
-// The message size limit holds both ways.
-func TestGRPCConnMessageLimits(t *testing.T) {
-	defer func(m int64) { grpcMaxMsg = m }(grpcMaxMsg)
-	grpcMaxMsg = 100
-	msg := grpcMessage(t, &pb.ModelInferResponse{ModelName: "simple",
-		Outputs:           []*pb.ModelInferResponse_InferOutputTensor{{Name: "OUTPUT0", Datatype: "INT32", Shape: []int64{1, 100}}},
-		RawOutputContents: [][]byte{make([]byte, 400)}})
-	fake := newH2Fake(t, func(r *h2Reply) { r.OK(msg) })
-	conn := newConn(t, Options{Protocol: "grpc", URL: fake.addr()})
-	req := simpleRequest("")
-	req.Parameters = nil
-	_, err := conn.Infer(context.Background(), req, time.Minute)
-	var se *transport.ServerError
-	if !errors.As(err, &se) || se.GRPCCode != codes.ResourceExhausted || !strings.Contains(se.Message, "trying to send message larger than max") {
-		t.Fatalf("large request: %v", err)
-	}
-	if fake.reqs.Load() != 0 {
-		t.Error("a request over the limit was sent")
-	}
-	grpcMaxMsg = 300 // the request fits, the reply does not
-	_, err = conn.Infer(context.Background(), req, time.Minute)
-	if !errors.As(err, &se) || se.GRPCCode != codes.ResourceExhausted || !strings.Contains(se.Message, "received message larger than max") {
-		t.Fatalf("large reply: %v", err)
 	}
 }
 
@@ -622,41 +597,6 @@ func TestGRPCConnNotOffered(t *testing.T) {
 	} {
 		if conn := newClient(t, opts).(ConnClient).NewConn(); conn != nil {
 			t.Errorf("%s: NewConn offered a connection", name)
-		}
-	}
-}
-
-func TestEncodeGRPCTimeout(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		time.Nanosecond:                        "1n",
-		99999999 * time.Nanosecond:             "99999999n",
-		100 * time.Millisecond:                 "100000u",
-		10 * time.Second:                       "10000000u",
-		100 * time.Second:                      "100000m",
-		100000*time.Second + 1:                 "100001S",
-		1000 * time.Hour:                       "3600000S",
-		100000 * time.Hour:                     "6000000M",
-		time.Duration(1<<63 - 1):               "2562048H",
-		150*time.Millisecond + time.Nanosecond: "150001u",
-	} {
-		if got := encodeGRPCTimeout(d); got != want {
-			t.Errorf("encodeGRPCTimeout(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-func TestDecodeGRPCMessage(t *testing.T) {
-	for in, want := range map[string]string{
-		"":               "",
-		"plain":          "plain",
-		"100%25 done":    "100% done",
-		"%E2%9C%93":      "✓",
-		"bad %zz and %4": "bad %zz and %4",
-		"trailing %":     "trailing %",
-		"%41%42C":        "ABC",
-	} {
-		if got := decodeGRPCMessage(in); got != want {
-			t.Errorf("decodeGRPCMessage(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -5,15 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sync/atomic"
-	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
 	"github.com/perfscen/perfscen/internal/transport"
@@ -43,33 +42,11 @@ func newHTTPClient(_ context.Context, opts Options) (Client, error) {
 	if tlsCfg != nil || tlsScheme {
 		scheme = "https"
 		if tlsCfg == nil {
-			tlsCfg = &tlsConfigDefault
+			tlsCfg = transport.DefaultTLS()
 		}
 		tlsCfg = tlsCfg.Clone() // the transport may mutate it
 	}
-	idle := opts.MaxConnections
-	if idle == 0 {
-		// The runner sizes concurrency, not us; keep enough idle connections
-		// that no request ever pays a fresh handshake at steady state.
-		idle = 1024
-	}
-	dial := opts.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	}
-	tr := &http.Transport{
-		Proxy:               nil, // load generation must hit the server directly
-		DialContext:         dial,
-		TLSClientConfig:     tlsCfg,
-		MaxIdleConns:        idle,
-		MaxIdleConnsPerHost: idle,
-		MaxConnsPerHost:     opts.MaxConnections,
-		IdleConnTimeout:     90 * time.Second,
-		// Compression is negotiated explicitly (Options.Gzip) so Go's
-		// transparent gzip never skews the measured decode time.
-		DisableCompression: true,
-		ForceAttemptHTTP2:  false,
-	}
+	tr := transport.NewHTTPTransport(transport.HTTPTransportOptions{TLS: tlsCfg, Dial: opts.Dial, MaxConns: opts.MaxConnections})
 	if opts.NoBinaryTensors {
 		opts.JSONTensors = true
 	}
@@ -156,7 +133,9 @@ func stripURL(err error) error {
 }
 
 // readBody reads the reply in one allocation when Content-Length is known,
-// undoing gzip if the server applied it.
+// undoing gzip if the server applied it. The library path's replies live
+// as long as the caller keeps them, so each has its own buffer; the cap is
+// the own connections' (transport.DefaultMaxReply).
 func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 	var r io.Reader = resp.Body
 	if resp.Header.Get("Content-Encoding") == "gzip" {
@@ -168,6 +147,9 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 		r = zr
 		resp.ContentLength = -1
 	}
+	if resp.ContentLength > transport.DefaultMaxReply {
+		return nil, fmt.Errorf("reply body of %d bytes is over the limit of %d", resp.ContentLength, int64(transport.DefaultMaxReply))
+	}
 	if resp.ContentLength >= 0 {
 		data := make([]byte, resp.ContentLength)
 		if _, err := io.ReadFull(r, data); err != nil {
@@ -175,9 +157,12 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 		}
 		return data, nil
 	}
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, transport.DefaultMaxReply+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading reply body: %w", err)
+	}
+	if len(data) > transport.DefaultMaxReply {
+		return nil, fmt.Errorf("reply body over the limit of %d bytes", int64(transport.DefaultMaxReply))
 	}
 	return data, nil
 }
@@ -347,6 +332,15 @@ func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) 
 	return out, nil
 }
 
-func (c *httpClient) RegisterCUDASharedMemory(context.Context, string, []byte, int64, uint64) error {
-	return fmt.Errorf("http register cuda shared memory: %w", ErrCUDAUnsupported)
+func (c *httpClient) RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error {
+	if name == "" {
+		return fmt.Errorf("http register cuda shared memory: empty region name")
+	}
+	body := wire.CUDASharedMemoryRegister{RawHandle: wire.CUDAHandle{B64: base64.StdEncoding.EncodeToString(rawHandle)}, DeviceID: deviceID, ByteSize: byteSize}
+	return c.call(ctx, "register cuda shared memory", http.MethodPost, shmPath("cudasharedmemory", name, "register"), body, nil)
+}
+
+// UnregisterCUDASharedMemory unregisters a CUDA region ("" = all).
+func (c *httpClient) UnregisterCUDASharedMemory(ctx context.Context, name string) error {
+	return c.call(ctx, "unregister cuda shared memory", http.MethodPost, shmPath("cudasharedmemory", name, "unregister"), nil, nil)
 }

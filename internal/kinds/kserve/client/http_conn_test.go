@@ -332,36 +332,3 @@ func TestHTTPConnNotOffered(t *testing.T) {
 		}
 	}
 }
-
-// A cancellation that reaches a connection between two calls (the
-// interrupt a cancelled context's callback makes) does not fail the next
-// call: a poller connection is revived by the call's deadline, a blocking
-// one, shut down by the interrupt, is replaced.
-func TestOwnConnLateInterrupt(t *testing.T) {
-	_, httpSrv := newFakeHTTP(t)
-	grpcAddr, _ := grpcServer(t, &fakeGRPC{})
-	for name, opts := range map[string]Options{
-		"http": {Protocol: "http", URL: httpSrv.URL},
-		"grpc": {Protocol: "grpc", URL: grpcAddr},
-	} {
-		t.Run(name, func(t *testing.T) {
-			conn := newConn(t, opts)
-			own := func() *ownConn {
-				switch c := conn.(type) {
-				case *httpConn:
-					return &c.ownConn
-				case *grpcConn:
-					return &c.ownConn
-				}
-				t.Fatalf("%T is not an own connection", conn)
-				return nil
-			}()
-			for i := range 3 {
-				if _, err := conn.Infer(context.Background(), simpleRequest("x"), 0); err != nil {
-					t.Fatalf("call %d: %v", i, err)
-				}
-				own.nc.SetDeadline(aLongTimeAgo) // what a late interrupt does
-			}
-		})
-	}
-}

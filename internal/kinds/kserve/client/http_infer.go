@@ -22,14 +22,15 @@ import (
 
 // httpExchange is the per-request state of one Infer call: transport event
 // times (the trace callbacks run on the transport's goroutines, hence
-// atomics; monotonic nanoseconds since epoch) and the request body.
+// atomics; nanoseconds since start, plus one so that 0 means "not yet")
+// and the request body.
 //
 // The body is one contiguous buffer behind a *bytes.Reader: net/http
 // recognises that type, sets ContentLength and GetBody, and writes headers
 // and body with a single write(2). A custom io.Reader costs a second write
 // per request (the headers are flushed first).
 type httpExchange struct {
-	start   atomic.Int64
+	start   time.Time // written before the request is handed over
 	wrote   atomic.Int64
 	first   atomic.Int64
 	wroteOK atomic.Bool // the transport finished writing the body
@@ -68,10 +69,9 @@ func (r *partsReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// epoch anchors monotonic readings that fit in an int64.
-var epoch = time.Now()
-
-func monoNow() int64 { return int64(time.Since(epoch)) }
+// since is a transport event's time: monotonic nanoseconds since the
+// exchange's start, plus one.
+func (x *httpExchange) since() int64 { return int64(time.Since(x.start)) + 1 }
 
 // maxPooledBody keeps one huge request from pinning its buffer for good.
 const maxPooledBody = 16 << 20
@@ -79,12 +79,12 @@ const maxPooledBody = 16 << 20
 var exchangePool = sync.Pool{New: func() any {
 	x := &httpExchange{}
 	x.trace.WroteRequest = func(info httptrace.WroteRequestInfo) {
-		x.wrote.Store(monoNow())
+		x.wrote.Store(x.since())
 		if info.Err == nil {
 			x.wroteOK.Store(true)
 		}
 	}
-	x.trace.GotFirstResponseByte = func() { x.first.Store(monoNow()) }
+	x.trace.GotFirstResponseByte = func() { x.first.Store(x.since()) }
 	return x
 }}
 
@@ -94,7 +94,7 @@ func getExchange() *httpExchange {
 	x.first.Store(0)
 	x.wroteOK.Store(false)
 	x.parts = x.parts[:0]
-	x.start.Store(monoNow())
+	x.start = time.Now()
 	return x
 }
 
@@ -179,8 +179,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if err != nil {
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
-	start := x.start.Load()
-	total := time.Duration(monoNow() - start)
+	total := time.Since(x.start)
 	wrote, first := x.wrote.Load(), x.first.Load()
 	if wrote > 0 && first >= wrote {
 		wait := time.Duration(first - wrote)

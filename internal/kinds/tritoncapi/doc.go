@@ -1,0 +1,12 @@
+// Package tritoncapi is the triton_c_api service kind: perfscen loads
+// Triton's in-process C API (libtritonserver.so) at run time from the path
+// the scenario gives, starts the server inside its own process, loads the
+// scenario's models and drives them with TRITONSERVER_ServerInferAsync and
+// a response allocator of its own, with no network between client and
+// server. Server-side figures come from the server's own statistics, as
+// for the HTTP and gRPC kinds.
+//
+// The library is opened with dlopen through purego, so perfscen builds
+// with no Triton present and without cgo; a machine without the library
+// gets exit 2 naming the path tried.
+package tritoncapi

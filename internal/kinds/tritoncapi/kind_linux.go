@@ -1,0 +1,231 @@
+//go:build linux
+
+package tritoncapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// Kind is Triton's in-process C API.
+type Kind struct{}
+
+// Name is the scenario's server.kind.
+func (Kind) Name() string { return Name }
+
+// model is one plan model as the in-process server describes it.
+type model struct {
+	plan      plan.Model
+	cfg       *wire.ModelConfig
+	decoupled bool
+}
+
+// server is the in-process Triton made ready for load.
+type server struct {
+	plan   *plan.Plan
+	cfg    config
+	ts     *tserver
+	md     *wire.ServerMetadata
+	models map[string]*model // by alias
+	data   map[string]*inputdata.Data
+	notes  []string
+}
+
+// Open loads the library, starts the server, loads the scenario's models
+// (Triton's reason, naming the model, is exit 2 when one fails) and checks
+// the input data against their configs, all before any load.
+func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Server, err error) {
+	if p.Server.Embedded {
+		return nil, failure.Invalid(fmt.Errorf("%s: kind %s has no embedded server; it starts Triton from server.%s.library", kinds.ServerField(p.Server), Name, Name))
+	}
+	c, err := loadSettings(p)
+	if err != nil {
+		return nil, err
+	}
+	field := kinds.OptionsField(srvWithKind(p.Server))
+	l, err := openLib(c.Library)
+	if err != nil {
+		return nil, failure.Invalid(fmt.Errorf("%s.library: %w", field, err))
+	}
+	makeCallbacks(l)
+	// Python models run in stub processes that inherit this environment:
+	// keep them from writing __pycache__ into a (possibly read-only)
+	// repository, as tritonserver's wrapper scripts do.
+	if os.Getenv("PYTHONDONTWRITEBYTECODE") == "" {
+		os.Setenv("PYTHONDONTWRITEBYTECODE", "1")
+	}
+	ts, err := newTServer(l, c)
+	if err != nil {
+		return nil, failure.Invalid(fmt.Errorf("%s: starting Triton in process (repository %s, backends %s): %w", field, c.ModelRepository, c.BackendDirectory, err))
+	}
+	s := &server{plan: p, cfg: c, ts: ts, models: map[string]*model{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.md, err = ts.metadata(); err != nil {
+		return nil, failure.Env(fmt.Errorf("server metadata: %w", err))
+	}
+	loaded := map[string]bool{}
+	for _, m := range p.Models {
+		if !loaded[m.Name] {
+			if err := ctx.Err(); err != nil {
+				return nil, failure.Env(err)
+			}
+			if err := ts.load(m.Name); err != nil {
+				return nil, failure.Invalid(fmt.Errorf("model %q (alias %s) did not load from %s: %w%s", m.Name, m.Alias, c.ModelRepository, err, repositoryHint(c.ModelRepository, m.Name)))
+			}
+			loaded[m.Name] = true
+		}
+		cfg, err := ts.modelConfig(m.Name, m.Version)
+		if err != nil {
+			return nil, failure.Invalid(fmt.Errorf("model %q (alias %s) config: %w", m.Name, m.Alias, err))
+		}
+		mm := &model{plan: m, cfg: cfg}
+		if pb := cfg.Proto; pb != nil && pb.GetModelTransactionPolicy().GetDecoupled() {
+			mm.decoupled = true
+		}
+		if cfg.SequenceBatching && !m.Sequence {
+			return nil, failure.Invalid(fmt.Errorf("model %q (alias %s) has a sequence batcher: set sequence: true so requests carry correlation ids", m.Name, m.Alias))
+		}
+		s.models[m.Alias] = mm
+	}
+	if s.data, err = s.loadInputs(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadInputs prepares every point's input data and checks it against the
+// model configs.
+func (s *server) loadInputs() (map[string]*inputdata.Data, error) {
+	out := map[string]*inputdata.Data{}
+	for _, pt := range s.plan.Points {
+		key := inputKey(pt)
+		if _, done := out[key]; done {
+			continue
+		}
+		m, ok := s.models[pt.Model]
+		if !ok {
+			return nil, failure.Invalid(fmt.Errorf("point %s: model alias %q is not in the plan's models", pt.ID, pt.Model))
+		}
+		if pt.SharedMemory != "" && pt.SharedMemory != plan.ShmNone {
+			return nil, failure.Invalid(fmt.Errorf("point %s: shared_memory %s does not apply to %s: tensors are handed to the server in process", pt.ID, pt.SharedMemory, Name))
+		}
+		if pt.Load.Streaming && !m.decoupled {
+			// Streaming is gRPC's; in process every model may answer
+			// several times, so it is accepted and means nothing.
+			s.notes = appendOnce(s.notes, "load.streaming has no meaning in process; requests go through ServerInferAsync either way")
+		}
+		spec := specOf(m)
+		d, err := inputdata.Load(spec, inputdata.Source{Kind: m.plan.Input.Kind, Paths: m.plan.Input.Paths, BatchSize: pt.BatchSize,
+			Shapes: pt.Shapes, StringLength: m.plan.Input.StringLength, StringData: m.plan.Input.StringData, Seed: 1})
+		if err != nil {
+			return nil, failure.Invalid(fmt.Errorf("input data for model %s (point %s): %w", m.plan.Alias, pt.ID, err))
+		}
+		out[key] = d
+	}
+	return out, nil
+}
+
+// repositoryHint lists the repository's models when it has no folder for
+// name; Triton only says it "failed to poll".
+func repositoryHint(repo, name string) string {
+	if st, err := os.Stat(filepath.Join(repo, name)); err == nil && st.IsDir() {
+		return ""
+	}
+	entries, err := os.ReadDir(repo)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		return "; the repository holds no model"
+	}
+	return "; the repository holds no folder " + name + ", its models: " + strings.Join(names, ", ")
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func inputKey(pt plan.Point) string {
+	return fmt.Sprintf("%s|b=%d|s=%s", pt.Model, pt.BatchSize, pt.ShapeSet)
+}
+
+func specOf(m *model) inputdata.ModelSpec {
+	spec := inputdata.ModelSpec{Name: m.plan.Name, MaxBatchSize: m.cfg.MaxBatchSize}
+	for _, t := range m.cfg.Inputs {
+		spec.Inputs = append(spec.Inputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Dims, Optional: t.Optional})
+	}
+	for _, t := range m.cfg.Outputs {
+		spec.Outputs = append(spec.Outputs, inputdata.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Dims})
+	}
+	return spec
+}
+
+func (s *server) Info() result.ServerInfo {
+	info := result.ServerInfo{Key: s.plan.Server.Name, URL: "c-api:" + s.cfg.Library, InProcess: true}
+	if s.md != nil {
+		info.Name, info.Version = s.md.Name, s.md.Version
+		info.Extensions = append([]string(nil), s.md.Extensions...)
+	}
+	return info
+}
+
+func (s *server) Notes() []string {
+	out := append([]string(nil), s.notes...)
+	sort.Strings(out)
+	return out
+}
+
+// Close unloads the models and stops and deletes the server; every
+// request is released by then.
+func (s *server) Close() error {
+	return s.ts.close()
+}
+
+// ErrLeaked says what Triton still held when a check ran.
+var ErrLeaked = errors.New("in-process Triton objects still held")
+
+// Leaks reports in-process servers, requests and output buffers not yet
+// released; nil when everything was given back.
+func Leaks() error {
+	var parts []string
+	if n := liveServers.Load(); n != 0 {
+		parts = append(parts, fmt.Sprintf("%d servers", n))
+	}
+	if n := liveRequests.Load(); n != 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", n))
+	}
+	if n := liveBuffers.Load(); n != 0 {
+		parts = append(parts, fmt.Sprintf("%d output buffers", n))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrLeaked, strings.Join(parts, ", "))
+}

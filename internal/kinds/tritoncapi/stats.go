@@ -1,0 +1,43 @@
+package tritoncapi
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+)
+
+// countersFromJSON reads TRITONSERVER_ServerModelStatistics' JSON (the
+// statistics extension's document) and sums model name's versions
+// (version "" takes every version listed), as the HTTP and gRPC kinds do.
+func countersFromJSON(b []byte, name, version string) (kinds.Counters, error) {
+	var doc wire.StatisticsResponse
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return kinds.Counters{}, fmt.Errorf("statistics: %w", err)
+	}
+	var out kinds.Counters
+	found := false
+	add := func(d *kinds.Duration, x wire.StatDuration) {
+		d.Count += x.Count
+		d.Ns += x.Ns
+	}
+	for _, s := range doc.ModelStats {
+		if s.Name != name || (version != "" && s.Version != version) {
+			continue
+		}
+		found = true
+		out.Inferences += s.InferenceCount
+		out.Executions += s.ExecutionCount
+		add(&out.Success, s.InferenceStats.Success)
+		add(&out.Fail, s.InferenceStats.Fail)
+		add(&out.Queue, s.InferenceStats.Queue)
+		add(&out.ComputeInput, s.InferenceStats.ComputeInput)
+		add(&out.ComputeInfer, s.InferenceStats.ComputeInfer)
+		add(&out.ComputeOutput, s.InferenceStats.ComputeOutput)
+	}
+	if !found {
+		return out, fmt.Errorf("the statistics do not list model %s", name)
+	}
+	return out, nil
+}
