@@ -19,8 +19,10 @@ import (
 // Settings writes "*** Measurement Settings ***".
 func Settings(w io.Writer, p *Params) {
 	fmt.Fprintln(w, "*** Measurement Settings ***")
-	fmt.Fprintf(w, "  Batch size: %d\n", p.BatchSize)
-	fmt.Fprintln(w, "  Service Kind: TRITON")
+	if p.ServiceKind == "triton" || p.UsingBatchSize {
+		fmt.Fprintf(w, "  Batch size: %d\n", p.BatchSize)
+	}
+	fmt.Fprintf(w, "  Service Kind: %s\n", kindNames[p.ServiceKind])
 	if p.RequestCount != 0 {
 		fmt.Fprintf(w, "  Sending a total of %d requests\n", p.RequestCount)
 	} else {
@@ -64,6 +66,18 @@ func Settings(w io.Writer, p *Params) {
 		fmt.Fprintln(w, "  Using synchronous calls for inference")
 	}
 	fmt.Fprintln(w)
+}
+
+// kindNames are BackendKindToString's.
+var kindNames = map[string]string{
+	"triton": "TRITON", "tfserving": "TENSORFLOW_SERVING", "torchserve": "TORCHSERVE",
+	"triton_c_api": "TRITON_C_API", "openai": "OPENAI",
+}
+
+// serverStats says perf_analyzer reports server statistics for the kind:
+// Triton's, over the network or in process.
+func (p *Params) serverStats() bool {
+	return p.ServiceKind == "triton" || p.ServiceKind == "triton_c_api"
 }
 
 // LevelStart writes the line perf_analyzer prints as it moves to a level.
@@ -124,7 +138,9 @@ func Level(w io.Writer, p *Params, pt *result.Point) {
 	for _, q := range Percentiles(p) {
 		fmt.Fprintf(w, "    p%d latency: %d usec\n", q, us(PercentileUs(pt, q)))
 	}
-	if m.Responses == 0 {
+	if m.Responses == 0 && p.ServiceKind == "triton_c_api" {
+		fmt.Fprintln(w, "    ") // perf_analyzer's C API mode has no client library line, only its indent
+	} else if m.Responses == 0 {
 		// perfscen times send and receive together: -v's split shows it
 		// all as the send (marshal), the receive as 0.
 		sr, wait := us(m.ClientSendRecvUs), us(m.ClientWaitUs)
@@ -139,7 +155,7 @@ func Level(w io.Writer, p *Params, pt *result.Point) {
 			fmt.Fprintf(w, "    Avg HTTP time: %d usec (send/recv %d usec + response wait %d usec)\n", sr+wait, sr, wait)
 		}
 	}
-	if s := m.Server; s != nil && !s.Reset {
+	if s := m.Server; s != nil && !s.Reset && p.serverStats() {
 		fmt.Fprintln(w, "  Server: ")
 		if s.RequestCount == 0 {
 			fmt.Fprintf(w, "    Request count: 0\n")

@@ -25,7 +25,7 @@ func CSV(p *Params, pts []*result.Point) []byte {
 	decoupled, server := false, false
 	for _, pt := range pts {
 		decoupled = decoupled || pt.Summary.Responses > 0
-		server = server || (pt.Summary.Server != nil && !pt.Summary.Server.Reset)
+		server = server || (pt.Summary.Server != nil && !pt.Summary.Server.Reset && p.serverStats())
 	}
 	metrics := p.Metrics && p.VerboseCSV
 	cols := []string{"Concurrency"}

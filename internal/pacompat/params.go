@@ -161,6 +161,8 @@ func defaults() *Params {
 		MetricsURL:              "localhost:8002/metrics",
 		MetricsMs:               1000,
 		SSL:                     SSL{HTTPSVerifyPeer: 1, HTTPSVerifyHost: 2, HTTPSClientCertType: "PEM", HTTPSPrivateKeyType: "PEM"},
+		TritonServerDir:         "/opt/tritonserver",
+		SignatureName:           "serving_default",
 	}
 }
 

@@ -304,6 +304,12 @@ func (p *Params) apply(a arg) error {
 		default:
 			return usage("Failed to parse --service-kind. Unsupported type provided: '%s'. The available options are 'triton', 'tfserving', 'torchserve', or 'triton_c_api'.", v)
 		}
+	case "model-signature-name":
+		p.SignatureName = v
+	case "triton-server-directory":
+		p.TritonServerDir = v
+	case "model-repository":
+		p.ModelRepository = v
 	case "grpc-compression-algorithm":
 		switch v {
 		case "none", "gzip", "deflate":

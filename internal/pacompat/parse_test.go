@@ -123,9 +123,8 @@ func TestParseReadsPerfAnalyzerSyntax(t *testing.T) {
 // What perfscen cannot honour is refused by name with its reason.
 func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 	tests := []struct{ args, option string }{
-		{"-m m --service-kind=triton_c_api --model-repository /m", "--model-repository"},
-		{"-m m --service-kind tfserving -i grpc", "--service-kind=tfserving"},
-		{"-m m --service-kind torchserve --input-data /tmp", "--service-kind=torchserve"},
+		{"-m m --service-kind openai --input-data /tmp --endpoint v1/chat/completions", "--endpoint"},
+		{"-m m --service-kind torchserve --input-data /tmp --shared-memory system", "--shared-memory"},
 		{"-m m --trace-level TIMESTAMPS", "--trace-level"},
 		{"-m m --periodic-concurrency-range 1:4 --streaming -i grpc", "--periodic-concurrency-range"},
 		{"-m m --request-intervals /etc/hostname", "--request-intervals"},

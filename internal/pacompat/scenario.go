@@ -46,11 +46,8 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	b.kv(0, "name", scenarioName(p.ModelName), "", "")
 
 	b.line(0, "server:")
-	b.kv(1, "url", p.URL, "-u", "server.url")
-	if p.Protocol != "http" {
-		b.kv(1, "protocol", p.Protocol, "-i", "server.protocol")
-	} else {
-		b.kv(1, "protocol", "http", "", "server.protocol")
+	if err := b.kind(p, dir); err != nil {
+		return nil, err
 	}
 	b.kv(1, "timeout", paTimeout, "", "server.timeout")
 	b.comment(1, "perf_analyzer waits for each reply as long as it takes")
@@ -67,9 +64,11 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	if p.Metrics {
 		b.kv(1, "metrics_url", p.MetricsURL, metricsFlag(p), "server.metrics_url")
 	}
-	if p.InputTensorFormat == "json" {
+	switch {
+	case p.ServiceKind != "triton":
+	case p.InputTensorFormat == "json":
 		b.kv(1, "tensor_format", "json", "--input-tensor-format/--output-tensor-format", "server.tensor_format")
-	} else {
+	default:
 		b.kv(1, "tensor_format", "binary", "", "server.tensor_format")
 	}
 
@@ -114,6 +113,45 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	b.measurement(p)
 	b.search(p)
 	return &Scenario{YAML: []byte(b.out.String()), Flags: b.flags, Notes: b.notes}, nil
+}
+
+// kind writes where requests go: a Triton's URL and protocol, a
+// TensorFlow Serving or TorchServe kind, or Triton in process (its C API
+// library in --triton-server-directory's lib/, as perf_analyzer loads it).
+func (b *builder) kind(p *Params, dir string) error {
+	const kindFlag = "--service-kind"
+	switch p.ServiceKind {
+	case "triton_c_api":
+		b.kv(1, "kind", "triton_c_api", kindFlag, "server.kind")
+		b.line(1, "triton_c_api:")
+		lib, err := relPath(filepath.Join(p.TritonServerDir, "lib", "libtritonserver.so"), dir)
+		if err != nil {
+			return err
+		}
+		repo, err := relPath(p.ModelRepository, dir)
+		if err != nil {
+			return err
+		}
+		b.kv(2, "library", lib, "--triton-server-directory (its lib/libtritonserver.so)", "server.triton_c_api.library")
+		b.kv(2, "model_repository", repo, "--model-repository", "server.triton_c_api.model_repository")
+		if p.URLSpecified {
+			b.notes = append(b.notes, "-u has no effect with --service-kind=triton_c_api (in perf_analyzer either): the server runs in process")
+		}
+		return nil
+	case "tfserving", "torchserve":
+		b.kv(1, "kind", p.ServiceKind, kindFlag, "server.kind")
+	}
+	b.kv(1, "url", p.URL, "-u", "server.url")
+	if p.Protocol != "http" {
+		b.kv(1, "protocol", p.Protocol, "-i", "server.protocol")
+	} else {
+		b.kv(1, "protocol", "http", "", "server.protocol")
+	}
+	if p.ServiceKind == "tfserving" && p.given("model-signature-name") {
+		b.line(1, "tfserving:")
+		b.kv(2, "signature_name", p.SignatureName, "--model-signature-name", "server.tfserving.signature_name")
+	}
+	return nil
 }
 
 // sequenceFlags says the command line targets a sequence model: perfscen

@@ -112,6 +112,9 @@ func (p *Params) verify() error {
 			return usage("--input-data should be provided with a json file with input data for torchserve.")
 		}
 	case "triton_c_api":
+		if p.TritonServerDir == "" {
+			return usage("--triton-server-path should not be empty when using service-kind=triton_c_api.")
+		}
 		if p.ModelRepository == "" {
 			return usage("--model-repository should not be empty when using service-kind=triton_c_api.")
 		}
@@ -148,12 +151,18 @@ func (p *Params) supported() error {
 	refuse := func(opt, format string, args ...any) error {
 		return &UnsupportedError{Option: opt, Reason: fmt.Sprintf(format, args...)}
 	}
-	switch p.ServiceKind {
-	case "triton":
-	case "openai":
+	if p.ServiceKind == "openai" {
 		return refuse("--service-kind=openai", "use a scenario with server.kind: openai; perf_analyzer's openai mode replays request bodies perfscen builds itself")
-	default:
-		return refuse("--service-kind="+p.ServiceKind, "perfscen pa drives Triton / KServe v2 servers over HTTP or gRPC (service kind triton)")
+	}
+	if p.ServiceKind != "triton" {
+		// perf_analyzer reads these for Triton only; the other kinds have
+		// no such settings in perfscen either.
+		switch {
+		case p.SharedMemory != "none":
+			return refuse("--shared-memory", "shared memory is Triton's (service kind triton); %s has none", p.ServiceKind)
+		case len(p.Headers) > 0 && p.ServiceKind == "triton_c_api":
+			return refuse("-H", "the C API has no HTTP headers")
+		}
 	}
 	if p.Compression == "gzip" || p.Compression == "deflate" {
 		return refuse("--grpc-compression-algorithm", "perfscen sends gRPC requests uncompressed (none is honoured)")
