@@ -212,7 +212,6 @@ func TestPABadCommandLines(t *testing.T) {
 		{[]string{"-m", "x", "--binary-search", "--concurrency-range", "1:8"}, "The --latency-threshold cannot be 0 for binary search mode."},
 		{[]string{"-m", "x", "--request", "4"}, "option '--request' is ambiguous"},
 		{[]string{"-m", "x", "--trace-level", "OFF"}, "--trace-level is not supported by perfscen pa: perfscen does not change the server's trace settings"},
-		{[]string{"-m", "x", "--service-kind", "triton_c_api", "--model-repository", "/m"}, "--model-repository is not supported"},
 		{[]string{"--concurrency-range", "1:4"}, "Failed to parse -m (model name). The value must be specified."},
 	}
 	for _, tc := range tests {
@@ -220,6 +219,16 @@ func TestPABadCommandLines(t *testing.T) {
 		if code != exitcode.Invalid || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d\nstdout %q\nstderr %q", tc.args, code, stdout, stderr)
 		}
+	}
+}
+
+// The C API kind names the repository it could not use, exit 2, before
+// any measurement (perf_analyzer too prints its settings first).
+func TestPACAPIMissingRepository(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-repository")
+	code, stdout, stderr := runCLI(t, "pa", "-m", "x", "--service-kind", "triton_c_api", "--model-repository", missing)
+	if code != exitcode.Invalid || !strings.Contains(stderr, missing+" is not a folder") || strings.Contains(stdout, "Request concurrency") {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
 }
 

@@ -455,9 +455,11 @@ func (p *Params) given(key string) bool {
 	return false
 }
 
-func rangeText(start, end, step float64) string {
+// rangeText is a range, quoted: YAML 1.1 readers take 8:128:8 for a
+// base-60 number.
+func rangeText(start, end, step float64) rawYAML {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	return f(start) + ":" + f(end) + ":" + f(step)
+	return rawYAML(strconv.Quote(f(start) + ":" + f(end) + ":" + f(step)))
 }
 
 func (b *builder) measurement(p *Params) {
