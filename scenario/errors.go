@@ -18,10 +18,21 @@ type Error struct {
 	Col  int
 	Path string // field path, e.g. models[1].batch_size; empty for the document
 	Msg  string
+	// Set, for a problem with a --set override, is the override's path:
+	// the message names the flag instead of a place in the file.
+	Set string
 }
 
 func (e Error) Error() string {
 	var b strings.Builder
+	if e.Set != "" {
+		b.WriteString("--set " + e.Set + ": ")
+		if e.Path != "" && e.Path != e.Set {
+			b.WriteString(e.Path + ": ")
+		}
+		b.WriteString(e.Msg)
+		return b.String()
+	}
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
@@ -113,6 +124,8 @@ type collector struct {
 	file string
 	root *yaml.Node
 	errs []Error
+	// set are the --set overrides laid over the document.
+	set []string
 }
 
 // at records msg about the value at p (or the deepest existing ancestor).
@@ -132,6 +145,14 @@ func (c *collector) add(n *yaml.Node, p path, msg string) {
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
 	}
+	if e.Line < 0 {
+		// A node an override brought: the error names the flag.
+		if i := -e.Line - 1; i < len(c.set) {
+			at, _, _ := strings.Cut(c.set[i], "=")
+			e.Set = strings.TrimSpace(at)
+		}
+		e.Line, e.Col = 0, 0
+	}
 	c.errs = append(c.errs, e)
 }
 
@@ -140,7 +161,7 @@ func (c *collector) add(n *yaml.Node, p path, msg string) {
 // scenario names) report at the scenario's line without reading it again.
 func (c *collector) where(p path) string {
 	e := Error{File: c.file, Path: p.String()}
-	if n := c.lookup(p, false); n != nil {
+	if n := c.lookup(p, false); n != nil && n.Line > 0 {
 		e.Line, e.Col = n.Line, n.Column
 	}
 	return strings.TrimSuffix(e.Error(), ": ")

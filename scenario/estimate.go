@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -33,6 +34,12 @@ func Estimate(p *plan.Plan) Estimation {
 	m := p.Measurement
 	e := Estimation{PerPoint: make([]time.Duration, len(p.Points))}
 	for i, pt := range p.Points {
+		if pt.Stage != nil {
+			// A stage lasts its duration, in whole windows.
+			d := time.Duration(max(int((pt.Stage.Duration+m.Window-1)/max(m.Window, 1)), 1)) * m.Window
+			e.PerPoint[i], e.Total, e.Worst = d, e.Total+d, e.Worst+d
+			continue
+		}
 		rate := pointRate(pt.Load)
 		if pt.Load.Mode == plan.LoadIterations {
 			n := float64(pt.Load.WarmupIterations + pt.Load.Iterations)
@@ -55,10 +62,44 @@ func Estimate(p *plan.Plan) Estimation {
 	}
 	e.Assumption = fmt.Sprintf("per point: warm-up + (%d stabilization windows + %d trials) × window at best, (%d max trials + %d trials) × window at worst",
 		StabilityWindows, m.Trials, m.MaxTrials, m.Trials)
+	if len(p.Searches) > 0 {
+		w := m.Window
+		if m.Mode == plan.CountWindows {
+			w = time.Second
+		}
+		best := m.Warmup + time.Duration(StabilityWindows+m.Trials)*w
+		worst := m.Warmup + time.Duration(max(m.MaxTrials, StabilityWindows)+m.Trials)*w
+		for _, s := range p.Searches {
+			_, hi := SearchProbes(&s)
+			e.Total += time.Duration(hi) * best
+			extra := time.Duration(s.MaxExtraTrials) * w
+			e.Worst += time.Duration(hi) * (worst + extra)
+		}
+		e.Assumption += "; a search measures each probe as a point, as many probes as its range can take, the worst case with every extra trial it allows"
+	}
 	if m.Mode == plan.CountWindows || hasIterations(p) {
 		e.Assumption += fmt.Sprintf("; count windows and iterations assume %.0f requests/s per outstanding request (or the request rate), at least 1s per count window", NominalRate)
 	}
 	return e
+}
+
+// SearchProbes is how many probes a search measures at least and at
+// most: a bisection the start, the end and about log2 of the range over
+// the step; a linear search from one probe to every step of its range (an
+// unbounded one is counted as 20 steps).
+func SearchProbes(s *plan.Search) (least, most int) {
+	if s.Method == plan.SearchLinear {
+		n := 20
+		if s.End > 0 {
+			n = int((s.End-s.Start)/s.Step+1e-9) + 1
+		}
+		return 1, n
+	}
+	if s.End <= s.Start {
+		return 1, 1
+	}
+	bisect := int(math.Ceil(math.Log2(math.Max((s.End-s.Start)/s.Step, 1))))
+	return 1, 2 + bisect
 }
 
 func pointRate(l plan.Load) float64 {

@@ -72,3 +72,21 @@ func TestExampleDurations(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchProbes(t *testing.T) {
+	tests := []struct {
+		s           plan.Search
+		least, most int
+	}{
+		{plan.Search{Method: plan.SearchBinary, Start: 1, End: 32, Step: 1}, 1, 7},
+		{plan.Search{Method: plan.SearchBinary, Start: 8, End: 128, Step: 8}, 1, 6},
+		{plan.Search{Method: plan.SearchBinary, Start: 4, End: 4, Step: 1}, 1, 1},
+		{plan.Search{Method: plan.SearchLinear, Start: 1, End: 8, Step: 1}, 1, 8},
+		{plan.Search{Method: plan.SearchLinear, Start: 1, End: 0, Step: 1}, 1, 20},
+	}
+	for _, tc := range tests {
+		if l, m := SearchProbes(&tc.s); l != tc.least || m != tc.most {
+			t.Errorf("%+v: %d..%d probes, want %d..%d", tc.s, l, m, tc.least, tc.most)
+		}
+	}
+}

@@ -30,6 +30,8 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		Measurement:  r.measurement,
 		Checks:       r.checks,
 		LLM:          r.llm,
+		AbortOn:      r.abortOn,
+		Overrides:    s.Overrides,
 	}
 	if len(r.servers) > 0 {
 		// Each server carries its own settings; there is no one server.
@@ -47,6 +49,18 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 				for _, b := range orOneInt(r.sweep.batch, 0) {
 					for _, in := range orOneInt(r.sweep.inTokens, 0) {
 						for _, out := range orOneInt(r.sweep.outTokens, 0) {
+							if len(r.stages) > 0 {
+								for _, st := range r.stages {
+									for mi, m := range r.models {
+										pt := r.stagePoint(mi, m, proto, shm, ss, b, tokens{in, out}, st)
+										p.Points = append(p.Points, pt)
+									}
+								}
+								continue
+							}
+							if r.searchOnly {
+								continue
+							}
 							for _, lv := range r.loadLevels() {
 								for mi, m := range r.models {
 									pt := r.point(mi, m, proto, shm, ss, b, tokens{in, out}, lv)
@@ -59,6 +73,10 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 				}
 			}
 		}
+	}
+	p.Searches = r.expandSearches()
+	if p.Points == nil {
+		p.Points = []plan.Point{} // a scenario of searches alone
 	}
 	return p, nil
 }
@@ -92,6 +110,79 @@ func (r *resolved) expandMixes(p *plan.Plan) {
 			}
 		}
 	}
+}
+
+// stagePoint is one stage of load.stages for one model: the point of the
+// sweep's other coordinates, its load ramped, its id and coordinates
+// naming the stage.
+func (r *resolved) stagePoint(mi int, m plan.Model, proto plan.Protocol, shm string, ss *ShapeSet, batch int, tok tokens, st plan.Stage) plan.Point {
+	lv := loadLevel{concurrency: max(int(st.To), 1), rate: st.To}
+	pt := r.point(mi, m, proto, shm, ss, batch, tok, lv)
+	stage := strconv.Itoa(st.Index)
+	delete(pt.Coords, CoordConcurrency)
+	delete(pt.Coords, CoordRequestRate)
+	pt.Coords[CoordStage] = stage
+	_, rest, _ := strings.Cut(strings.TrimPrefix(pt.ID, m.Alias+"/"), ",")
+	pt.ID = m.Alias + "/stage=" + stage
+	if rest != "" {
+		pt.ID += "," + rest
+	}
+	stg := st
+	pt.Stage = &stg
+	return pt
+}
+
+// expandSearches gives each search, for each of its models, the template
+// its probes are built from: the model at the scenario's first protocol,
+// shared memory, shape set and batch size, in the searched load's mode.
+func (r *resolved) expandSearches() []plan.Search {
+	var out []plan.Search
+	for _, sp := range r.searches {
+		for _, alias := range sp.models {
+			mi := -1
+			for i, m := range r.models {
+				if m.Alias == alias {
+					mi = i
+				}
+			}
+			if mi < 0 {
+				continue
+			}
+			m := r.models[mi]
+			var ss *ShapeSet
+			if len(r.sweep.shapeSets) > 0 {
+				ss = &r.sweep.shapeSets[0]
+			}
+			batch := 0
+			if len(r.sweep.batch) > 0 {
+				batch = r.sweep.batch[0]
+			}
+			lv := loadLevel{concurrency: int(sp.start), rate: sp.start}
+			pt := r.point(mi, m, r.protocols()[0], orOne(r.sweep.shm, r.shm)[0], ss, batch, tokens{}, lv)
+			pt.Load.Iterations, pt.Load.WarmupIterations = 0, 0
+			if sp.metric == plan.MetricMaxConcurrency {
+				pt.Load.Mode, pt.Load.Rate, pt.Load.Distribution = plan.LoadConcurrency, 0, ""
+				pt.Load.Concurrency = int(sp.start)
+				delete(pt.Coords, CoordRequestRate)
+			} else {
+				pt.Load.Mode, pt.Load.Concurrency, pt.Load.Rate = plan.LoadRequestRate, 0, sp.start
+				if pt.Load.Distribution == "" {
+					pt.Load.Distribution = r.searchDistribution
+				}
+				if pt.Load.Distribution == "" {
+					pt.Load.Distribution = plan.Constant
+				}
+				delete(pt.Coords, CoordConcurrency)
+			}
+			pt.Group = 0
+			out = append(out, plan.Search{
+				Name: sp.name, Model: alias, Metric: sp.metric, Start: sp.start, End: sp.end, Step: sp.step,
+				Method: sp.method, Condition: sp.cond, SLOLatencyUs: sp.sloUs, Decide: sp.decide,
+				Confidence: sp.confidence, MaxExtraTrials: sp.maxExtra, Template: pt,
+			})
+		}
+	}
+	return out
 }
 
 // loadLevel is one value of the load dimension.

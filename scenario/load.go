@@ -45,13 +45,55 @@ func LoadPlan(path string, getenv func(string) string) (*plan.Plan, error) {
 // are reported together; a semantic problem on a field the schema already
 // rejected is dropped as noise.
 func Parse(name string, data []byte, getenv func(string) string) (*Scenario, error) {
+	return ParseWith(name, data, getenv, nil)
+}
+
+// LoadWith is Load with --set overrides (path=value) laid over the file
+// before it is checked; see applyOverrides.
+func LoadWith(path string, getenv func(string) string, set []string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading scenario: %w", err)
+	}
+	return ParseWith(path, b, getenv, set)
+}
+
+// LoadPlanWith is LoadWith followed by Expand.
+func LoadPlanWith(path string, getenv func(string) string, set []string) (*plan.Plan, error) {
+	s, err := LoadWith(path, getenv, set)
+	if err != nil {
+		return nil, err
+	}
+	return Expand(s)
+}
+
+// ParseWith is Parse with --set overrides: they are applied to the YAML
+// tree before the schema and every other check, so a bad one is reported
+// like a bad line of the file, naming the flag ("--set measurement.window:
+// …"); the scenario records them (Scenario.Overrides).
+func ParseWith(name string, data []byte, getenv func(string) string, set []string) (*Scenario, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	c := &collector{file: name}
+	c := &collector{file: name, set: set}
+	raw := data // the file's bytes: the scenario's hash is the file's
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &Errors{List: []Error{syntaxError(name, err)}}
+	}
+	if len(set) > 0 {
+		if doc.Kind == 0 {
+			doc.Kind = yaml.DocumentNode
+		}
+		if errs := applyOverrides(&doc, set); len(errs) > 0 {
+			return nil, &Errors{List: errs}
+		}
+		// The typed decode below reads the document with the overrides.
+		b, err := yaml.Marshal(&doc)
+		if err != nil {
+			return nil, &Errors{List: []Error{{File: name, Msg: "applying --set: " + err.Error()}}}
+		}
+		data = b
 	}
 	if len(doc.Content) == 0 {
 		return nil, &Errors{List: []Error{{File: name, Line: 1, Col: 1, Msg: "empty scenario: expected a mapping with version: 1 and models"}}}
@@ -85,10 +127,11 @@ func Parse(name string, data []byte, getenv func(string) string) (*Scenario, err
 		}
 	}
 	s.Path = name
-	sum := sha256.Sum256(data)
+	sum := sha256.Sum256(raw)
 	s.Hash = hex.EncodeToString(sum[:])
+	s.Overrides = append([]string(nil), set...)
 
-	sem := &collector{file: name, root: &doc}
+	sem := &collector{file: name, root: &doc, set: set}
 	s.res = resolve(&s, sem, getenv, filepath.Dir(name))
 	c.errs = append(c.errs, dropShadowed(sem.errs, c.errs[:schemaErrs])...)
 	if len(c.errs) > 0 {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -140,5 +141,23 @@ thresholds:
 		"testdata/inline.yaml:8:49: thresholds[0].models[1]: no model has alias `b`; models: alone/b"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// A search or a ramp moves one model's load on its own; in a mix every
+// model's load is the mix's, so the two are refused together, by line.
+func TestMixRefusesSearchesAndStages(t *testing.T) {
+	src := `
+version: 1
+server: {embedded: true}
+models: [{name: simple, alias: b}]
+mixes:
+  - {name: alone, models: {b: {concurrency: 1}}}
+searches:
+  - {while: p99 < 50ms, concurrency: "1:8"}
+`
+	_, err := parseString(t, src, nil)
+	if err == nil || !strings.Contains(err.Error(), "testdata/inline.yaml:7:1: searches: searches probe one model at a time; they cannot be combined with mixes") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -25,6 +25,17 @@ type resolved struct {
 	checks      plan.Checks
 	llm         *plan.LLM // openai kind only
 	mixes       []resolvedMix
+	stages      []plan.Stage
+	searches    []searchSpec
+	// searchChecks are the thresholds searches state on their figures.
+	searchChecks []plan.Threshold
+	abortOn      []plan.Threshold
+	// searchDistribution is load.distribution for request_rate searches
+	// of a scenario whose own load is a concurrency.
+	searchDistribution plan.Distribution
+	// searchOnly: the scenario searches and names no load level of its
+	// own, so the sweep has no points (only the searches' probes).
+	searchOnly bool
 }
 
 // sweepDims holds the swept values; nil means "not swept".
@@ -65,11 +76,17 @@ func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) 
 	resolveModels(s, c, r, dir)
 	resolveLLM(s, c, r, getenv)
 	resolveLoad(s, c, r)
+	resolveStages(s, c, r)
 	resolveSweep(s, c, r)
 	resolveEndpoints(s, c, r)
 	r.measurement = resolveMeasurement(s, c)
 	resolveMixes(s, c, r)
+	resolveSearches(s, c, r)
+	r.searchOnly = len(r.searches) > 0 && len(r.stages) == 0 && r.load.Mode != plan.LoadIterations &&
+		s.Load.Concurrency == 0 && s.Load.RequestRate == 0 && len(s.Sweep.Concurrency) == 0 && len(s.Sweep.RequestRate) == 0
+	resolveAbortOn(s, c, r)
 	resolveChecks(s, c, r, dir)
+	r.checks.Thresholds = append(r.checks.Thresholds, r.searchChecks...)
 	return r
 }
 

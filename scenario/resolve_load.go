@@ -33,9 +33,10 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		if len(s.Sweep.RequestRate) > 0 {
 			c.atKey(path{"sweep", "request_rate"}, "needs load.mode: request_rate (mode is %s)", mode)
 		}
-		if in.Distribution != "" {
-			c.atKey(p.child("distribution"), "applies only with mode: request_rate")
+		if in.Distribution != "" && !rateSearch(s) {
+			c.atKey(p.child("distribution"), "applies only with mode: request_rate (or a request_rate search)")
 		}
+		r.searchDistribution = plan.Distribution(in.Distribution)
 		if mode == plan.LoadIterations && in.Iterations == 0 {
 			c.at(p, "mode iterations needs `iterations` (requests per point)")
 		}
@@ -50,7 +51,7 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		if len(s.Sweep.Concurrency) > 0 {
 			c.atKey(path{"sweep", "concurrency"}, "does not apply with load.mode: request_rate")
 		}
-		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 {
+		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 {
 			c.at(p, "mode request_rate needs `request_rate` or sweep.request_rate")
 		}
 		if in.Iterations != 0 {
@@ -78,6 +79,16 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 			r.outShm = n
 		}
 	}
+}
+
+// rateSearch says some search probes request rates.
+func rateSearch(s *Scenario) bool {
+	for _, sp := range s.Searches {
+		if sp.RequestRate != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // maxPointsPerModel bounds the cartesian product so a sweep typo fails at

@@ -48,6 +48,14 @@ func resolveMixes(s *Scenario, c *collector, r *resolved) {
 	if r.load.Mode == plan.LoadIterations {
 		c.at(path{"load", "mode"}, "mixes measure windows; mode iterations has none (give each model its load under mixes)")
 	}
+	// A search probes one model at a time and a ramp changes one model's
+	// load; in a mix every model's load is the mix's.
+	if len(s.Searches) > 0 {
+		c.atKey(path{"searches"}, "searches probe one model at a time; they cannot be combined with mixes (search in a scenario of its own)")
+	}
+	if len(s.Load.Stages) > 0 {
+		c.atKey(path{"load", "stages"}, "load.stages ramp one model's load; they cannot be combined with mixes")
+	}
 	for _, g := range []struct {
 		key   string
 		given bool

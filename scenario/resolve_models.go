@@ -44,7 +44,11 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 			Validate:       m.ValidateOutputs,
 			FloatTolerance: m.FloatTolerance,
 			Sequence:       m.Sequence,
+			SequenceLength: m.SequenceLength,
 			Input:          resolveInput(m, c, p.child("input_data"), dir),
+		}
+		if m.SequenceLength != 0 && !m.Sequence {
+			c.atKey(p.child("sequence_length"), "applies only to a sequence model (sequence: true)")
 		}
 		if m.MaxErrorRate != "" {
 			v := parseErrorRate(m.MaxErrorRate, p.child("max_error_rate"), c)

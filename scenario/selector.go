@@ -19,11 +19,13 @@ const (
 	CoordSharedMemory = "shared_memory"
 	CoordInputTokens  = "input_tokens"  // kind openai, when swept
 	CoordOutputTokens = "output_tokens" // kind openai, when swept
+	CoordStage        = "stage"         // load.stages: the stage's number, from 1
+	CoordSearch       = "search"        // a search's figure and its probes
 )
 
 func (a At) empty() bool {
 	return len(a.Concurrency)+len(a.RequestRate)+len(a.BatchSize)+len(a.ShapeSet)+len(a.Protocol)+len(a.SharedMemory)+
-		len(a.InputTokens)+len(a.OutputTokens) == 0
+		len(a.InputTokens)+len(a.OutputTokens)+len(a.Stage)+len(a.Search) == 0
 }
 
 func (a At) fields() []struct {
@@ -42,6 +44,8 @@ func (a At) fields() []struct {
 		{CoordSharedMemory, a.SharedMemory},
 		{CoordInputTokens, a.InputTokens},
 		{CoordOutputTokens, a.OutputTokens},
+		{CoordStage, a.Stage},
+		{CoordSearch, a.Search},
 	}
 }
 
@@ -88,6 +92,16 @@ func (r *resolved) coordValues() map[string][]string {
 		for _, v := range d.rate {
 			out[CoordRequestRate] = append(out[CoordRequestRate], formatNumber(v))
 		}
+	}
+	if len(r.stages) > 0 || r.searchOnly {
+		delete(out, CoordConcurrency)
+		delete(out, CoordRequestRate)
+		for _, st := range r.stages {
+			out[CoordStage] = append(out[CoordStage], strconv.Itoa(st.Index))
+		}
+	}
+	for _, s := range r.searches {
+		out[CoordSearch] = append(out[CoordSearch], s.name)
 	}
 	return out
 }
@@ -143,7 +157,7 @@ func resolveAt(c *collector, p path, a At, coords map[string][]string) map[strin
 
 func canonicalCoord(name, v string) (string, bool) {
 	switch name {
-	case CoordConcurrency, CoordBatchSize, CoordInputTokens, CoordOutputTokens:
+	case CoordConcurrency, CoordBatchSize, CoordInputTokens, CoordOutputTokens, CoordStage:
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return strconv.Itoa(n), err == nil && n > 0
 	case CoordRequestRate:

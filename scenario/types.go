@@ -24,10 +24,18 @@ type Scenario struct {
 	// Mixes, when given, measure the models in mixes only: each mix runs
 	// its models at the same time, each with its own load.
 	Mixes []Mix `yaml:"mixes"`
+	// Searches find the highest load meeting a condition, a figure each.
+	Searches []SearchSpec `yaml:"searches"`
+	// AbortOn are threshold expressions that stop a point, and the run,
+	// on a window that shows the load hopeless.
+	AbortOn []string `yaml:"abort_on"`
 
 	// Path is the file the scenario came from; Hash the sha256 of its bytes.
 	Path string `yaml:"-"`
 	Hash string `yaml:"-"`
+	// Overrides are the --set path=value settings laid over the file
+	// before it was checked, as given.
+	Overrides []string `yaml:"-"`
 
 	res *resolved // filled by Load's semantic pass, read by Expand
 }
@@ -80,6 +88,7 @@ type Model struct {
 	Sequence        bool               `yaml:"sequence"`
 	MaxErrorRate    string             `yaml:"max_error_rate"`
 	Prompts         *Prompts           `yaml:"prompts"`
+	SequenceLength  int                `yaml:"sequence_length"`
 }
 
 // LoadSpec is how requests are issued; shared memory lives here because it is a
@@ -96,6 +105,31 @@ type LoadSpec struct {
 	MaxThreads             int     `yaml:"max_threads"`
 	SharedMemory           string  `yaml:"shared_memory"`
 	OutputSharedMemorySize string  `yaml:"output_shared_memory_size"`
+	// Stages ramp the load over time (k6's stages): each goes from the
+	// previous target (0 before the first) to its own over its duration.
+	Stages []StageSpec `yaml:"stages"`
+}
+
+// StageSpec is one stage of a ramp.
+type StageSpec struct {
+	Duration string  `yaml:"duration"`
+	Target   float64 `yaml:"target"`
+}
+
+// SearchSpec is one search: the highest load of a range (concurrency or
+// request_rate) at which While holds.
+type SearchSpec struct {
+	Name           string     `yaml:"name"`
+	Models         StringList `yaml:"models"`
+	Concurrency    string     `yaml:"concurrency"`
+	RequestRate    string     `yaml:"request_rate"`
+	Method         string     `yaml:"method"`
+	While          string     `yaml:"while"`
+	SLO            string     `yaml:"slo"`
+	Decide         string     `yaml:"decide"`
+	Confidence     string     `yaml:"confidence"`
+	MaxExtraTrials *int       `yaml:"max_extra_trials"`
+	Threshold      string     `yaml:"threshold"`
 }
 
 // Sweep lists the swept dimensions; the plan is their cartesian product.
@@ -142,6 +176,8 @@ type At struct {
 	SharedMemory StringList `yaml:"shared_memory"`
 	InputTokens  StringList `yaml:"input_tokens"`
 	OutputTokens StringList `yaml:"output_tokens"`
+	Stage        StringList `yaml:"stage"`
+	Search       StringList `yaml:"search"`
 }
 
 // Threshold is written either as a bare expression string or as a mapping.

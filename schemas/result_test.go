@@ -32,6 +32,7 @@ func fullMetrics(x float64) result.Metrics {
 			TPOT:         result.Distribution{Count: 10, AvgUs: 10, P50Us: 9, P90Us: 12, P95Us: 13, P99Us: 14, MaxUs: 15},
 			OutputTokens: 100, InputTokens: 50, OutputTokensPerSec: 1000, Goodput: &goodput, GoodRequests: 9,
 			TokensFromUsage: 9, TokensFromChunks: 1},
+		MaxConcurrency: new(16.0), MaxRequestRate: new(120.0),
 	}
 }
 
@@ -47,6 +48,7 @@ func fullRun() *result.Run {
 		ScenarioFile:  "/src/perfscen/scenarios/quickstart.yaml",
 		BaselinePath:  "/src/perfscen/baselines/quickstart.json",
 		ScenarioHash:  strings.Repeat("ab", 32),
+		Overrides:     []string{"measurement.window=500ms"},
 		Source:        "perfscen",
 		Environment: result.Environment{
 			PerfscenVersion: "v0.1.0", Host: "ci-1", OS: "linux", Arch: "amd64",
@@ -80,6 +82,10 @@ func fullRun() *result.Run {
 			Validation: result.Validation{Enabled: true, Checked: 10, Mismatches: 1, First: []string{"OUTPUT0[3]: 4 != 5"}, Sampled: true},
 			LateSends:  3,
 			Notes:      []string{"note"},
+			Search:     "max_concurrency@p99<50ms",
+			Searched: &result.SearchOutcome{Condition: "p99 < 50ms", Method: "binary", Decide: "interval", Start: 1, End: 64, Step: 1,
+				Found: true, Value: 16, AllMet: true, Failing: 17, Message: "concurrency 16 meets p99 < 50ms",
+				Probes: []result.Probe{{Level: 16, Point: "simple/max_concurrency@p99<50ms/c=16", Outcome: "meets", Value: 40000, Lo: 39000, Hi: 41000, Confidence: 0.95, Trials: 10}}},
 		}},
 	}
 }

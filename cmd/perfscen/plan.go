@@ -25,7 +25,10 @@ import (
 func init() { register(newPlanCmd) }
 
 func newPlanCmd(e *env) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		set    []string
+	)
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show the run matrix a scenario expands to, and how long it should take",
@@ -37,14 +40,15 @@ assumption behind it. Nothing is sent to any server.`,
 		Example: `  perfscen plan scenarios/triton-grpc-shm-sweep.yaml
   perfscen plan --json scenarios/engine-comparison.yaml | jq '.points | length'`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runPlan(e, args[0], asJSON) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runPlan(e, args[0], asJSON, set) },
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved plan as JSON (secret header values are never included)")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "plan the file with an override laid over it, path=value (as perfscen run --set)")
 	return cmd
 }
 
-func runPlan(e *env, file string, asJSON bool) error {
-	p, err := scenario.LoadPlan(file, e.getenv)
+func runPlan(e *env, file string, asJSON bool, set []string) error {
+	p, err := scenario.LoadPlanWith(file, e.getenv, set)
 	if err != nil {
 		printScenarioError(e, file, err)
 		return exitSilently(exitcode.Invalid)
@@ -76,7 +80,11 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 		if pt.Group != 0 {
 			group = strconv.Itoa(pt.Group)
 		}
-		rows[i] = []string{pt.Model, pt.ID, string(pt.Protocol), string(pt.SharedMemory), strconv.Itoa(pt.BatchSize), loadText(pt.Load), group}
+		load := loadText(pt.Load)
+		if st := pt.Stage; st != nil {
+			load = fmt.Sprintf("stage %d: %s → %s over %s", st.Index, strconv.FormatFloat(st.From, 'f', -1, 64), load, st.Duration)
+		}
+		rows[i] = []string{pt.Model, pt.ID, string(pt.Protocol), string(pt.SharedMemory), strconv.Itoa(pt.BatchSize), load, group}
 		if len(p.Mixes) > 0 {
 			// Points of one mix step run at the same time.
 			rows[i] = append(rows[i], strconv.Itoa(pt.Together))
@@ -88,6 +96,16 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	}
 	if err := renderTable(w, head, rows); err != nil {
 		return err
+	}
+	for _, s := range p.Searches {
+		least, most := scenario.SearchProbes(&s)
+		end := strconv.FormatFloat(s.End, 'f', -1, 64)
+		if s.End == 0 {
+			end = "no end"
+		}
+		fmt.Fprintf(w, "search %s: %s, %s over %s %s..%s by %s, %d to %d probe(s), %s\n", s.PointID(), s.Condition.Text, s.Method,
+			strings.TrimPrefix(s.Metric, "max_"), strconv.FormatFloat(s.Start, 'f', -1, 64), end, strconv.FormatFloat(s.Step, 'f', -1, 64),
+			least, most, loadText(s.Template.Load))
 	}
 	fmt.Fprintf(w, "\n%s, %s, measurement: %s\n", plural(len(p.Points), "point"), plural(len(p.Models), "model"), measurementText(p.Measurement))
 	fmt.Fprintf(w, "checks: %s\n", checksText(p.Checks))

@@ -36,6 +36,8 @@ type reportFlags struct {
 	testbed string
 	// fleet: --agents N makes this run the coordinator of N agents.
 	fleet fleetFlags
+	// set are --set path=value overrides laid over each scenario file.
+	set []string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -62,7 +64,8 @@ See docs/distributed.md.`,
   perfscen run scenarios/ --junit out/junit.xml --html out/report.html
   perfscen run scenarios/engine-comparison.yaml --out results.json --csv pa.csv
   perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1
-  PERFSCEN_AGENT_TOKEN=… perfscen run --agents 3 --listen 0.0.0.0:7700 load.yaml   # coordinate 3 perfscen agents`,
+  PERFSCEN_AGENT_TOKEN=… perfscen run --agents 3 --listen 0.0.0.0:7700 load.yaml   # coordinate 3 perfscen agents
+  perfscen run scenarios/quickstart.yaml --set measurement.window=500ms --set 'sweep.concurrency=[1, 2]'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			removeStaleShm(e)
@@ -117,6 +120,7 @@ See docs/distributed.md.`,
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
 	f.fleet.register(fl)
+	fl.StringArrayVar(&f.set, "set", nil, "override a scenario setting without editing the file, path=value (YAML value; repeatable), e.g. measurement.window=500ms or server.url=host:8001; checked like the file and recorded in the result, and a baseline keeps such runs apart")
 	return cmd
 }
 

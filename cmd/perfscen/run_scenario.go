@@ -24,10 +24,15 @@ import (
 // as its plan gets its outputs, a run that never reached the server
 // included, so CI sees each scenario's verdict.
 func runOne(e *env, file string, f reportFlags, many bool) int {
-	pl, err := scenario.LoadPlan(file, e.getenv)
+	pl, err := scenario.LoadPlanWith(file, e.getenv, f.set)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return exitcode.Invalid
+	}
+	for _, o := range pl.Overrides {
+		if !f.quiet {
+			fmt.Fprintf(e.stderr, "perfscen: %s: --set %s\n", file, o)
+		}
 	}
 	if err := applyModelParams(pl, f.modelParams); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)

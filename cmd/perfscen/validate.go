@@ -21,7 +21,8 @@ import (
 func init() { register(newValidateCmd) }
 
 func newValidateCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var set []string
+	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check scenario files without running them",
 		Long: `validate loads each scenario as run would (schema, units, references,
@@ -34,18 +35,20 @@ Exit status: 0 when every file is valid, 2 otherwise.`,
   perfscen validate scenarios/
   TRITON_TOKEN=x perfscen validate ci/*.yaml`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runValidate(e, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runValidate(e, args, set) },
 	}
+	cmd.Flags().StringArrayVar(&set, "set", nil, "check the file with an override laid over it, path=value (as perfscen run --set)")
+	return cmd
 }
 
-func runValidate(e *env, args []string) error {
+func runValidate(e *env, args, set []string) error {
 	files, err := scenarioFiles(args)
 	if err != nil {
 		return exitcode.AsInvalid(err)
 	}
 	bad := 0
 	for _, f := range files {
-		pl, err := scenario.LoadPlan(f, e.getenv)
+		pl, err := scenario.LoadPlanWith(f, e.getenv, set)
 		if err == nil {
 			err = checkEmbedded(pl)
 		}

@@ -1,6 +1,10 @@
 package baseline
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
 	"github.com/perfscen/perfscen/internal/stats"
 
 	"sort"
@@ -154,11 +158,21 @@ func New(scenario string) *File {
 
 // TestbedID is the key a run is filed under; runs that carry no testbed
 // id (some imports) share "unknown".
+//
+// A run made with --set overrides is filed under its testbed plus a digest
+// of the overrides ("ci-1+set.3f2a9c1e"): settings changed on the command
+// line make another series, which the gate never compares with the
+// file's own (it says the series has no history instead).
 func TestbedID(run *result.Run) string {
-	if run.Environment.Testbed != "" {
-		return run.Environment.Testbed
+	id := run.Environment.Testbed
+	if id == "" {
+		id = "unknown"
 	}
-	return "unknown"
+	if len(run.Overrides) == 0 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(strings.Join(run.Overrides, "\n")))
+	return id + "+set." + hex.EncodeToString(sum[:4])
 }
 
 // TestbedIDs lists the file's testbeds, sorted.

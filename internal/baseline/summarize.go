@@ -18,6 +18,11 @@ func Summarize(run *result.Run) Run {
 	}
 	for i := range run.Points {
 		p := &run.Points[i]
+		if p.Search != "" {
+			// A search's probes differ from run to run as its answer
+			// moves; its figure is the search's own point.
+			continue
+		}
 		bp := &Point{
 			Model:   p.Model,
 			Coords:  p.Coords,

@@ -21,7 +21,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		Server: p.Server, Mix: p.Mix,
 		Protocol: proto, SharedMemory: orNone(p.SharedMemory), BatchSize: max(p.BatchSize, 1),
 		Mode: p.Load.Mode, Concurrency: p.Load.Concurrency, RequestRate: p.Load.Rate,
-		Shapes: p.Shapes, Coords: p.Coords, Status: pr.status,
+		Shapes: p.Shapes, Coords: p.Coords, Status: pr.status, Search: p.Search,
 		Errors:    result.ErrorInfo{Count: pr.errs.total, First: pr.errs.first(), Classes: pr.classes.list()},
 		LateSends: pr.late,
 		Notes:     pr.notes,

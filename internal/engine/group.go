@@ -23,6 +23,7 @@ func (rs *runState) interleave(ctx context.Context, units []*unit) (bool, error)
 			}
 			continue
 		}
+		first := len(u.prs[0].windows)
 		stableAt, err := u.stabilize(ctx, false)
 		if interrupted, err := u.outcome(err); interrupted || err != nil {
 			return interrupted, err
@@ -31,9 +32,13 @@ func (rs *runState) interleave(ctx context.Context, units []*unit) (bool, error)
 			continue
 		}
 		for _, pr := range u.prs {
-			if stableAt < 0 {
+			switch {
+			case pr.aborted != "":
+				pr.status = result.PointAborted
+				pr.keep(first, len(pr.windows))
+			case stableAt < 0:
 				pr.status = result.PointUnstable
-			} else {
+			default:
 				pr.status = result.PointStable
 			}
 		}
@@ -41,7 +46,7 @@ func (rs *runState) interleave(ctx context.Context, units []*unit) (bool, error)
 	keep := keepCount(rs.plan.Measurement.Trials)
 	for round := 0; round < keep; round++ {
 		for _, u := range units {
-			if u.iterationsOnly() || u.failed() {
+			if u.iterationsOnly() || u.failed() || u.aborted() {
 				continue
 			}
 			if interrupted, err := u.outcome(u.round(ctx)); interrupted || err != nil {

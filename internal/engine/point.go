@@ -17,6 +17,7 @@ import (
 // measured is one closed window with the figures gathered around it.
 type measured struct {
 	acc       *acc
+	met       result.Metrics // the window's figures, as recorded
 	win       result.Window
 	server    *result.ServerStats
 	gpu       *result.GPUMetrics
@@ -56,6 +57,10 @@ type pointRunner struct {
 	// passedOver counts interleaved windows passed over because no
 	// request finished in them (see round).
 	passedOver int
+	// aborted is why an abort_on condition stopped the point; stopRun
+	// says the run stops with it.
+	aborted string
+	stopRun bool
 }
 
 func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, error) {
@@ -65,6 +70,12 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 		return nil, err
 	}
 	pr := &pointRunner{rs: rs, ss: ss, idx: i, p: p, m: rs.plan.Measurement}
+	if p.Stage != nil {
+		// A ramp changes the point's load window by window: on a copy.
+		cp := *p
+		pr.p = &cp
+		pr.m.Warmup = 0
+	}
 	m, ok := rs.plan.Model(p.Model)
 	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("model alias %q is not in the plan's models", p.Model))
@@ -91,7 +102,7 @@ func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.P
 		kp.Close()
 		return nil, failure.Invalid(err)
 	}
-	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqIDs: seqIDs,
+	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqLen: m.SequenceLength, seqIDs: seqIDs,
 		validateEvery: 1}
 	if p.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
 		pl.llm = &genLoad{slo: p.LLM.Goodput, countChunks: p.LLM.TokenCount == "chunks"}
@@ -146,7 +157,7 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	batch := max(pr.p.BatchSize, 1)
 	dur := w.end - w.start
 	met := w.metrics(batch, dur)
-	m := &measured{acc: w, server: server, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
+	m := &measured{acc: w, server: server, met: met, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
 	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
 		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
 	m.gpu = pr.ss.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
@@ -332,7 +343,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	if w != nil {
 		m := pr.record(w, epoch, server)
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: true})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}
 	if ctx.Err() != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,24 @@ type Options struct {
 	// SampleCPU reads the machine's CPU counters for the disturbance
 	// sentinel (default: ReadCPU("/proc")); ok false records none.
 	SampleCPU func() (CPUSample, bool)
+	// Schedule, when set, is asked once the plan's points are measured,
+	// and again after each step it asks for, what to measure next: a new
+	// point (a search's next probe) or more kept trials of a point
+	// already measured. A zero Next ends the schedule.
+	Schedule func(run *result.Run) Next
+	// Abort, when set, sees every closed window of every point: a
+	// non-empty reason stops the point there (status aborted); stopRun
+	// also stops the run, the points after it unmeasured.
+	Abort func(p *plan.Point, w *result.Window, m *result.Metrics) (reason string, stopRun bool)
+}
+
+// Next is a Schedule's answer.
+type Next struct {
+	// Point is measured next; its ID must be new to the run.
+	Point *plan.Point
+	// More names a measured point that gets Trials more kept trials.
+	More   string
+	Trials int
 }
 
 func (o Options) withDefaults() Options {
@@ -115,8 +134,10 @@ type Event struct {
 	Total  int // points in the plan
 	Point  *plan.Point
 	Window *result.Window
-	Stable bool
-	Result *result.Point
+	// Metrics are the closed window's figures (WindowDone).
+	Metrics *result.Metrics
+	Stable  bool
+	Result  *result.Point
 }
 
 // checkMeasurement refuses a measurement that scenario resolution did not
@@ -156,6 +177,9 @@ type runState struct {
 	// live are the units measured so far, kept (with their points' shared
 	// memory) until the run ends so an extension can add trials.
 	live []*unit
+	// stopped, once set, says why the run stopped early (an abort_on
+	// condition on a point of the sweep).
+	stopped string
 }
 
 func (rs *runState) sampleCPU() (CPUSample, bool) { return rs.opts.SampleCPU() }
@@ -210,10 +234,16 @@ func (rs *runState) server(name string) (*serverState, error) {
 // the server or machine, InvalidInput for input such as CUDA shared memory).
 func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Run, error) {
 	opts = opts.withDefaults()
+	// A schedule adds points as the run goes; they join a copy of the
+	// plan's list, never the caller's.
+	pc := *p
+	pc.Points = slices.Clone(p.Points)
+	p = &pc
 	run := &result.Run{
 		SchemaVersion: result.SchemaVersion,
 		Scenario:      p.Scenario, ScenarioPath: p.ScenarioPath, ScenarioHash: p.ScenarioHash,
 		Source: "perfscen", Started: opts.Now(), Status: result.StatusComplete, Points: []result.Point{},
+		Overrides: p.Overrides,
 	}
 	run.RunID = result.NewRunID(run.Started)
 	servers, order, err := newServers(p, deps)
@@ -277,6 +307,10 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 			run.Status = result.StatusInterrupted
 			break
 		}
+		if rs.stopped != "" {
+			run.Notes = append(run.Notes, rs.stopped)
+			break
+		}
 	}
 	collect := func() {
 		run.Points = run.Points[:0]
@@ -291,6 +325,46 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		}
 	}
 	collect()
+schedule:
+	for opts.Schedule != nil && runErr == nil && rs.stopped == "" && run.Status == result.StatusComplete && ctx.Err() == nil {
+		next := opts.Schedule(run)
+		switch {
+		case next.Point != nil:
+			i := len(p.Points)
+			p.Points = append(p.Points, *next.Point)
+			results = append(results, nil)
+			rs.total = len(p.Points)
+			pts, interrupted, err := rs.measure(ctx, []int{i})
+			results[i] = pts[0]
+			if err != nil {
+				runErr, run.Status = err, result.StatusPartial
+			} else if interrupted {
+				run.Status = result.StatusInterrupted
+			}
+		case next.More != "" && next.Trials > 0:
+			units := rs.extendable([]string{next.More})
+			if len(units) == 0 {
+				runErr, run.Status = fmt.Errorf("engine: schedule asked for more trials of %q, which cannot take them", next.More), result.StatusPartial
+				break
+			}
+			interrupted, err := rs.extend(ctx, units, next.Trials)
+			for _, u := range units {
+				for k, pt := range u.finish(interrupted, err) {
+					pr := u.prs[k]
+					results[pr.idx] = pt
+					rs.progress(Event{Kind: PointDone, Index: pr.idx, Point: pr.p, Result: pt})
+				}
+			}
+			if err != nil {
+				runErr, run.Status = err, result.StatusPartial
+			} else if interrupted {
+				run.Status = result.StatusInterrupted
+			}
+		default:
+			break schedule
+		}
+		collect()
+	}
 	for opts.Extend != nil && runErr == nil && run.Status == result.StatusComplete && ctx.Err() == nil {
 		ids, trials := opts.Extend(run)
 		units := rs.extendable(ids)

@@ -115,6 +115,16 @@ func CheckDistributed(p *plan.Plan, agents int) error {
 	if p.Measurement.Mode == plan.CountWindows {
 		return fmt.Errorf("measurement.mode count_windows: agents cut time windows on one clock; count windows of several agents cannot close together (use time_windows)")
 	}
+	if len(p.Searches) > 0 {
+		// Probes are planned as the search goes; agents run the plan they
+		// were given at the barrier.
+		return fmt.Errorf("searches: a search plans its probes as it goes and is run from one process, not by agents")
+	}
+	for _, pt := range p.Points {
+		if pt.Stage != nil {
+			return fmt.Errorf("load.stages: a ramp is run from one process, not by agents")
+		}
+	}
 	for _, s := range p.AllServers() {
 		if s.Embedded {
 			name := "server"

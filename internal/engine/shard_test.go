@@ -109,6 +109,8 @@ func TestCheckDistributed(t *testing.T) {
 		"server.embedded":                                      func(p *plan.Plan) { p.Server.Embedded = true },
 		"kind openai":                                          func(p *plan.Plan) { p.Server.Kind = plan.KindOpenAI },
 		"point m/c=4: shared memory system":                    func(p *plan.Plan) { p.Points[0].SharedMemory = plan.ShmSystem },
+		"searches: a search plans its probes as it goes":       func(p *plan.Plan) { p.Searches = []plan.Search{{Name: "max"}} },
+		"load.stages: a ramp is run from one process":          func(p *plan.Plan) { p.Points[0].Stage = &plan.Stage{Index: 1} },
 	}
 	for want, mod := range cases {
 		p := base()

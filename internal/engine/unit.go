@@ -145,7 +145,7 @@ func (u *unit) stabilize(ctx context.Context, keepGoing bool) (int, error) {
 	stableAt := -1
 	announced := make([]bool, len(u.prs))
 	err := u.segment(ctx, func(ms []*measured) bool {
-		all, more := true, false
+		all, more, stopped := true, false, false
 		at := -1
 		lat := make([]bool, len(u.prs))
 		for i, pr := range u.prs {
@@ -157,13 +157,20 @@ func (u *unit) stabilize(ctx context.Context, keepGoing bool) (int, error) {
 					announced[i], justStable = true, true
 				}
 			}
-			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Stable: justStable})
+			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Metrics: &ms[i].met, Stable: justStable})
+			if pr.abortAt(ms[i]) {
+				stopped = true
+			}
 			a, m, l := rules[i].decide(mine)
 			if a < 0 {
 				all = false
 			}
 			at, lat[i] = a, l
 			more = more || m
+		}
+		if stopped {
+			u.abortWith()
+			return false
 		}
 		if all && at >= 0 {
 			stableAt = first + at
@@ -184,9 +191,16 @@ func (u *unit) standalone(ctx context.Context) (bool, error) {
 	if len(u.prs) == 1 && u.prs[0].p.Load.Mode == plan.LoadIterations {
 		return u.prs[0].iterations(ctx)
 	}
+	if len(u.prs) == 1 && u.prs[0].p.Stage != nil {
+		return u.outcome(u.ramp(ctx))
+	}
+	first := len(u.prs[0].windows)
 	stableAt, err := u.stabilize(ctx, true)
 	for _, pr := range u.prs {
 		switch {
+		case pr.aborted != "":
+			pr.status = result.PointAborted
+			pr.keep(first, len(pr.windows))
 		case stableAt >= 0:
 			pr.status = result.PointStable
 			pr.keep(stableAt, len(pr.windows))
@@ -262,7 +276,7 @@ func (u *unit) round(ctx context.Context) error {
 			return true
 		}
 		for i, pr := range u.prs {
-			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win})
+			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Metrics: &ms[i].met})
 			pr.kept = append(pr.kept, len(pr.windows)-1)
 		}
 		return false
@@ -273,6 +287,35 @@ func (u *unit) round(ctx context.Context) error {
 // as many as stabilizing the point may take.
 func (u *unit) maxPassedOver() int {
 	return max(u.prs[0].m.MaxTrials, stabilityWindow)
+}
+
+// aborted says whether an abort_on condition stopped the unit.
+func (u *unit) aborted() bool {
+	for _, pr := range u.prs {
+		if pr.aborted != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// abortWith stops every member of a mix with the member an abort_on
+// condition stopped: the mix is one load, and without that member it is
+// not the load the scenario asks for.
+func (u *unit) abortWith() {
+	var by *pointRunner
+	for _, pr := range u.prs {
+		if pr.aborted != "" {
+			by = pr
+			break
+		}
+	}
+	for _, pr := range u.prs {
+		if pr.aborted == "" {
+			pr.aborted = fmt.Sprintf("stopped with %s (%s)", by.p.Model, by.aborted)
+			pr.notes = append(pr.notes, "aborted: "+pr.aborted)
+		}
+	}
 }
 
 // iterationsOnly says whether the unit is one point of a fixed request

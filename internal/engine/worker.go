@@ -22,6 +22,7 @@ type pointLoad struct {
 	data     *inputdata.Data
 	offsets  []int // flat index of each stream's first step
 	sequence bool
+	seqLen   int            // flat data: requests per sequence (0: defaultSequenceLength)
 	seqIDs   *atomic.Uint64 // shared correlation-id source, unique per run
 
 	validate      bool              // compare outputs with the data's expected ones
@@ -58,7 +59,11 @@ func (pl *pointLoad) newWorker(ctx context.Context, id, cursor, cursors int) (*w
 func (w *worker) setSequence(r inputdata.Request) {
 	start, end := r.Start, r.End
 	if !w.pl.data.Sequences {
-		n := min(len(w.pl.data.Streams[0]), defaultSequenceLength)
+		n := defaultSequenceLength
+		if w.pl.seqLen > 0 {
+			n = w.pl.seqLen
+		}
+		n = min(len(w.pl.data.Streams[0]), n)
 		start, end = w.seqPos == 0, w.seqPos == n-1
 		w.seqPos = (w.seqPos + 1) % n
 	}

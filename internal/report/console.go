@@ -48,6 +48,10 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 			}
 		}
 		fmt.Fprintln(bw)
+		if p.Searched != nil {
+			searchBlock(bw, p)
+			continue
+		}
 		pointBlock(bw, p, inProcess(run, p.Server))
 	}
 	if len(run.Points) > 0 {

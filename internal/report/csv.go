@@ -68,7 +68,9 @@ func csvPoints(run *result.Run, model string) ([]*result.Point, error) {
 		models[p.Model] = true
 		// perf_analyzer writes only levels it measured to stability.
 		measured := p.Status == result.PointStable || p.Status == result.PointImported
-		if measured && (model == "" || p.Model == model) {
+		// A search's probes are not a sweep: perfscen pa writes its own
+		// CSV of the levels under -l.
+		if measured && p.Search == "" && (model == "" || p.Model == model) {
 			points = append(points, p)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/report"
+	"github.com/perfscen/perfscen/internal/search"
 	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -45,7 +46,14 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, *verdict
 		log = io.Discard
 	}
 	seq := newSequential(p, checks, base, VerdictOptions(p), log)
-	run, runErr := measure(ctx, p, opts, seq.extend)
+	ctl := search.New(p)
+	extend := seq.extend
+	if ctl != nil {
+		// Checks on a search's figure see what it found.
+		extend = func(run *result.Run) ([]string, int) { return seq.extend(ctl.Attach(run)) }
+	}
+	run, runErr := measure(ctx, p, opts, extend, ctl)
+	run = ctl.Attach(run)
 	if runErr != nil && failure.KindOf(runErr) == failure.InvalidInput {
 		// The scenario or its data is wrong: no verdict to record.
 		return run, nil, runErr
@@ -66,7 +74,7 @@ func unmeasured(ctx context.Context, p *plan.Plan, version string, runErr error)
 	run := &result.Run{
 		SchemaVersion: result.SchemaVersion, Scenario: p.Scenario, ScenarioPath: p.ScenarioPath,
 		ScenarioHash: p.ScenarioHash, Source: "perfscen", Started: now, Finished: now,
-		Status: result.StatusFailed, Points: []result.Point{}, RunID: result.NewRunID(now),
+		Status: result.StatusFailed, Points: []result.Point{}, RunID: result.NewRunID(now), Overrides: p.Overrides,
 	}
 	run.Environment.PerfscenVersion = version
 	if ctx.Err() != nil {

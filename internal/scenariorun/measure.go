@@ -3,12 +3,14 @@ package scenariorun
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/all"
+	"github.com/perfscen/perfscen/internal/search"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -42,6 +44,8 @@ type Options struct {
 	// Remote, when set, runs the load on agents (a coordinator's fleet);
 	// the servers are still opened here, for their checks and statistics.
 	Remote engine.Remote
+	// Probed, when set, hears of each probe of a search once it is judged.
+	Probed func(s *plan.Search, pr result.Probe)
 }
 
 // Measure runs the plan without deciding it. The result is returned
@@ -54,11 +58,13 @@ type Options struct {
 // sent to any of them: a candidate build that lacks a model stops the run
 // before the released one is measured for nothing.
 func Measure(ctx context.Context, p *plan.Plan, opts Options) (*result.Run, error) {
-	return measure(ctx, p, opts, nil)
+	ctl := search.New(p)
+	run, err := measure(ctx, p, opts, nil, ctl)
+	return ctl.Attach(run), err
 }
 
-func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*result.Run) ([]string, int)) (*result.Run, error) {
-	servers, notes, closeAll, err := OpenServers(ctx, p, kinds.Env{ConnectTimeout: opts.ConnectTimeout, Net: opts.Net})
+func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*result.Run) ([]string, int), ctl *search.Controller) (*result.Run, error) {
+	servers, notes, closeAll, err := OpenServers(ctx, withProbes(p), kinds.Env{ConnectTimeout: opts.ConnectTimeout, Net: opts.Net})
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +75,11 @@ func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*resul
 	eo.Progress = opts.Progress
 	eo.Testbed = testbed(p, opts.Testbed)
 	eo.Extend = extend
+	eo.Abort = abortHook(p)
+	if ctl != nil {
+		ctl.Probed = opts.Probed
+		eo.Schedule = ctl.Next
+	}
 	return engine.Run(ctx, p, deps, eo)
 }
 
@@ -108,6 +119,22 @@ func OpenServers(ctx context.Context, p *plan.Plan, env kinds.Env) (map[string]k
 		}
 	}
 	return opened, notes, closeAll, nil
+}
+
+// withProbes is p with each search's template among its points, for the
+// kinds: they check and prepare, before any load, everything the points
+// need (protocols, input data, shared memory), and a search's probes need
+// what its template does.
+func withProbes(p *plan.Plan) *plan.Plan {
+	if len(p.Searches) == 0 {
+		return p
+	}
+	out := *p
+	out.Points = append(slices.Clone(p.Points), make([]plan.Point, 0, len(p.Searches))...)
+	for i := range p.Searches {
+		out.Points = append(out.Points, p.Searches[i].Probe(p.Searches[i].Start))
+	}
+	return &out
 }
 
 // testbed is the chosen testbed, else the scenario's.

@@ -21,6 +21,22 @@ func (o Options) Automatic(run *result.Run) []Check {
 	}
 	for i := range run.Points {
 		p := &run.Points[i]
+		if isSearched(p) {
+			continue
+		}
+		if isProbe(p) {
+			// A search judges its probes' stability and errors (an
+			// overloaded probe is a load that fails); wrong outputs are
+			// wrong at any load.
+			if c, ok := validation(p); ok {
+				out = append(out, c)
+			}
+			continue
+		}
+		if c, ok := aborted(p); ok {
+			out = append(out, c)
+			continue
+		}
 		if c, ok := stability(p, o.AllowUnstable); ok {
 			out = append(out, c)
 		}
@@ -71,7 +87,7 @@ func measuredPoints(run *result.Run) int {
 // that failed or were interrupted have none worth gating on; their own
 // automatic check says why.
 func measured(p *result.Point) bool {
-	return p.Status != result.PointFailed && p.Status != result.PointPartial
+	return p.Status != result.PointFailed && p.Status != result.PointPartial && p.Status != result.PointAborted
 }
 
 // notMeasured is the check a rule gets at a point it cannot judge.

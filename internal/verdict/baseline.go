@@ -62,8 +62,11 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	inRun := map[string]bool{}
 	for i := range run.Points {
 		p := &run.Points[i]
+		if isProbe(p) {
+			continue // the search's figure is gated, not the loads it probed
+		}
 		inRun[p.ID] = true
-		for _, m := range g.spec.Metrics {
+		for _, m := range gatedMetrics(g.spec.Metrics, p) {
 			out = append(out, g.check(tb, p, m, o.AllowUnstable))
 		}
 	}
@@ -71,7 +74,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		if inRun[pid] || tb.Runs[0].Points[pid] == nil {
 			continue
 		}
-		for _, m := range g.spec.Metrics {
+		for _, m := range historyMetrics(g.spec.Metrics, tb.Runs[0].Points[pid]) {
 			out = append(out, Check{Kind: KindBaseline, Key: baselineKey(m), Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
 				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(), NoValue: true,
 				Message: "in the baseline but not measured in this run"})
@@ -82,6 +85,35 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		disturbed(&out[i], tb, run)
 	}
 	return out
+}
+
+// gatedMetrics are the metrics the gate holds p to: a search's result
+// point is gated on the value it found, whatever the scenario lists for
+// the sweep's points.
+func gatedMetrics(metrics []string, p *result.Point) []string {
+	if isSearched(p) {
+		if p.Summary.MaxRequestRate != nil {
+			return []string{plan.MetricMaxRequestRate}
+		}
+		return []string{plan.MetricMaxConcurrency}
+	}
+	var out []string
+	for _, m := range metrics {
+		if !plan.IsSearchMetric(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// historyMetrics is gatedMetrics for a point recorded in the history.
+func historyMetrics(metrics []string, p *baseline.Point) []string {
+	for _, m := range []string{plan.MetricMaxConcurrency, plan.MetricMaxRequestRate} {
+		if _, ok := p.Summary[m]; ok {
+			return []string{m}
+		}
+	}
+	return gatedMetrics(metrics, &result.Point{})
 }
 
 // NameNoHistory is the display name of the KeyTestbed check.

@@ -41,11 +41,23 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 		matched := 0
 		for i := range run.Points {
 			cand := &run.Points[i]
-			if cand.Model != cmp.Candidate || !atMatches(cmp.Selector.At, cand.Coords) {
+			if cand.Model != cmp.Candidate || !appliesTo(cmp.Metric, cand) || !atMatches(cmp.Selector.At, cand.Coords) {
 				continue
 			}
 			matched++
 			ref := reference(run, cmp.Reference, cand.Coords)
+			if isSearched(cand) {
+				for _, b := range bounds(cmp) {
+					c := Check{Kind: KindComparison, Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID, Metric: cmp.Metric,
+						Status: StatusFail, NoValue: true, Message: fmt.Sprintf("reference model %s has no search at the same coordinates", cmp.Reference)}
+					if ref != nil {
+						c = compareSearched(cmp, b, cand, ref)
+					}
+					c.Key = comparisonKey(ci, b)
+					out = append(out, c)
+				}
+				continue
+			}
 			if !measured(cand) || ref != nil && !measured(ref) {
 				for _, b := range bounds(cmp) {
 					c := Check{Kind: KindComparison, Key: comparisonKey(ci, b), Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID, Metric: cmp.Metric}

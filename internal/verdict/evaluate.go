@@ -14,6 +14,7 @@ import (
 func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict {
 	v := &Verdict{Interrupted: run.Status == result.StatusInterrupted}
 	v.Checks = append(v.Checks, o.Automatic(run)...)
+	v.Checks = append(v.Checks, searches(run)...)
 	v.Checks = append(v.Checks, Thresholds(checks.Thresholds, run)...)
 	v.Checks = append(v.Checks, o.Comparisons(checks.Comparisons, run)...)
 	if checks.Baseline == nil {

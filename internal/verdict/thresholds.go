@@ -25,7 +25,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 		matched := 0
 		for i := range run.Points {
 			p := &run.Points[i]
-			if !selects(th.Selector, p) {
+			if !appliesTo(th.Metric, p) || !selects(th.Selector, p) {
 				continue
 			}
 			matched++

@@ -86,8 +86,17 @@ var metricCatalogue = func() map[string]MetricInfo {
 	add(MetricOutputTokensPS, "tokens/s", true)
 	add(MetricGoodput, "req/s", true)
 	add(MetricOutputTokensAvg, "count", false)
+	add(MetricMaxConcurrency, "count", true)
+	add(MetricMaxRequestRate, "req/s", true)
 	return out
 }()
+
+// IsSearchMetric says whether metric is the value of a search: such a
+// figure exists at a search's result point only, and no other metric
+// exists there.
+func IsSearchMetric(metric string) bool {
+	return metric == MetricMaxConcurrency || metric == MetricMaxRequestRate
+}
 
 // LookupMetric returns the description of a metric name.
 func LookupMetric(name string) (MetricInfo, bool) {

@@ -26,6 +26,16 @@ type Plan struct {
 	// Mixes are the scenario's model mixes; with mixes every point is a
 	// member of one (Point.Mix) and Models are the members' models.
 	Mixes []Mix `json:"mixes,omitempty"`
+	// Searches are measured after Points: each finds the highest load at
+	// which its condition holds, probing points it builds as it goes.
+	Searches []Search `json:"searches,omitempty"`
+	// AbortOn are conditions that stop a point on a window that shows it
+	// hopeless (error rate, latency far beyond any bound): a sweep stops
+	// there (the check fails), a search counts the probe as failing.
+	AbortOn []Threshold `json:"abort_on,omitempty"`
+	// Overrides are the --set path=value settings laid over the scenario
+	// file, in order, as given; they are part of what was measured.
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // Mix is several models under load in the same seconds, each with its own
@@ -223,6 +233,9 @@ type Model struct {
 	// alias is then mix/alias and Base the alias the scenario gave it.
 	Mix  string `json:"mix,omitempty"`
 	Base string `json:"base,omitempty"`
+	// SequenceLength is the number of requests of each sequence fed from
+	// data that is not split into sequences (0: perf_analyzer's 20).
+	SequenceLength int `json:"sequence_length,omitempty"`
 }
 
 // Input says where input tensors come from.
@@ -319,8 +332,14 @@ type Point struct {
 	OutputTokens int `json:"output_tokens,omitempty"`
 	// Coords are the sweep coordinates, used by check selectors
 	// (concurrency, request_rate, batch_size, shape_set, protocol,
-	// shared_memory, input_tokens, output_tokens).
+	// shared_memory, input_tokens, output_tokens, stage, search).
 	Coords map[string]string `json:"coords"`
+	// Search names the search this point is a probe of ("" for the
+	// points of the sweep).
+	Search string `json:"search,omitempty"`
+	// Stage, for the points of a ramp (load.stages), is the stage this
+	// point measures: no stability search, every window kept.
+	Stage *Stage `json:"stage,omitempty"`
 }
 
 // Load is how requests are issued at a point.

@@ -55,6 +55,18 @@ var getters = map[string]func(m *Metrics) (float64, bool){
 	plan.MetricServerOutput:   server(func(s *ServerStats) float64 { return s.ComputeOutputUs }),
 	plan.MetricClientSendRecv: split(func(m *Metrics) float64 { return m.ClientSendRecvUs }),
 	plan.MetricClientWait:     split(func(m *Metrics) float64 { return m.ClientWaitUs }),
+	plan.MetricMaxConcurrency: searched(func(m *Metrics) *float64 { return m.MaxConcurrency }),
+	plan.MetricMaxRequestRate: searched(func(m *Metrics) *float64 { return m.MaxRequestRate }),
+}
+
+// searched figures exist on a search's result point only.
+func searched(f func(m *Metrics) *float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if v := f(m); v != nil {
+			return *v, true
+		}
+		return 0, false
+	}
 }
 
 // Value returns metric name of m; ok is false when the metric is unknown or

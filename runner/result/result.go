@@ -39,14 +39,18 @@ type Run struct {
 	// file the run was gated against, as absolute paths: ScenarioPath is
 	// as the command line gave it, relative to a working directory the
 	// file does not record.
-	ScenarioFile string      `json:"scenario_file,omitempty"`
-	BaselinePath string      `json:"baseline_path,omitempty"`
-	ScenarioHash string      `json:"scenario_hash,omitempty"`
-	Source       string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv"
-	Environment  Environment `json:"environment"`
-	Started      time.Time   `json:"started"`
-	Finished     time.Time   `json:"finished"`
-	Status       string      `json:"status"`
+	ScenarioFile string `json:"scenario_file,omitempty"`
+	BaselinePath string `json:"baseline_path,omitempty"`
+	ScenarioHash string `json:"scenario_hash,omitempty"`
+	// Overrides are the --set path=value settings the scenario file was
+	// run with: what was measured is the file with them. A baseline files
+	// such runs apart (baseline.TestbedID).
+	Overrides   []string    `json:"overrides,omitempty"`
+	Source      string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv"
+	Environment Environment `json:"environment"`
+	Started     time.Time   `json:"started"`
+	Finished    time.Time   `json:"finished"`
+	Status      string      `json:"status"`
 	// Errors are run-level failures (server unreachable, killed mid-run).
 	Errors []string `json:"errors,omitempty"`
 	// Notes are run-level remarks that change no figure, e.g. a server
@@ -166,6 +170,10 @@ type Point struct {
 	// time (latency still counts from the schedule).
 	LateSends int64    `json:"late_sends,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
+	// Search names the search a probe point belongs to; Searched, on a
+	// search's result point, is what the search found.
+	Search   string         `json:"search,omitempty"`
+	Searched *SearchOutcome `json:"searched,omitempty"`
 }
 
 // Trial is one kept measurement window.
@@ -278,6 +286,10 @@ type Metrics struct {
 	GPU                *GPUMetrics  `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
+	// MaxConcurrency and MaxRequestRate are the value a search found, on
+	// its result point only.
+	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`
+	MaxRequestRate *float64 `json:"max_request_rate,omitempty"`
 }
 
 // ServerStats is the server-side breakdown from statistics deltas, averaged

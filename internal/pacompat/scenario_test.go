@@ -1,0 +1,112 @@
+package pacompat
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/scenario"
+)
+
+// Each command line becomes a scenario that loads, says which flag each
+// key comes from, and plans what perf_analyzer would measure.
+func TestBuildScenario(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.json")
+	if err := os.WriteFile(data, []byte(`{"data": [{"TORCHSERVE_INPUT": ["x.jpg"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args  string
+		yaml  []string // lines the scenario must hold
+		check func(p *plan.Plan) string
+	}{
+		{"-m nnUnet --percentile=95 --concurrency=10", []string{"  concurrency: 10   # --concurrency-range", "  percentile: 95   # --percentile"},
+			func(p *plan.Plan) string {
+				if len(p.Points) != 1 || p.Points[0].Load.Concurrency != 10 || p.Measurement.Trials != 3 || p.Server.URL != "localhost:8000" {
+					return "one point at concurrency 10, 3 trials"
+				}
+				return ""
+			}},
+		{"-m m -i grpc --concurrency-range 8:128:8 -l 50 --binary-search", []string{"  - while: latency_avg < 50ms", "    method: binary   # --binary-search", "    decide: merged"},
+			func(p *plan.Plan) string {
+				s := p.Searches
+				if len(p.Points) != 0 || len(s) != 1 || s[0].Start != 8 || s[0].End != 128 || s[0].Step != 8 || s[0].Decide != plan.DecideMerged || p.Server.URL != "localhost:8001" {
+					return "a binary search of 8..128 by 8 alone"
+				}
+				return ""
+			}},
+		{"-m m --request-rate-range 10:50:10 --request-distribution poisson --max-threads 8", []string{"  distribution: poisson   # --request-distribution", "  request_rate: \"10:50:10\"   # --request-rate-range"},
+			func(p *plan.Plan) string {
+				if len(p.Points) != 5 || p.Points[4].Load.Rate != 50 || p.Points[0].Load.MaxThreads != 8 || p.Points[0].Load.Distribution != plan.Poisson {
+					return "five Poisson rate points, 8 workers"
+				}
+				return ""
+			}},
+		{"-m m -d -c 4 -l 20 --sequence-length 5", []string{"    sequence_length: 5   # --sequence-length", "  - while: latency_avg < 20ms", "    concurrency: \"1:4:1\"   # -d -c"},
+			func(p *plan.Plan) string {
+				if !p.Models[0].Sequence || p.Models[0].SequenceLength != 5 || p.Searches[0].Method != plan.SearchLinear {
+					return "a sequence model, a linear search"
+				}
+				return ""
+			}},
+		{"-m m --request-count 40 -H X-A:1 --collect-metrics -u h:9000 -b 4 --shape IN:3,4", []string{"  iterations: 40   # --request-count", "    X-A: \"1\"", "  metrics_url: h:8002/metrics"},
+			func(p *plan.Plan) string {
+				if p.Points[0].Load.Mode != plan.LoadIterations || p.Points[0].Load.Iterations != 40 || p.Server.Headers["X-A"] != "1" ||
+					p.Points[0].BatchSize != 4 || p.Points[0].Shapes["IN"][1] != 4 {
+					return "40 iterations, the header, batch 4, the shape"
+				}
+				return ""
+			}},
+		{"-m m --service-kind=triton_c_api --triton-server-directory /opt/tritonserver --model-repository /models", []string{"  kind: triton_c_api   # --service-kind", "    library: /opt/tritonserver/lib/libtritonserver.so   # --triton-server-directory (its lib/libtritonserver.so)"},
+			func(p *plan.Plan) string {
+				if p.Server.Kind != "triton_c_api" || p.Server.URL != "" {
+					return "Triton in process"
+				}
+				return ""
+			}},
+		{"-m m --service-kind tfserving -i grpc --model-signature-name predict", []string{"  kind: tfserving   # --service-kind", "    signature_name: predict   # --model-signature-name"},
+			func(p *plan.Plan) string {
+				if p.Server.Kind != "tfserving" || p.Server.URL != "localhost:8500" {
+					return "TF Serving on 8500"
+				}
+				return ""
+			}},
+		{"-m tiny --service-kind torchserve -u 127.0.0.1:8080 --input-data " + data, []string{"  kind: torchserve   # --service-kind", "    input_data: data.json   # --input-data"},
+			func(p *plan.Plan) string {
+				if p.Server.Kind != "torchserve" || p.Models[0].Input.Kind != "json" {
+					return "TorchServe with its JSON input"
+				}
+				return ""
+			}},
+	}
+	for _, tc := range tests {
+		p, err := Parse(strings.Fields(tc.args))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		sc, err := BuildScenario(p, strings.Fields(tc.args), dir)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		for _, l := range tc.yaml {
+			if !strings.Contains(string(sc.YAML), l) {
+				t.Errorf("%s: the scenario lacks %q:\n%s", tc.args, l, sc.YAML)
+			}
+		}
+		s, err := scenario.Parse(filepath.Join(dir, "pa.yaml"), sc.YAML, nil)
+		if err != nil {
+			t.Errorf("%s: the scenario does not load: %v\n%s", tc.args, err, sc.YAML)
+			continue
+		}
+		pl, err := scenario.Expand(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := tc.check(pl); want != "" {
+			t.Errorf("%s: want %s; plan %+v", tc.args, want, pl)
+		}
+	}
+}
