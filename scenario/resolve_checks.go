@@ -90,6 +90,7 @@ func resolveGate(c *collector, in *Gate) plan.Gate {
 		}
 		g.MaxExtraTime = d
 	}
+	g.RequireGated = in.RequireGated
 	return g
 }
 

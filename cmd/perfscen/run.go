@@ -34,6 +34,8 @@ type reportFlags struct {
 	modelParams []string
 	// testbed names the testbed (--testbed).
 	testbed string
+	// requireGated makes checks that were not gated exit 4 (--require-gated).
+	requireGated bool
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -101,6 +103,7 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
+	fl.BoolVar(&f.requireGated, "require-gated", false, "exit 4 when a check could not detect the change it exists for (testbed noise hides it): as gate.require_gated")
 	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")
 	fl.DurationVar(&f.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")

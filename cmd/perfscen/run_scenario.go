@@ -28,6 +28,9 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitcode.Invalid
 	}
+	if f.requireGated {
+		pl.Checks.Gate.RequireGated = true
+	}
 	if err := applyModelParams(pl, f.modelParams); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 		return exitcode.Invalid

@@ -85,6 +85,8 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
 				case c.Status == verdict.StatusWarn:
 					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), c.Message)
+				case c.Status == verdict.StatusNotGated:
+					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
 				}
 				for _, warn := range c.Warnings {
 					fmt.Fprintf(bw, "  warning: %s: %s\n", label(c), warn)
@@ -107,7 +109,7 @@ func colorLine(s string, color bool) string {
 	if strings.HasPrefix(s, "FAIL") {
 		return ansiBold + ansiRed + s + ansiReset
 	}
-	if !strings.HasPrefix(s, "PASS") {
+	if !strings.HasPrefix(s, "PASS") || strings.HasPrefix(s, "PASS —") {
 		return ansiBold + ansiYellow + s + ansiReset
 	}
 	return ansiBold + ansiGreen + s + ansiReset

@@ -34,7 +34,9 @@ func GitHub(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 			}
 		}
 		msgs := c.Warnings
-		if (c.Status == verdict.StatusWarn || c.Status == verdict.StatusInconclusive) && len(msgs) == 0 {
+		if c.Status == verdict.StatusNotGated {
+			msgs = append([]string{annotation(c)}, msgs...)
+		} else if (c.Status == verdict.StatusWarn || c.Status == verdict.StatusInconclusive) && len(msgs) == 0 {
 			msgs = []string{annotation(c)}
 		}
 		for _, m := range msgs {

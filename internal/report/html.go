@@ -25,6 +25,7 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if v != nil {
 		page.Verdict = SummaryLine(v)
 		page.Failed = len(v.Failed()) > 0
+		page.NotGated = len(v.NotGated()) > 0
 		page.Notices = v.Notices
 		for _, c := range v.Checks {
 			page.Checks = append(page.Checks, htmlCheck{Row: rowOf(c).cells(), Status: string(c.Status), Message: c.Message, Warnings: c.Warnings})
@@ -73,6 +74,7 @@ type htmlPage struct {
 	Run         *result.Run
 	Verdict     string
 	Failed      bool
+	NotGated    bool
 	Notices     []string
 	CheckHeader []string
 	Checks      []htmlCheck
@@ -99,11 +101,11 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"serv
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem;color:#1b1f24;max-width:1400px}
 h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}
 .verdict{font-weight:bold;padding:.6rem 1rem;border-radius:6px;display:inline-block}
-.pass{background:#dafbe1;color:#116329}.fail{background:#ffebe9;color:#a40e26}
+.pass{background:#dafbe1;color:#116329}.fail{background:#ffebe9;color:#a40e26}.notgated{background:#fff8c5;color:#7d4e00}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;white-space:nowrap}
 th{background:#f6f8fa}
-tr.s-fail td{background:#fff5f5}tr.s-warn td{background:#fffbdd}tr.s-skip td{color:#6e7781}
+tr.s-fail td{background:#fff5f5}tr.s-warn td{background:#fffbdd}tr.s-skip td{color:#6e7781}tr.s-not_gated td{background:#fff8c5}
 .meta{color:#57606a;font-size:.85rem}
 .msg{color:#57606a;font-size:.8rem;white-space:normal}
 figure{margin:1rem 0}svg{max-width:100%;height:auto}
@@ -114,7 +116,7 @@ figure{margin:1rem 0}svg{max-width:100%;height:auto}
 <p class="meta">source {{.Run.Source}} · status {{.Run.Status}}{{with .Run.Environment.Testbed}} · testbed {{.}}{{end}}{{with .Run.Environment.Server.Version}} · server {{.}}{{end}}{{if not .Run.Started.IsZero}} · started {{.Run.Started.UTC.Format "2006-01-02 15:04:05 UTC"}}{{end}}</p>{{range .Run.Environment.Servers}}
 <p class="meta">server {{.Key}}: {{serverText .}}</p>{{end}}
 {{range .Run.Errors}}<p class="verdict fail">run error: {{.}}</p>{{end}}
-{{if .Verdict}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{.Verdict}}</p>{{end}}
+{{if .Verdict}}<p class="verdict {{if .Failed}}fail{{else if .NotGated}}notgated{{else}}pass{{end}}">{{.Verdict}}</p>{{end}}
 {{range .Notices}}<p class="meta">{{.}}</p>{{end}}
 {{if .Checks}}<h2>Checks</h2>
 <table><thead><tr>{{range .CheckHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
