@@ -28,6 +28,10 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitcode.Invalid
 	}
+	if err := checkStdoutFormat(f.format, pl); err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, err)
+		return exitcode.Invalid
+	}
 	if f.requireGated {
 		pl.Checks.Gate.RequireGated = true
 	}
@@ -100,8 +104,16 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 	if pl.Measurement.Percentile > 0 {
 		opts.Percentile = fmt.Sprintf("p%d", pl.Measurement.Percentile)
 	}
+	// The verdict is decided and recorded: a report that cannot render
+	// its format (everything that could be refused was, before the load)
+	// is said loudly, but it does not change the exit code the result
+	// file, JUnit and the summary line already state. Only a file that
+	// cannot be written is an environment failure.
+	renderFailed := func(format string, err error) {
+		fmt.Fprintf(e.stderr, "perfscen: warning: %s report: %v (the verdict and exit code stand)\n", format, err)
+	}
 	if err := report.Render(e.stdout, f.format, run, v, opts); err != nil {
-		return exitcode.AsInvalid(err)
+		renderFailed(f.format, err)
 	}
 	// Every output is attempted: one that fails must not keep the others
 	// (Markdown, step summary, annotations) from being written.
@@ -118,12 +130,12 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 		fo.VerboseCSV = f.csvVerbose
 		path := outputPath(o.path, pl.Scenario, many)
 		if o.format == "csv" {
-			errs = append(errs, writeCSVs(path, run, v, fo))
+			errs = append(errs, writeCSVs(path, run, v, fo, renderFailed))
 			continue
 		}
 		var buf bytes.Buffer
 		if err := report.Render(&buf, o.format, run, v, fo); err != nil {
-			errs = append(errs, err)
+			renderFailed(o.format, err)
 			continue
 		}
 		if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
@@ -139,7 +151,7 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 // one value of every swept dimension but the load: a run with several gets
 // one file per set, named PATH.<model>[.<dim>=<value>…].csv, so rows never
 // mix.
-func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Options) error {
+func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Options, renderFailed func(string, error)) error {
 	groups := map[string][]result.Point{}
 	var order []string
 	keys := csvGroupKeys(run.Points)
@@ -161,7 +173,7 @@ func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Opt
 		}
 		var buf bytes.Buffer
 		if err := report.Render(&buf, "csv", &sub, v, opts); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", target, err))
+			renderFailed("csv", fmt.Errorf("%s: %w", target, err))
 			continue
 		}
 		if err := atomicfile.Write(target, buf.Bytes(), 0o644); err != nil {

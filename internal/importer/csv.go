@@ -36,6 +36,9 @@ const (
 	colGPUPower      = "Avg GPU Power Usage"
 	colGPUMemUsed    = "Max GPU Memory Usage"
 	colGPUMemTotal   = "Total GPU Memory"
+	// colStatus is perfscen's own last column: the point's status
+	// (perf_analyzer writes stable levels only, and no such column).
+	colStatus = "Status"
 )
 
 // csvNoRequestCount explains why an imported CSV point has no request
@@ -266,6 +269,7 @@ func checkHeader(name string, header []string, notes *[]string) error {
 		setter, numeric := numericColumns[h]
 		_, isGPU := gpuColumns[h]
 		switch {
+		case h == colStatus:
 		case llmColumns[h] != nil:
 			if !llmNoted {
 				llmNoted = true
@@ -313,6 +317,12 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 	p := newPoint(opts.Model, lv, opts.BatchSize, opts.Protocol, "")
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
+		if h == colStatus {
+			if cell != "" && cell != result.PointStable && cell != result.PointImported {
+				p.Notes = append(p.Notes, fmt.Sprintf("the file recorded this point as %s", cell))
+			}
+			continue
+		}
 		if set := llmColumns[h]; set != nil {
 			if cell == "" {
 				continue
