@@ -27,6 +27,7 @@ type reportFlags struct {
 	markdown   string
 	format     string
 	quiet      bool
+	progress   string
 	noBaseline bool
 	// connectTimeout bounds the wait for the server to become ready.
 	connectTimeout time.Duration
@@ -58,6 +59,9 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
   perfscen run scenarios/engine-comparison.yaml --model-param mlp_optimized.slowdown=4   # a slower build: exit 1`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkProgressMode(f.progress); err != nil {
+				return err
+			}
 			removeStaleShm(e)
 			files, err := expandScenarioArgs(args)
 			if err != nil {
@@ -70,21 +74,37 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 			if err := checkOutputs(f); err != nil {
 				return err
 			}
+
 			debug := e.getenv("PERFSCEN_DEBUG_GOROUTINES") != ""
 			start := runtime.NumGoroutine()
 			if debug {
 				fmt.Fprintf(e.stderr, "perfscen: goroutines at start: %d\n", start)
 			}
 			worst := exitcode.OK
+			var rows []rollup
 			for i, file := range files {
 				if e.ctx.Err() != nil {
 					// Interrupted: the scenarios not yet started are not run.
 					fmt.Fprintf(e.stderr, "perfscen: interrupted; not run: %s\n", strings.Join(files[i:], ", "))
 					worst = worse(worst, exitcode.Environment)
+					for _, f := range files[i:] {
+						rows = append(rows, rollup{scenario: f, outcome: "not run", code: exitcode.Environment, deciding: "interrupted"})
+					}
 					break
 				}
-				code := runOne(e, file, f, len(files) > 1)
+				code, row := runOne(e, file, f, len(files) > 1)
 				worst = worse(worst, code)
+				rows = append(rows, row)
+			}
+			if len(files) > 1 {
+				// The last lines of a run over several scenarios say how
+				// each ended: on stdout with the console report, else on
+				// stderr so a JSON or CSV stdout stays parseable.
+				out := e.stderr
+				if f.format == "console" {
+					out = e.stdout
+				}
+				printRollup(out, rows, worst)
 			}
 			if debug {
 				fmt.Fprintf(e.stderr, "perfscen: goroutines at end: %d\n", settledGoroutines(start))
@@ -101,7 +121,8 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 	fl.BoolVar(&f.csvVerbose, "verbose-csv", false, "with --csv: perf_analyzer's --verbose-csv columns")
 	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary")
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output (as --progress never) and no \"results written\" lines")
+	fl.StringVar(&f.progress, "progress", progressAuto, "progress on stderr: auto (a line rewritten in place on a terminal; elsewhere, as in CI, a line per point and a window line at most every 10s), always (a line for every window), never")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
 	fl.BoolVar(&f.requireGated, "require-gated", false, "exit 4 when a check could not detect the change it exists for (testbed noise hides it): as gate.require_gated")
 	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")

@@ -18,36 +18,45 @@ import (
 	"github.com/perfscen/perfscen/scenario"
 )
 
-// runOne runs one scenario file end to end and returns its exit code; it
-// prints everything it has to say itself. Every scenario that got as far
-// as its plan gets its outputs, a run that never reached the server
-// included, so CI sees each scenario's verdict.
-func runOne(e *env, file string, f reportFlags, many bool) int {
+// runOne runs one scenario file end to end and returns its exit code and
+// its line of the roll-up table; it prints everything it has to say
+// itself. Every scenario that got as far as its plan gets its outputs, a
+// run that never reached the server included, so CI sees each scenario's
+// verdict.
+func runOne(e *env, file string, f reportFlags, many bool) (int, rollup) {
+	roll := rollup{scenario: file, outcome: "invalid", code: exitcode.Invalid}
+	invalid := func(err error) (int, rollup) {
+		if err != nil {
+			roll.deciding, _, _ = strings.Cut(err.Error(), "\n")
+		}
+		return exitcode.Invalid, roll
+	}
 	pl, err := scenario.LoadPlan(file, e.getenv)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
+	roll.scenario = pl.Scenario
 	if err := checkStdoutFormat(f.format, pl); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	if f.requireGated {
 		pl.Checks.Gate.RequireGated = true
 	}
 	if err := applyModelParams(pl, f.modelParams); err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	// The embedded server's models and parameters are checked as validate
 	// checks them, before it starts.
 	if err := checkEmbedded(pl); err != nil {
 		fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	if err := checkKinds(pl); err != nil {
 		printScenarioError(e, file, err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	// A bad baseline is refused before any load is sent, and checks are
 	// decided while the server is still up, so inconclusive ones can get
@@ -55,7 +64,9 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	opts, err := runOptions(e, pl, f)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
-		return exitcode.Of(err)
+		code, r := invalid(err)
+		r.code = exitcode.Of(err)
+		return code, r
 	}
 	opts.Log = e.stderr
 	run, v, runErr := scenariorun.Run(e.ctx, pl, opts)
@@ -69,7 +80,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	if v == nil {
 		// The scenario, its data or its baseline is wrong: no verdict to
 		// record.
-		return exitcode.Invalid
+		return invalid(runErr)
 	}
 	code := run.Verdict.ExitCode
 	if p := resultPath(f, pl.Scenario, many); p != "" {
@@ -86,7 +97,8 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 		code = worse(code, exitcode.Of(err))
 	}
-	return code
+	roll = rollupOf(pl.Scenario, code, run)
+	return code, roll
 }
 
 func resultPath(f reportFlags, name string, many bool) string {
@@ -191,7 +203,7 @@ func runOptions(e *env, pl *plan.Plan, f reportFlags) (scenariorun.Options, erro
 	}
 	return scenariorun.Options{
 		Version:        version,
-		Progress:       progressFor(e, f.quiet),
+		Progress:       progressFor(e, f, pl),
 		ConnectTimeout: f.connectTimeout,
 		Testbed:        tb,
 		NoBaseline:     f.noBaseline,

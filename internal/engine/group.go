@@ -81,7 +81,7 @@ func (pr *pointRunner) round(ctx context.Context) error {
 			pr.passedOver++
 			return true
 		}
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 		return false
 	})

@@ -17,6 +17,7 @@ import (
 type measured struct {
 	acc       *acc
 	win       result.Window
+	met       result.Metrics
 	server    *result.ServerStats
 	gpu       *result.GPUMetrics
 	startWall time.Time
@@ -132,7 +133,7 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	batch := max(pr.p.BatchSize, 1)
 	dur := w.end - w.start
 	met := w.metrics(batch, dur)
-	m := &measured{acc: w, server: server, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
+	m := &measured{acc: w, server: server, met: met, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
 	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
 		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
 	m.gpu = pr.ss.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
@@ -310,7 +311,7 @@ func (pr *pointRunner) stabilize(ctx context.Context, keepGoing bool) (int, erro
 				announced, justStable = true, true
 			}
 		}
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: justStable})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: justStable})
 		at, more, latUnstable := rule.decide(mine)
 		if at >= 0 {
 			stableAt = first + at
@@ -402,7 +403,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	if w != nil {
 		m := pr.record(w, sess.epoch, server)
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Stable: true})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}
 	if ctx.Err() != nil {

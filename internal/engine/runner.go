@@ -112,8 +112,11 @@ type Event struct {
 	Total  int // points in the plan
 	Point  *plan.Point
 	Window *result.Window
-	Stable bool
-	Result *result.Point
+	// Metrics are the closed window's figures (WindowDone): latency
+	// percentiles and errors for progress lines.
+	Metrics *result.Metrics
+	Stable  bool
+	Result  *result.Point
 }
 
 // checkMeasurement refuses a measurement that scenario resolution did not
