@@ -126,7 +126,7 @@ several scenarios: 1 if any failed on data, else 2, else 3, else 4, else 0.`,
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
 	fl.BoolVar(&f.requireGated, "require-gated", false, "exit 4 when a check could not detect the change it exists for (testbed noise hides it): as gate.require_gated")
 	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")
-	fl.DurationVar(&f.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
+	fl.DurationVar(&f.connectTimeout, "connect-timeout", 0, fmt.Sprintf("how long to wait for the server to answer ready before exit 3 (default %s; a server that refuses every connection from the start is given up after %s unless this is set)", runner.DefaultConnectTimeout, runner.RefusedGrace))
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
 	return cmd
 }

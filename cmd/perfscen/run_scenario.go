@@ -70,8 +70,11 @@ func runOne(e *env, file string, f reportFlags, many bool) (int, rollup) {
 	}
 	opts.Log = e.stderr
 	run, v, runErr := scenariorun.Run(e.ctx, pl, opts)
-	if runErr != nil {
-		if run == nil && v == nil {
+	// With a verdict the console report carries the error that stopped
+	// the run (the summary line quotes it): stderr does not repeat it.
+	// A machine-readable stdout (json, csv) leaves it to stderr.
+	if runErr != nil && (v == nil || f.format != "console") {
+		if run == nil {
 			fmt.Fprintf(e.stderr, "perfscen: %v\n", runErr)
 		} else {
 			fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)

@@ -27,8 +27,12 @@ const (
 func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "*** Scenario: %s (%s, %s) ***\n", run.Scenario, run.Source, run.Status)
-	for _, e := range run.Errors {
-		fmt.Fprintf(bw, "Run error: %s\n", e)
+	if v == nil {
+		// With a verdict, the "run completed" check carries the run's
+		// errors, and the summary line quotes the first: each once.
+		for _, e := range run.Errors {
+			fmt.Fprintf(bw, "Run error: %s\n", e)
+		}
 	}
 	for _, n := range run.Notes {
 		fmt.Fprintf(bw, "Note: %s\n", n)
@@ -78,9 +82,10 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 			if err := table(bw, checkHeader, rows); err != nil {
 				return err
 			}
-			for _, c := range v.Checks {
+			quoted := summaryQuotes(v)
+			for i, c := range v.Checks {
 				switch {
-				case c.Message == "":
+				case c.Message == "" || i == quoted:
 				case c.Status == verdict.StatusFail, c.Status == verdict.StatusInconclusive:
 					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
 				case c.Status == verdict.StatusWarn:
@@ -234,4 +239,19 @@ func toAny(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// summaryQuotes is the index of the check whose message the summary line
+// quotes (the first failure of a run that could not measure), -1 if none:
+// the console prints that message once, in the summary.
+func summaryQuotes(v *verdict.Verdict) int {
+	if v.Outcome() != verdict.OutcomeNotMeasured {
+		return -1
+	}
+	for i, c := range v.Checks {
+		if c.Status == verdict.StatusFail {
+			return i
+		}
+	}
+	return -1
 }
