@@ -45,6 +45,7 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 			FloatTolerance: m.FloatTolerance,
 			Sequence:       m.Sequence,
 			Input:          resolveInput(m, c, p.child("input_data"), dir),
+			Where:          c.where(p.child("name")),
 		}
 		if m.MaxErrorRate != "" {
 			v := parseErrorRate(m.MaxErrorRate, p.child("max_error_rate"), c)

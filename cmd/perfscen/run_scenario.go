@@ -51,7 +51,7 @@ func runOne(e *env, file string, f reportFlags, many bool) (int, rollup) {
 	// The embedded server's models and parameters are checked as validate
 	// checks them, before it starts.
 	if err := checkEmbedded(pl); err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
+		printScenarioError(e, file, err)
 		return invalid(err)
 	}
 	if err := checkKinds(pl); err != nil {
