@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -27,10 +28,10 @@ const (
 func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "*** Scenario: %s (%s, %s) ***\n", run.Scenario, run.Source, run.Status)
-	if v == nil {
-		// With a verdict, the "run completed" check carries the run's
-		// errors, and the summary line quotes the first: each once.
-		for _, e := range run.Errors {
+	for _, e := range run.Errors {
+		// A check that carries the error (run completed) says it, and
+		// the summary line quotes it: each once.
+		if !checkSays(v, e) {
 			fmt.Fprintf(bw, "Run error: %s\n", e)
 		}
 	}
@@ -142,12 +143,16 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "  Figures: median of %d kept trial(s) (standard deviation: the median of the trials' own); counts and maxima over all of them\n", n)
 	}
 	fmt.Fprintf(w, "  Client: \n")
-	fmt.Fprintf(w, "    Request count: %d\n", m.Requests)
+	fmt.Fprintf(w, "    Request count: %s\n", carried(m, "requests", strconv.FormatInt(m.Requests, 10)))
 	if p.LateSends > 0 {
 		fmt.Fprintf(w, "    Delayed Request Count: %d\n", p.LateSends)
 	}
 	fmt.Fprintf(w, "    Throughput: %s infer/sec\n", paFloat(m.Throughput))
-	fmt.Fprintf(w, "    Avg latency: %s usec (standard deviation %s usec)\n", usec(m.LatencyAvgUs), usec(m.LatencyStdUs))
+	if m.IsAbsent("latency_avg_us") {
+		fmt.Fprintf(w, "    Avg latency: %s\n", notCarried)
+	} else {
+		fmt.Fprintf(w, "    Avg latency: %s usec (standard deviation %s)\n", usec(m.LatencyAvgUs), carried(m, "latency_std_us", usec(m.LatencyStdUs)+" usec"))
+	}
 	for _, q := range []struct {
 		n int
 		v float64
@@ -155,7 +160,9 @@ func pointBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "    p%d latency: %s usec\n", q.n, usec(q.v))
 	}
 	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
-	if p.Protocol == plan.ProtocolGRPC {
+	if m.IsAbsent("client_wait_us") {
+		fmt.Fprintf(w, "    Client send/recv: %.0f usec; response wait %s\n", sr, notCarried)
+	} else if p.Protocol == plan.ProtocolGRPC {
 		fmt.Fprintf(w, "    Avg gRPC time: %.0f usec ((un)marshal request/response %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
 	} else {
 		fmt.Fprintf(w, "    Avg HTTP time: %.0f usec (send/recv %.0f usec + response wait %.0f usec)\n", sr+wait, sr, wait)
@@ -254,4 +261,28 @@ func summaryQuotes(v *verdict.Verdict) int {
 		}
 	}
 	return -1
+}
+
+// notCarried stands for a figure the source file did not carry.
+const notCarried = "absent (not in the source file)"
+
+// carried is text, or notCarried for a figure m marks absent.
+func carried(m *result.Metrics, key, text string) string {
+	if m.IsAbsent(key) {
+		return notCarried
+	}
+	return text
+}
+
+// checkSays reports whether a check of v has text in its message.
+func checkSays(v *verdict.Verdict, text string) bool {
+	if v == nil {
+		return false
+	}
+	for _, c := range v.Checks {
+		if strings.Contains(c.Message, text) {
+			return true
+		}
+	}
+	return false
 }

@@ -137,6 +137,11 @@ type Point struct {
 	// time (latency still counts from the schedule).
 	LateSends int64    `json:"late_sends,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
+	// Columns keeps, for an imported point, every column of its source
+	// row as written (perf_analyzer's "Network+Server Send/Recv", cache
+	// hits and misses, extra percentiles included), whether or not
+	// perfscen has a field for it.
+	Columns map[string]string `json:"columns,omitempty"`
 }
 
 // Trial is one kept measurement window.
@@ -231,6 +236,12 @@ type Metrics struct {
 	GPU                *GPUMetrics  `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
+	// Absent names (by their JSON keys, e.g. "latency_avg_us") the
+	// figures the source did not carry: an imported perf_analyzer CSV has
+	// no request count, and without --verbose-csv no average latency. They
+	// are left out of the JSON and have no Value, never a 0 that reads
+	// as a measurement.
+	Absent []string `json:"absent,omitempty"`
 }
 
 // ServerStats is the server-side breakdown from statistics deltas, averaged
