@@ -145,7 +145,9 @@ func pointBlock(w io.Writer, p *result.Point) {
 	fmt.Fprintf(w, "  Client: \n")
 	fmt.Fprintf(w, "    Request count: %s\n", carried(m, "requests", strconv.FormatInt(m.Requests, 10)))
 	if p.LateSends > 0 {
-		fmt.Fprintf(w, "    Delayed Request Count: %d\n", p.LateSends)
+		// Counted over every window, stabilization included, unlike the
+		// request count above (the kept trials): said so beside it.
+		fmt.Fprintf(w, "    Delayed Request Count: %d (all windows, stabilization included)\n", p.LateSends)
 	}
 	fmt.Fprintf(w, "    Throughput: %s infer/sec\n", paFloat(m.Throughput))
 	if m.IsAbsent("latency_avg_us") {
