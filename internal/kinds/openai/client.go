@@ -11,10 +11,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"sync/atomic"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds"
