@@ -179,7 +179,8 @@ type Disturbance struct {
 	// Load1 is the 1-minute load average at the end.
 	Load1 float64 `json:"load1"`
 	// RunQueueWait is how long perfscen's own threads (the embedded
-	// server's included) waited runnable for a CPU, per unit of time they
+	// server's included, but not its spinning precise-sleep thread, whose
+	// work grows with a slower model) waited runnable for a CPU, per unit of time they
 	// ran: 0.5 means every 10 ms on a CPU cost 5 ms in the run queue.
 	// Unlike OtherCPU it does not saturate on a full machine, where one
 	// more busy neighbour still lengthens the queue. Absent where
