@@ -53,8 +53,8 @@ staticcheck: ## staticcheck (pinned version) over every package
 demo: build ## run the quickstart scenario on the embedded reference server
 	$(PERFSCEN) run scenarios/quickstart.yaml
 
-gate: build ## run every embedded-server scenario against baselines/ (GATE_FLAGS adds run flags)
-	$(PERFSCEN) run $(GATE_FLAGS) $(EMBEDDED_SCENARIOS)
+gate: build ## thresholds and same-run comparisons of every embedded-server scenario (GATE_FLAGS adds run flags, GATE_BASELINE=1 the baseline gate; make exits 2 on any failure: scripts/gate.sh passes perfscen's code through)
+	PERFSCEN=$(PERFSCEN) bash scripts/gate.sh $(GATE_FLAGS)
 
 BASELINE_RUNS ?= 5
 baselines: build ## re-record the embedded-server scenarios' baselines: BASELINE_RUNS calibrated runs each

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
@@ -44,7 +46,11 @@ func runOne(e *env, file string, f reportFlags, many bool) (int, rollup) {
 	if f.requireGated {
 		pl.Checks.Gate.RequireGated = true
 	}
-	if err := applyModelParams(pl, f.modelParams); err != nil {
+	notes, err := applyModelParams(pl, f.modelParams)
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "perfscen: note: %s\n", n)
+	}
+	if err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 		return invalid(err)
 	}
@@ -255,20 +261,29 @@ func testbedFor(e *env, pl *plan.Plan, flag string) (engine.TestbedName, error) 
 // without editing the scenario.
 //
 // With several servers a flag names its server: server/model.key=value.
-func applyModelParams(pl *plan.Plan, flags []string) error {
+// A flag for a model the scenario does not measure is left out with a
+// note (returned), so one set of flags serves a run over several
+// scenarios (make gate GATE_FLAGS=…): only those with the model get it.
+func applyModelParams(pl *plan.Plan, flags []string) (notes []string, err error) {
 	if len(flags) == 0 {
-		return nil
+		return nil, nil
 	}
 	params, err := parseModelParams(flags)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for model, kv := range params {
+	for _, model := range slices.Sorted(maps.Keys(params)) {
+		kv := params[model]
+		name, _, hasServer := strings.Cut(model, "/")
+		if !measuresModel(pl, model) && (!hasServer || slices.Contains(serverNames(pl), name)) {
+			notes = append(notes, fmt.Sprintf("--model-param %s.…: scenario %s measures no model %s; not applied to it", model, pl.Scenario, model))
+			continue
+		}
 		srv := &pl.Server
 		if len(pl.Servers) > 0 {
 			name, m, ok := strings.Cut(model, "/")
 			if !ok {
-				return fmt.Errorf("--model-param %s.…: with several servers name the server: server/model.key=value (servers: %s)", model, strings.Join(serverNames(pl), ", "))
+				return notes, fmt.Errorf("--model-param %s.…: with several servers name the server: server/model.key=value (servers: %s)", model, strings.Join(serverNames(pl), ", "))
 			}
 			srv = nil
 			for i := range pl.Servers {
@@ -277,12 +292,12 @@ func applyModelParams(pl *plan.Plan, flags []string) error {
 				}
 			}
 			if srv == nil {
-				return fmt.Errorf("--model-param %s.…: unknown server %q (servers: %s)", model, name, strings.Join(serverNames(pl), ", "))
+				return notes, fmt.Errorf("--model-param %s.…: unknown server %q (servers: %s)", model, name, strings.Join(serverNames(pl), ", "))
 			}
 			model = m
 		}
 		if !srv.Embedded {
-			return fmt.Errorf("--model-param needs an embedded server (%s talks to %s)", pl.Scenario, srv.URL)
+			return notes, fmt.Errorf("--model-param needs an embedded server (%s talks to %s)", pl.Scenario, srv.URL)
 		}
 		if srv.EmbeddedModels == nil {
 			srv.EmbeddedModels = map[string]map[string]string{}
@@ -294,7 +309,18 @@ func applyModelParams(pl *plan.Plan, flags []string) error {
 			srv.EmbeddedModels[model][k] = v
 		}
 	}
-	return nil
+	return notes, nil
+}
+
+// measuresModel says whether the scenario measures model: by its name on
+// the server (model.key=…) or, with several servers, server/model.
+func measuresModel(pl *plan.Plan, model string) bool {
+	for _, m := range pl.Models {
+		if m.Name == model || m.Server != "" && m.Server+"/"+m.Name == model {
+			return true
+		}
+	}
+	return false
 }
 
 func serverNames(pl *plan.Plan) []string {
