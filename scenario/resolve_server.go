@@ -10,6 +10,10 @@ import (
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
+// kindGRPC is the kind of any gRPC service (internal/kinds/grpc), which
+// speaks gRPC only: its points are labelled grpc unless told otherwise.
+const kindGRPC = "grpc"
+
 var envRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -36,6 +40,7 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 	var proto plan.Protocol
 	var protoFrom string
 	var firstKind, kindFrom string
+	allGRPC := true
 	for _, name := range names {
 		p := path{"servers", name}
 		if !serverNameRE.MatchString(name) {
@@ -81,9 +86,13 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 			}
 		}
 		out = append(out, srv)
+		allGRPC = allGRPC && in.Kind == kindGRPC
 	}
 	if proto == "" {
 		proto = plan.ProtocolHTTP
+		if allGRPC {
+			proto = plan.ProtocolGRPC
+		}
 	}
 	for i := range out {
 		out[i].Protocol = proto
@@ -127,6 +136,9 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 	}
 	if out.Protocol == "" {
 		out.Protocol = plan.ProtocolHTTP
+		if in.Kind == kindGRPC {
+			out.Protocol = plan.ProtocolGRPC
+		}
 	}
 	for _, u := range []struct{ key, v string }{{"url", in.URL}, {"http_url", in.HTTPURL}, {"grpc_url", in.GRPCURL}} {
 		if in.Embedded && u.v != "" {

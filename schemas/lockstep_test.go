@@ -73,9 +73,11 @@ func (w walker) walk(where string, typ reflect.Type, node map[string]any) {
 		}
 		props := obj["properties"].(map[string]any)
 		fields := map[string]reflect.Type{}
+		inline := false
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get(w.tag), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get(w.tag), ",")
+			inline = inline || (opts == "inline" && f.Type.Kind() == reflect.Map)
 			if !f.IsExported() || name == "-" || name == "" {
 				continue
 			}
@@ -90,6 +92,11 @@ func (w walker) walk(where string, typ reflect.Type, node map[string]any) {
 			w.walk(where+"."+name, fields[name], p.(map[string]any))
 		}
 		for name := range props {
+			// A struct that keeps the rest inline (scenario.Server's kind
+			// blocks) takes properties named after the kinds it names.
+			if inline && w.isKind(props, name) {
+				continue
+			}
 			if _, ok := fields[name]; !ok {
 				w.t.Errorf("%s.%s: schema property has no field in %s", where, name, typ)
 			}
@@ -114,6 +121,18 @@ func (w walker) walk(where string, typ reflect.Type, node map[string]any) {
 			w.walk(where+"{}", typ.Elem(), ap)
 		}
 	}
+}
+
+// isKind reports whether name is a value of props' kind enum.
+func (w walker) isKind(props map[string]any, name string) bool {
+	k, _ := props["kind"].(map[string]any)
+	enum, _ := k["enum"].([]any)
+	for _, v := range enum {
+		if v == name {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the Go code for internal/kinds/kserve/wire/inferencepb from our hand-written .proto
-# files. Plugin versions are pinned so the committed output is reproducible.
+# Regenerates the Go code for internal/kinds/kserve/wire/inferencepb and
+# internal/kinds/tfserving/tfservingpb from our hand-written .proto files.
+# Plugin versions are pinned so the committed output is reproducible.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,3 +24,18 @@ PATH="$root/bin:$PATH" protoc \
 	--go_out=internal/kinds/kserve/wire/inferencepb --go_opt=paths=source_relative \
 	--go-grpc_out=internal/kinds/kserve/wire/inferencepb --go-grpc_opt=paths=source_relative \
 	internal/kinds/kserve/wire/inferencepb/model_config.proto internal/kinds/kserve/wire/inferencepb/grpc_service.proto
+
+# kind grpc: the embedded demo service (internal/kinds/grpc/demopb).
+PATH="$root/bin:$PATH" protoc \
+	-I internal/kinds/grpc/demopb \
+	--go_out=internal/kinds/grpc/demopb --go_opt=module=github.com/perfscen/perfscen/internal/kinds/grpc/demopb \
+	--go-grpc_out=internal/kinds/grpc/demopb --go-grpc_opt=module=github.com/perfscen/perfscen/internal/kinds/grpc/demopb \
+	perfscen/demo/v1/demo.proto
+# TF Serving: the .proto files keep upstream's import paths (tensorflow/...,
+# tensorflow_serving/...) so the registered file names and full names are
+# TensorFlow Serving's; module= flattens them into one Go package.
+tfpkg=internal/kinds/tfserving/tfservingpb
+(cd "$tfpkg" && PATH="$root/bin:$PATH" protoc -I . \
+	--go_out=. --go_opt=module=github.com/perfscen/perfscen/$tfpkg \
+	--go-grpc_out=. --go-grpc_opt=module=github.com/perfscen/perfscen/$tfpkg \
+	$(find . -name '*.proto' | LC_ALL=C sort))

@@ -98,6 +98,8 @@ func serverText(s plan.Server) string {
 	switch {
 	case s.Embedded && s.EmbeddedFlavor != "":
 		where = "embedded reference server (" + s.EmbeddedFlavor + ")"
+	case s.Embedded && s.Kind != "" && s.Kind != plan.KindKServe && s.Kind != plan.KindOpenAI:
+		where = "embedded reference server (" + s.Kind + " API)"
 	case s.Embedded:
 		where = "embedded reference server"
 	case s.HTTPURL != "" || s.GRPCURL != "":

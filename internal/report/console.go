@@ -200,6 +200,14 @@ func serverBlock(w io.Writer, s *result.ServerStats) {
 		fmt.Fprintf(w, "    Statistics reset during the measurement (server restarted); not shown\n")
 		return
 	}
+	if s.RequestCount > 0 && s.InferenceCount == 0 && s.ExecutionCount == 0 && s.QueueUs == 0 &&
+		s.ComputeInputUs == 0 && s.ComputeInferUs == 0 && s.ComputeOutputUs == 0 {
+		// A server that counts requests and their time only (TF Serving's
+		// Prometheus figures): zeros here would read as measured.
+		fmt.Fprintf(w, "    Successful request count: %d\n", s.RequestCount)
+		fmt.Fprintf(w, "    Avg request latency: %.0f usec (the server reports no queue or compute breakdown)\n", truncUs(s.AvgRequestUs))
+		return
+	}
 	fmt.Fprintf(w, "    Inference count: %d\n", s.InferenceCount)
 	fmt.Fprintf(w, "    Execution count: %d\n", s.ExecutionCount)
 	fmt.Fprintf(w, "    Successful request count: %d\n", s.RequestCount)

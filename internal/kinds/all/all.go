@@ -4,8 +4,10 @@ package all
 
 import (
 	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/kinds/grpc"
 	"github.com/perfscen/perfscen/internal/kinds/kserve"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
+	"github.com/perfscen/perfscen/internal/kinds/tfserving"
 )
 
 // Kinds are the service kinds, by their server.kind names.
@@ -13,5 +15,7 @@ func Kinds() kinds.Set {
 	return kinds.NewSet(
 		kserve.Kind{},
 		openai.Kind{},
+		grpc.Kind{},
+		tfserving.Kind{},
 	)
 }

@@ -1,0 +1,154 @@
+package grpc
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// grpcConn is what calls need of a connection.
+type grpcConn = grpc.ClientConnInterface
+
+// target is host:port out of a server URL written host:port,
+// grpc(s)://host:port or http(s)://host:port.
+func target(url string) (string, error) {
+	hp := url
+	for _, scheme := range []string{"grpc://", "grpcs://", "http://", "https://", "dns:///", "passthrough:///"} {
+		if strings.HasPrefix(hp, scheme) {
+			hp = strings.TrimPrefix(hp, scheme)
+			break
+		}
+	}
+	hp = strings.TrimSuffix(hp, "/")
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("%q: want host:port (or grpc://host:port, grpcs://host:port for TLS)", url)
+	}
+	if strings.Contains(host, "/") || strings.Contains(port, "/") {
+		return "", fmt.Errorf("%q: want host:port, without a path", url)
+	}
+	return hp, nil
+}
+
+// outgoing is the metadata of every call: server.headers (names lower
+// case, as HTTP/2 sends them) and the kind block's metadata.
+func outgoing(headers, extra map[string]string) metadata.MD {
+	md := metadata.MD{}
+	for k, v := range headers {
+		md.Append(strings.ToLower(k), v)
+	}
+	for k, v := range extra {
+		md.Append(k, v)
+	}
+	return md
+}
+
+// workersPerConn is how many workers share one connection (HTTP/2
+// streams multiplex, but one connection is one writer and one reader).
+const workersPerConn = 32
+
+// pool holds the connections to the server, opened as workers need them.
+type pool struct {
+	addr    string
+	tls     *tls.Config
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	maxRecv int
+
+	mu    sync.Mutex
+	conns []*grpc.ClientConn
+}
+
+func (p *pool) get(worker int) (*grpc.ClientConn, error) {
+	i := worker / workersPerConn
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.conns) <= i {
+		c, err := p.open()
+		if err != nil {
+			return nil, err
+		}
+		p.conns = append(p.conns, c)
+	}
+	return p.conns[i], nil
+}
+
+func (p *pool) open() (*grpc.ClientConn, error) {
+	creds := insecure.NewCredentials()
+	if p.tls != nil {
+		creds = credentials.NewTLS(p.tls)
+	}
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p.maxRecv)),
+		// A server still starting is retried soon, not after grpc-go's
+		// default backoff of up to two minutes.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		}),
+	}
+	if p.dial != nil {
+		dial := p.dial
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dial(ctx, "tcp", addr)
+		}))
+	}
+	return grpc.NewClient("passthrough:///"+p.addr, opts...)
+}
+
+func (p *pool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// probe opens a call of path and ends it without sending a message. A
+// server answers UNIMPLEMENTED for a method it lacks before reading any
+// message; a method it has gets a call with no request, which a unary or
+// server-streaming handler never sees (the message is missing) and a
+// client- or bidi-streaming handler sees end at once. nil or any status
+// but UNIMPLEMENTED says the method is there.
+func probe(ctx context.Context, conn grpcConn, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, path, grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		return err
+	}
+	if err := st.CloseSend(); err != nil {
+		return err
+	}
+	var f frame
+	if err := st.RecvMsg(&f); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// wrongProtocol recognises a peer that is not a plain-text gRPC server
+// from the connection error grpc-go reports; "" when it is something else.
+func wrongProtocol(err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "frame too large"), strings.Contains(s, "HTTP/1"):
+		return "it speaks HTTP/1.x, not HTTP/2 (an HTTP port, such as Triton's 8000 or TF Serving's REST 8501?)"
+	case strings.Contains(s, "first record does not look like a TLS handshake"):
+		return "it answers in plain text, not TLS (drop tls, or write grpc:// instead of grpcs://)"
+	}
+	return ""
+}

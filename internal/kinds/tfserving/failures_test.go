@@ -1,0 +1,141 @@
+package tfserving
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/perfscen/perfscen/internal/failure"
+	"github.com/perfscen/perfscen/internal/kinds"
+	pb "github.com/perfscen/perfscen/internal/kinds/tfserving/tfservingpb"
+	"github.com/perfscen/perfscen/runner/plan"
+)
+
+// stubServer is a TF Serving gRPC server whose answers a test sets.
+type stubServer struct {
+	pb.UnimplementedPredictionServiceServer
+	pb.UnimplementedModelServiceServer
+	status   func() (*pb.GetModelStatusResponse, error)
+	metadata func() (*pb.GetModelMetadataResponse, error)
+}
+
+func (s *stubServer) GetModelStatus(context.Context, *pb.GetModelStatusRequest) (*pb.GetModelStatusResponse, error) {
+	return s.status()
+}
+
+func (s *stubServer) GetModelMetadata(context.Context, *pb.GetModelMetadataRequest) (*pb.GetModelMetadataResponse, error) {
+	return s.metadata()
+}
+
+func serveStub(t *testing.T, s *stubServer) string {
+	t.Helper()
+	g := grpc.NewServer()
+	pb.RegisterPredictionServiceServer(g, s)
+	pb.RegisterModelServiceServer(g, s)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(lis)
+	t.Cleanup(g.Stop)
+	return lis.Addr().String()
+}
+
+func versions(states ...pb.ModelVersionStatus_State) func() (*pb.GetModelStatusResponse, error) {
+	return func() (*pb.GetModelStatusResponse, error) {
+		r := &pb.GetModelStatusResponse{}
+		for i, st := range states {
+			r.ModelVersionStatus = append(r.ModelVersionStatus, &pb.ModelVersionStatus{Version: int64(i + 1), State: st,
+				Status: &pb.StatusProto{ErrorCode: pb.Code_OK}})
+		}
+		return r, nil
+	}
+}
+
+// A server that cannot serve the model, or fails answering before any
+// load, is exit 3, said with what it answered.
+func TestOpenServerFailures(t *testing.T) {
+	failed := func() (*pb.GetModelStatusResponse, error) {
+		return &pb.GetModelStatusResponse{ModelVersionStatus: []*pb.ModelVersionStatus{{Version: 4, State: pb.ModelVersionStatus_END,
+			Status: &pb.StatusProto{ErrorCode: pb.Code_NOT_FOUND, ErrorMessage: "SavedModel not found in export directory"}}}}, nil
+	}
+	internal := func() (*pb.GetModelMetadataResponse, error) { return nil, status.Error(codes.Internal, "disk on fire") }
+	cases := []struct {
+		name string
+		stub *stubServer
+		want string
+	}{
+		{"model failed to load", &stubServer{status: failed}, `model "m" at 127.0.0.1`},
+		{"status internal error", &stubServer{status: func() (*pb.GetModelStatusResponse, error) { return nil, status.Error(codes.Internal, "boom") }},
+			"status: grpc model status: server returned Internal: boom"},
+		{"still loading", &stubServer{status: versions(pb.ModelVersionStatus_LOADING)}, "is not available yet: version 1 LOADING"},
+		{"metadata fails", &stubServer{status: versions(pb.ModelVersionStatus_AVAILABLE), metadata: internal}, "metadata: grpc model metadata: server returned Internal: disk on fire"},
+		{"metadata without signatures", &stubServer{status: versions(pb.ModelVersionStatus_AVAILABLE),
+			metadata: func() (*pb.GetModelMetadataResponse, error) { return &pb.GetModelMetadataResponse{}, nil }}, `malformed reply: the metadata has no "signature_def" entry`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			addr := serveStub(t, c.stub)
+			p := onePlan(plan.Server{URL: addr}, plan.ProtocolGRPC, plan.Model{Name: "m"}, nil)
+			_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 500 * time.Millisecond})
+			if failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v (%s), want environment naming %q", err, failure.KindOf(err), c.want)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+		})
+	}
+	t.Run("metrics_url unreachable", func(t *testing.T) {
+		grpcAddr, _ := flavourOn(t, nil)
+		p := onePlan(plan.Server{URL: grpcAddr, MetricsURL: "http://127.0.0.1:1/monitoring/prometheus/metrics"}, plan.ProtocolGRPC, plan.Model{Name: "simple"}, nil)
+		_, err := open(t, p)
+		if failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), "server.metrics_url: scraping") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("one version up of several", func(t *testing.T) {
+		v, _ := judgeStatus(must(versions(pb.ModelVersionStatus_END, pb.ModelVersionStatus_AVAILABLE)()))
+		if v != statusAvailable {
+			t.Errorf("verdict %v", v)
+		}
+		if v, d := judgeStatus(&pb.GetModelStatusResponse{}); v != statusDown || d != "no versions listed" {
+			t.Errorf("empty: %v %s", v, d)
+		}
+	})
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A gRPC server with PredictionService but no ModelService (a proxy in
+// front of TF Serving) is measured without the status check, and says so.
+func TestNoModelService(t *testing.T) {
+	g := grpc.NewServer()
+	core := flavourCore(t)
+	f := &frontend{core: core, met: newFlavourMetrics()}
+	pb.RegisterPredictionServiceServer(g, &predictionService{f: f})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(lis)
+	t.Cleanup(g.Stop)
+	s, err := open(t, onePlan(plan.Server{URL: lis.Addr().String()}, plan.ProtocolGRPC, plan.Model{Name: "simple"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Join(s.Notes(), "\n"); !strings.Contains(n, "has no tensorflow.serving.ModelService: model status was not checked") {
+		t.Errorf("notes: %s", n)
+	}
+}

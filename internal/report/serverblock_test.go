@@ -1,0 +1,26 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// A server that counts requests and their time only (TF Serving's
+// Prometheus figures) shows those, not a breakdown of zeros that would
+// read as measured; Triton's full statistics keep perf_analyzer's lines.
+func TestServerBlockWithoutBreakdown(t *testing.T) {
+	var sb strings.Builder
+	serverBlock(&sb, &result.ServerStats{RequestCount: 40, AvgRequestUs: 1234.7})
+	got := sb.String()
+	if !strings.Contains(got, "Successful request count: 40") || !strings.Contains(got, "Avg request latency: 1234 usec (the server reports no queue or compute breakdown)") ||
+		strings.Contains(got, "Inference count") {
+		t.Errorf("no-breakdown block:\n%s", got)
+	}
+	sb.Reset()
+	serverBlock(&sb, &result.ServerStats{RequestCount: 40, InferenceCount: 40, ExecutionCount: 10, AvgRequestUs: 1000, QueueUs: 200, ComputeInferUs: 700})
+	if got := sb.String(); !strings.Contains(got, "Inference count: 40") || !strings.Contains(got, "overhead 100 usec + queue 200 usec") {
+		t.Errorf("full block:\n%s", got)
+	}
+}

@@ -1,0 +1,57 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/perfscen/perfscen/runner/plan"
+)
+
+// A gRPC service speaks gRPC only: its points are labelled grpc unless
+// the scenario says otherwise (servers of several kinds share one
+// protocol label, http by default).
+func TestGRPCKindProtocol(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      plan.Protocol
+	}{
+		{"one server", `
+version: 1
+server: {kind: grpc, url: "localhost:50051", grpc: {method: a.B/C}}
+models: [{name: m}]
+`, plan.ProtocolGRPC},
+		{"several grpc servers", `
+version: 1
+servers:
+  a: {kind: grpc, url: "localhost:50051"}
+  b: {kind: grpc, url: "localhost:50052"}
+models: [{name: a/m}, {name: b/m}]
+`, plan.ProtocolGRPC},
+		{"with another kind", `
+version: 1
+servers:
+  a: {kind: grpc, url: "localhost:50051"}
+  b: {url: "localhost:8000"}
+models: [{name: a/m}, {name: b/m}]
+`, plan.ProtocolHTTP},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parseString(t, tc.src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Expand(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pt := range p.Points {
+				if pt.Protocol != tc.want {
+					t.Errorf("%s: protocol %s, want %s", pt.ID, pt.Protocol, tc.want)
+				}
+			}
+			if p.Server.Kind != "" && p.Server.Options["method"] != "a.B/C" {
+				t.Errorf("kind block %v", p.Server.Options)
+			}
+		})
+	}
+}
