@@ -108,15 +108,6 @@ func finite(at string, m map[string]float64) error {
 	return nil
 }
 
-// located adds line:col to JSON syntax and type errors.
-func located(b []byte, err error) error {
-	line, col, ok := jsonpos.Of(b, err)
-	if !ok {
-		return err
-	}
-	return fmt.Errorf("line %d:%d: %w", line, col, err)
-}
-
 // Encode renders f as indented JSON with a trailing newline.
 func Encode(f *File) ([]byte, error) {
 	// Whatever version was read, what is written has this version's shape.

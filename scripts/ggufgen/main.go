@@ -35,7 +35,8 @@ func main() {
 		os.Exit(1)
 	}
 	w := bufio.NewWriter(f)
-	if err := write(w, cfg, *seed); err == nil {
+	err = write(w, cfg, *seed)
+	if err == nil {
 		err = w.Flush()
 	}
 	if cerr := f.Close(); err == nil {
