@@ -20,6 +20,8 @@ func fullMetrics(x float64) result.Metrics {
 		LatencyAvgUs: 900, LatencyStdUs: 50, LatencyMinUs: 400,
 		P50Us: 880, P90Us: 1000, P95Us: 1100, P99Us: 1400, LatencyMaxUs: 3000,
 		ClientSendRecvUs: 20, ClientWaitUs: 850, Responses: 300, ResponseThroughput: 1500, FirstResponseAvgUs: 400,
+		// A figure the source did not carry: its key is left out.
+		Absent: []string{"latency_min_us"},
 		Server: &result.ServerStats{
 			RequestCount: 998, InferenceCount: 998, ExecutionCount: 500,
 			AvgRequestUs: 700, QueueUs: 50, ComputeInputUs: 10, ComputeInferUs: 600, ComputeOutputUs: 10,
@@ -78,6 +80,7 @@ func fullRun() *result.Run {
 			Validation: result.Validation{Enabled: true, Checked: 10, Mismatches: 1, First: []string{"OUTPUT0[3]: 4 != 5"}, Sampled: true},
 			LateSends:  3,
 			Notes:      []string{"note"},
+			Columns:    map[string]string{"Network+Server Send/Recv": "38"},
 		}},
 	}
 }
