@@ -67,7 +67,18 @@ func vocab() (tokens []string, types []int32) {
 		tokens = append(tokens, string(c), "▁"+string(c))
 		types = append(types, 1, 1)
 	}
-	return tokens, types
+	// Every piece once: llama.cpp refuses a vocabulary with duplicates
+	// ("▁a" is a word and a letter piece).
+	seen := map[string]bool{}
+	var outT []string
+	var outY []int32
+	for i, tok := range tokens {
+		if !seen[tok] {
+			seen[tok] = true
+			outT, outY = append(outT, tok), append(outY, types[i])
+		}
+	}
+	return outT, outY
 }
 
 func write(w *bufio.Writer, cfg config, seed uint64) error {

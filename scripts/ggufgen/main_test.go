@@ -38,3 +38,18 @@ func TestWritesGGUF(t *testing.T) {
 		t.Error("the seed does not decide the bytes")
 	}
 }
+
+// llama.cpp aborts on a vocabulary with a piece twice.
+func TestVocabularyHasNoDuplicates(t *testing.T) {
+	tokens, types := vocab()
+	seen := map[string]bool{}
+	for _, tok := range tokens {
+		if seen[tok] {
+			t.Errorf("%q twice", tok)
+		}
+		seen[tok] = true
+	}
+	if len(types) != len(tokens) {
+		t.Errorf("%d types for %d tokens", len(types), len(tokens))
+	}
+}
