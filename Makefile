@@ -12,7 +12,7 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog generate clean
+.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog conformance-llm generate clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -54,8 +54,8 @@ staticcheck: ## staticcheck (pinned version) over every package
 demo: build ## run the quickstart scenario on the embedded reference server
 	$(PERFSCEN) run scenarios/quickstart.yaml
 
-gate: build ## run every embedded-server scenario against baselines/ (GATE_FLAGS adds run flags)
-	$(PERFSCEN) run $(GATE_FLAGS) $(EMBEDDED_SCENARIOS)
+gate: build ## thresholds and same-run comparisons of every embedded-server scenario (GATE_FLAGS adds run flags, GATE_BASELINE=1 the baseline gate; make exits 2 on any failure: scripts/gate.sh passes perfscen's code through)
+	PERFSCEN=$(PERFSCEN) bash scripts/gate.sh $(GATE_FLAGS)
 
 BASELINE_RUNS ?= 5
 baselines: build ## re-record the embedded-server scenarios' baselines: BASELINE_RUNS calibrated runs each
@@ -85,6 +85,9 @@ soundness: build ## real A/A and injected-slowdown runs on the delay model
 
 soundness-hog: build ## the same with a CPU hog on one core during the gated runs
 	SOUND_HOG=1 bash scripts/soundness.sh
+
+conformance-llm: ## the shipped LLM scenarios against a real server (Ollama v0.17.4, tiny generated model, OLLAMA=binary); docs/llm.md
+	bash scripts/conformance-llm.sh
 
 generate: ## regenerate gRPC stubs (needs protoc; installs pinned plugins into bin/)
 	bash scripts/generate.sh

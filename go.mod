@@ -7,6 +7,7 @@ require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/ebitengine/purego v0.11.3
+	github.com/goccy/go-yaml v1.19.2
 	github.com/google/go-cmp v0.7.0
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/client_model v0.6.3

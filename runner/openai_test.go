@@ -84,6 +84,11 @@ func TestOpenAIRunEmbedded(t *testing.T) {
 		if v, ok := m.Value(plan.MetricTTFTP95); !ok || v <= 0 {
 			t.Errorf("ttft_p95 = %v, %v", v, ok)
 		}
+		// Generation requests are timed like any other: the client's
+		// send and the wait for the reply add up to the latency.
+		if m.ClientWaitUs <= 0 || m.ClientSendRecvUs+m.ClientWaitUs > 1.01*m.LatencyAvgUs+1 {
+			t.Errorf("send/recv %g us + wait %g us vs latency %g us", m.ClientSendRecvUs, m.ClientWaitUs, m.LatencyAvgUs)
+		}
 	}
 }
 
@@ -117,7 +122,8 @@ func TestOpenAIRunUnservedModel(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, []byte(strings.Replace(string(b), "  - name: llm\n", "  - name: gpt-9\n", 1)), 0o644)
 	_, err := runLLM(t, path)
-	if err == nil || failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), `model "gpt-9" (alias gpt-9) is not served`) {
+	// The server answered and lacks the model: the scenario's mistake.
+	if err == nil || failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), `model "gpt-9" (alias gpt-9) is not served`) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -16,6 +16,10 @@ import (
 // its readiness check before it gives up (could not measure).
 const DefaultConnectTimeout = kinds.DefaultConnectTimeout
 
+// RefusedGrace is how long a run with the default connect timeout keeps
+// retrying a server that has refused every connection from the start.
+const RefusedGrace = kinds.RefusedGrace
+
 // Options tune a run; the zero value measures and decides as perfscen run
 // does with no flags.
 type Options struct {

@@ -167,6 +167,15 @@ func (c *collector) where(p path) string {
 	return strings.TrimSuffix(e.Error(), ": ")
 }
 
+// whereKey is where for the key of the mapping entry at p.
+func (c *collector) whereKey(p path) string {
+	e := Error{File: c.file, Path: p.String()}
+	if n := c.lookup(p, true); n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	return strings.TrimSuffix(e.Error(), ": ")
+}
+
 // hasKey says whether the document's top-level mapping has key.
 func (c *collector) hasKey(key string) bool {
 	n := deref(c.root)

@@ -20,7 +20,14 @@ const NominalRate = 100.0
 type Estimation struct {
 	PerPoint []time.Duration // best case, in plan.Points order
 	Total    time.Duration   // best case: every point stable after 3 windows
-	Worst    time.Duration   // every point needs max_trials windows
+	// Worst: every point needs max_trials windows, and every extra trial
+	// the gate allows is measured (Extra).
+	Worst time.Duration
+	// Extra is the most time the gate's extra trials may add (comparisons
+	// and baseline checks that stay inconclusive): max_extra_trials per
+	// point at warm-up + window each, capped by max_extra_time. It is
+	// part of Worst.
+	Extra time.Duration
 	// Assumption states how the figures were derived, for printing.
 	Assumption string
 }
@@ -76,6 +83,26 @@ func Estimate(p *plan.Plan) Estimation {
 			e.Worst += time.Duration(hi) * (worst + extra)
 		}
 		e.Assumption += "; a search measures each probe as a point, as many probes as its range can take, the worst case with every extra trial it allows"
+	}
+	if g := p.Checks.Gate; g.MaxExtraTrials > 0 && (len(p.Checks.Comparisons) > 0 || p.Checks.Baseline != nil) {
+		var extra time.Duration
+		for _, pt := range p.Points {
+			if pt.Load.Mode == plan.LoadIterations {
+				continue
+			}
+			w := m.Window
+			if m.Mode == plan.CountWindows {
+				w = max(time.Second, seconds(float64(m.RequestCount)/pointRate(pt.Load)))
+			}
+			extra += time.Duration(g.MaxExtraTrials) * (m.Warmup + w)
+		}
+		if g.MaxExtraTime > 0 {
+			extra = min(extra, g.MaxExtraTime)
+		}
+		e.Extra = extra
+		e.Worst += extra
+		e.Assumption += fmt.Sprintf("; the worst case adds up to %s of extra trials for undecided checks (gate.max_extra_trials %d per point, gate.max_extra_time %s)",
+			extra.Round(time.Second), g.MaxExtraTrials, g.MaxExtraTime)
 	}
 	if m.Mode == plan.CountWindows || hasIterations(p) {
 		e.Assumption += fmt.Sprintf("; count windows and iterations assume %.0f requests/s per outstanding request (or the request rate), at least 1s per count window", NominalRate)

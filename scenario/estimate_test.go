@@ -90,3 +90,30 @@ func TestSearchProbes(t *testing.T) {
 		}
 	}
 }
+
+// The worst case includes the extra trials the gate may add for checks
+// that stay undecided, capped by max_extra_time; a plan without
+// comparisons or a baseline gets none.
+func TestEstimateExtraTrials(t *testing.T) {
+	m := plan.Measurement{Mode: plan.TimeWindows, Window: time.Second, MaxTrials: 6, Trials: 10}
+	pts := []plan.Point{{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}}, {Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}}}
+	for _, tt := range []struct {
+		name  string
+		gate  plan.Gate
+		cmp   bool
+		extra time.Duration
+	}{
+		{"no undecidable checks", plan.Gate{MaxExtraTrials: 20, MaxExtraTime: 3 * time.Minute}, false, 0},
+		{"20 extra trials of 1s at 2 points", plan.Gate{MaxExtraTrials: 20, MaxExtraTime: 3 * time.Minute}, true, 40 * time.Second},
+		{"capped by max_extra_time", plan.Gate{MaxExtraTrials: 20, MaxExtraTime: 30 * time.Second}, true, 30 * time.Second},
+	} {
+		p := &plan.Plan{Measurement: m, Points: pts, Checks: plan.Checks{Gate: tt.gate}}
+		if tt.cmp {
+			p.Checks.Comparisons = []plan.Comparison{{Name: "c"}}
+		}
+		e := Estimate(p)
+		if e.Extra != tt.extra || e.Worst != 2*16*time.Second+tt.extra {
+			t.Errorf("%s: extra %s worst %s, want %s and %s", tt.name, e.Extra, e.Worst, tt.extra, 2*16*time.Second+tt.extra)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,15 @@ func TestTokenLengthSweepExpansion(t *testing.T) {
 	th := p.Checks.Thresholds[0]
 	if got := th.Selector.At[CoordInputTokens]; !slices.Equal(got, []string{"512"}) || !slices.Equal(th.Selector.At[CoordOutputTokens], []string{"64"}) {
 		t.Errorf("threshold at %v", th.Selector.At)
+	}
+}
+
+// include_usage: false with token_count: usage on a stream is refused at
+// load: every request would fail for want of usage.
+func TestIncludeUsageNeededForUsageCounts(t *testing.T) {
+	src := "version: 1\nserver: {kind: openai, url: \"http://localhost:8000\"}\nmodels: [{name: llm, prompts: {input_tokens: {mean: 8}, output_tokens: {mean: 8}}}]\nllm:\n  include_usage: false\n  token_count: usage\n"
+	_, err := Parse("u.yaml", []byte(src), nil)
+	if err == nil || !strings.Contains(err.Error(), "u.yaml:5:18: llm.include_usage: must be true") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	goyaml "github.com/goccy/go-yaml"
+	goyamlparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -79,7 +81,7 @@ func ParseWith(name string, data []byte, getenv func(string) string, set []strin
 	raw := data // the file's bytes: the scenario's hash is the file's
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Errors{List: []Error{syntaxError(name, err)}}
+		return nil, &Errors{List: []Error{locateSyntaxError(name, data, err)}}
 	}
 	if len(set) > 0 {
 		if doc.Kind == 0 {
@@ -150,7 +152,8 @@ func (c *collector) result() error {
 }
 
 // dropShadowed removes semantic errors about fields the schema already
-// rejected (or inside them): they would only repeat the cause.
+// rejected (or inside them, or a list one of whose items it rejected):
+// they would only repeat the cause in other words.
 func dropShadowed(sem, schema []Error) []Error {
 	var out []Error
 next:
@@ -159,7 +162,9 @@ next:
 			if s.Path == "" {
 				continue
 			}
-			if e.Path == s.Path || within(e.Path, s.Path) {
+			// The schema's message about a part of this field (a list
+			// item) is the same mistake said more precisely.
+			if e.Path == s.Path || within(e.Path, s.Path) || strings.HasPrefix(s.Path, e.Path+"[") {
 				continue next
 			}
 		}
@@ -170,6 +175,21 @@ next:
 
 func within(p, parent string) bool {
 	return parent != "" && (strings.HasPrefix(p, parent+".") || strings.HasPrefix(p, parent+"["))
+}
+
+// locateSyntaxError places a YAML syntax error at its offending token.
+// yaml.v3 reports only a line, and for parser errors the line where the
+// enclosing construct began, counted from 0 (so a flow list left open on
+// line 6 is "line 5"); goccy/go-yaml's parser reports the token it could
+// not place, with its column. Where that parser accepts what yaml.v3
+// refused (the two differ on a few corner cases), yaml.v3's own message
+// and line stand.
+func locateSyntaxError(file string, data []byte, err error) Error {
+	var se *goyaml.SyntaxError
+	if _, perr := goyamlparser.ParseBytes(data, 0); errors.As(perr, &se) && se.Token != nil && se.Token.Position != nil {
+		return Error{File: file, Line: se.Token.Position.Line, Col: se.Token.Position.Column, Msg: "invalid YAML: " + se.Message}
+	}
+	return syntaxError(file, err)
 }
 
 var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)

@@ -103,3 +103,30 @@ func TestValidFixtures(t *testing.T) {
 		})
 	}
 }
+
+// A YAML syntax error names the line and column of the token the parser
+// could not place, not the line (counted from 0) where the enclosing
+// construct began.
+func TestSyntaxErrorsHaveLineAndColumn(t *testing.T) {
+	for _, tt := range []struct{ src, want string }{
+		{"version: 1\nmodels:\n  - name: simple\n    batch_size: [1\nload: {concurrency: 1}\n", "s.yaml:5:1: invalid YAML"},
+		{"version: 1\nname: \"y\nmodels: [{name: simple}]\n", "s.yaml:2:7: invalid YAML"},
+		{"version: 1\nmodels:\n  - name: simple\n  batch_size: 2\n", "s.yaml:4:3: invalid YAML"},
+	} {
+		_, err := Parse("s.yaml", []byte(tt.src), nil)
+		var errs *Errors
+		if !errors.As(err, &errs) || len(errs.List) != 1 || !strings.HasPrefix(errs.List[0].Error(), tt.want) {
+			t.Errorf("%q: got %v, want one error starting %q", tt.src, err, tt.want)
+		}
+	}
+}
+
+// One message per mistake: a negative value in a swept list is reported
+// once, at the item.
+func TestOneMessagePerMistake(t *testing.T) {
+	_, err := Parse("s.yaml", []byte("version: 1\nserver: {url: localhost:8000}\nmodels: [{name: simple}]\nsweep:\n  concurrency: [-1, 2]\n"), nil)
+	var errs *Errors
+	if !errors.As(err, &errs) || len(errs.List) != 1 || !strings.HasPrefix(errs.List[0].Error(), "s.yaml:5:17: sweep.concurrency[0]") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -94,6 +94,7 @@ func resolveGate(c *collector, in *Gate) plan.Gate {
 		}
 		g.MaxExtraTime = d
 	}
+	g.RequireGated = in.RequireGated
 	return g
 }
 

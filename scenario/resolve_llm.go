@@ -116,6 +116,11 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 		if in.TokenCount != "" {
 			l.TokenCount = in.TokenCount
 		}
+		// A streamed reply carries usage only when asked for it: with
+		// token_count usage every request would fail.
+		if l.Stream && !l.IncludeUsage && l.TokenCount == "usage" {
+			c.at(p.child("include_usage"), "must be true with token_count: usage and streaming: streaming servers send usage only when include_usage asks for it, so every request would fail")
+		}
 		if g := in.Goodput; g != nil {
 			slo := &plan.SLO{}
 			for _, f := range []struct {

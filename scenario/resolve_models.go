@@ -46,6 +46,7 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 			Sequence:       m.Sequence,
 			SequenceLength: m.SequenceLength,
 			Input:          resolveInput(m, c, p.child("input_data"), dir),
+			Where:          c.where(p.child("name")),
 		}
 		if m.SequenceLength != 0 && !m.Sequence {
 			c.atKey(p.child("sequence_length"), "applies only to a sequence model (sequence: true)")

@@ -119,6 +119,12 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 	if out.TensorFormat == "" {
 		out.TensorFormat = plan.TensorAuto
 	}
+	for name := range in.EmbeddedModels {
+		if out.ParamsWhere == nil {
+			out.ParamsWhere = map[string]string{}
+		}
+		out.ParamsWhere[name] = c.whereKey(p.child("embedded_models", name))
+	}
 	for _, k := range slices.Sorted(maps.Keys(in.KindBlocks)) {
 		if k != in.Kind {
 			c.atKey(p.child(k), "applies only with kind: %s", k)

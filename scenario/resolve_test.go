@@ -160,3 +160,22 @@ func TestExpandNeedsLoad(t *testing.T) {
 		t.Errorf("missing file: want a plain read error, got %v", err)
 	}
 }
+
+func TestGateRequireGated(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want bool
+	}{{"", false}, {"gate: {require_gated: true}\n", true}} {
+		s, err := parseString(t, "version: 1\nserver: {url: localhost:8000}\nmodels: [{name: simple}]\n"+tt.src, testEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Expand(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Checks.Gate.RequireGated != tt.want {
+			t.Errorf("%q: require_gated %v, want %v", tt.src, p.Checks.Gate.RequireGated, tt.want)
+		}
+	}
+}

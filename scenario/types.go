@@ -218,6 +218,9 @@ type Baseline struct {
 type Gate struct {
 	MaxExtraTrials *int   `yaml:"max_extra_trials"`
 	MaxExtraTime   string `yaml:"max_extra_time"`
+	// RequireGated: a check that could not detect the change it exists
+	// for makes the run inconclusive (exit 4) instead of passing.
+	RequireGated bool `yaml:"require_gated"`
 }
 
 // Mix is several models loaded at the same time. Models maps a model (its

@@ -20,6 +20,8 @@ func fullMetrics(x float64) result.Metrics {
 		LatencyAvgUs: 900, LatencyStdUs: 50, LatencyMinUs: 400,
 		P50Us: 880, P90Us: 1000, P95Us: 1100, P99Us: 1400, LatencyMaxUs: 3000,
 		ClientSendRecvUs: 20, ClientWaitUs: 850, Responses: 300, ResponseThroughput: 1500, FirstResponseAvgUs: 400,
+		// A figure the source did not carry: its key is left out.
+		Absent: []string{"latency_min_us"},
 		Server: &result.ServerStats{
 			RequestCount: 998, InferenceCount: 998, ExecutionCount: 500,
 			AvgRequestUs: 700, QueueUs: 50, ComputeInputUs: 10, ComputeInferUs: 600, ComputeOutputUs: 10,
@@ -86,6 +88,7 @@ func fullRun() *result.Run {
 			Searched: &result.SearchOutcome{Condition: "p99 < 50ms", Method: "binary", Decide: "interval", Start: 1, End: 64, Step: 1,
 				Found: true, Value: 16, AllMet: true, Failing: 17, Message: "concurrency 16 meets p99 < 50ms",
 				Probes: []result.Probe{{Level: 16, Point: "simple/max_concurrency@p99<50ms/c=16", Outcome: "meets", Value: 40000, Lo: 39000, Hi: 41000, Confidence: 0.95, Trials: 10}}},
+			Columns: map[string]string{"Network+Server Send/Recv": "38"},
 		}},
 	}
 }

@@ -22,7 +22,7 @@ func newCompareCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "compare OLD.json NEW.json",
 		Example: `  perfscen compare out/before.json out/after.json
-  perfscen import -o old.json pa_old.csv && perfscen import -o new.json pa_new.csv && perfscen compare old.json new.json`,
+  perfscen import --model resnet50 -o old.json pa_old.csv && perfscen import --model resnet50 -o new.json pa_new.csv && perfscen compare old.json new.json`,
 		Short: "Compare two result files point by point (exit 1 on a regression)",
 		Long: `compare prints every point × metric of two result files (from perfscen run
 or perfscen import) with old and new medians, the change, its bootstrap 95%

@@ -74,7 +74,7 @@ func TestFaultServerHangs(t *testing.T) {
 			}
 			switch {
 			case r.code == exitcode.Environment:
-				if res.Status != result.StatusPartial || !strings.Contains(r.stderr, "unreachable") {
+				if res.Status != result.StatusPartial || !strings.Contains(r.stdout+r.stderr, "unreachable") {
 					t.Errorf("exit 3 without a partial result naming the unreachable server: status %q\n%s", res.Status, r)
 				}
 			case r.code == exitcode.CheckFailed && proto == "grpc":

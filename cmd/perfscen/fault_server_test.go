@@ -49,9 +49,10 @@ func TestFaultServerUnreachableAtStart(t *testing.T) {
 			if r.elapsed > 700*time.Millisecond+5*time.Second {
 				t.Errorf("gave up after %s, connect timeout 700ms", r.elapsed)
 			}
+			// Said once: in the summary line of the report.
 			for _, want := range []string{"not ready within 700ms", "connection refused"} {
-				if !strings.Contains(r.stderr, want) {
-					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				if n := strings.Count(r.stdout+r.stderr, want); n != 1 {
+					t.Errorf("%q said %d times, want once:\n%s", want, n, r)
 				}
 			}
 		})
@@ -91,8 +92,8 @@ func TestFaultServerKilledMidWindow(t *testing.T) {
 			if len(res.Points) == 0 || len(res.Errors) == 0 {
 				t.Fatalf("want the measured points and a run-level error, got %d points, errors %q", len(res.Points), res.Errors)
 			}
-			if !strings.Contains(r.stderr, "unreachable") {
-				t.Errorf("stderr does not say the server became unreachable:\n%s", r.stderr)
+			if !strings.Contains(r.stdout+r.stderr, "unreachable") {
+				t.Errorf("output does not say the server became unreachable:\n%s", r)
 			}
 		})
 	}

@@ -143,8 +143,8 @@ func TestTLSServerAndMutualTLS(t *testing.T) {
 				if r.code != c.want {
 					t.Fatalf("want exit %d, got %s", c.want, r)
 				}
-				if c.stderr != "" && !strings.Contains(r.stderr, c.stderr) {
-					t.Errorf("stderr lacks %q:\n%s", c.stderr, r.stderr)
+				if c.stderr != "" && !strings.Contains(r.stdout+r.stderr, c.stderr) {
+					t.Errorf("output lacks %q:\n%s", c.stderr, r)
 				}
 			})
 		}

@@ -21,7 +21,7 @@ func newImportCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use: "import FILE...",
-		Example: `  perfscen import -o results.json perf_analyzer.csv
+		Example: `  perfscen import --model resnet50 -o results.json perf_analyzer.csv
   perfscen import --model resnet50 -o results.json pa_console.log
   perfscen import --model llama --concurrency 8 -o results.json artifacts/llama-openai-chat-concurrency8/profile_export_genai_perf.csv
   perfscen import --model resnet18 --service-kind torchserve -o results.json torchserve.csv

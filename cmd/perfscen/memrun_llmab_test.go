@@ -64,7 +64,7 @@ func TestLLMServerABOnTheFakeClock(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			dir := t.TempDir()
 			code, stdout, stderr := runMem(t, "run", "-q", "@test/e2e/testdata/llm-server-ab/unreachable.yaml", "--out-dir", dir, "--connect-timeout", "300ms")
-			if code != 3 || !strings.Contains(stderr, "server candidate") {
+			if code != 3 || strings.Count(stdout+stderr, "server candidate") != 1 {
 				t.Fatalf("exit %d, want 3 naming the server\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			if run := readResult(t, filepath.Join(dir, "llm-server-ab-unreachable.json")); len(run.Points) != 0 {

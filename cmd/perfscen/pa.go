@@ -29,18 +29,15 @@ flags, parsed by perf_analyzer's rules (any unambiguous prefix of a long
 option, -b8 or -b 8, its checks and their messages), measured by perfscen's
 runner, reported in perf_analyzer's console format and, with -f, its CSV.
 
-  perfscen pa -m resnet50 --percentile=95 --concurrency-range 1:8
-  perfscen pa -m yolov7 -u 127.0.0.1:8001 -i grpc --shared-memory system --concurrency-range 8:128:8 -f out.csv
-
 --emit-scenario FILE writes the equivalent scenario instead of measuring:
 each key commented with the flag it comes from, checked by loading it back,
 written atomically. Run it with perfscen run FILE to gate on thresholds and
 baselines, one script line at a time.
 
 Options perfscen cannot honour are refused by name with the reason (exit 2),
-never dropped: the triton_c_api, tfserving, torchserve and openai service
-kinds, periodic concurrency, custom intervals and request parameters, trace
-settings, MPI, gRPC request compression. A command line perf_analyzer itself
+never dropped: the openai service kind (use a scenario), periodic
+concurrency, custom intervals and request parameters, trace settings, MPI,
+gRPC request compression. A command line perf_analyzer itself
 refuses (say --concurrency-range with --request-rate-range) exits 2 with its
 message. docs/perf_analyzer-migration.md goes flag by flag.
 
@@ -54,6 +51,9 @@ func newPACmd(e *env) *cobra.Command {
 		Use:   "pa [perf_analyzer options] [--emit-scenario FILE]",
 		Short: "Run a perf_analyzer command line: same flags, console report and CSV, measured by perfscen",
 		Long:  paLong,
+		Example: `  perfscen pa -m resnet50 --percentile=95 --concurrency-range 1:8
+  perfscen pa -m yolov7 -u 127.0.0.1:8001 -i grpc --shared-memory system --concurrency-range 8:128:8 -f out.csv
+  perfscen pa -m resnet50 -u triton:8001 -i grpc --concurrency-range 1:64 -l 50 --binary-search --percentile=99 --emit-scenario resnet50.yaml`,
 		// perf_analyzer's own option syntax (getopt_long) is parsed by
 		// pacompat; cobra would read -b8 or --concurrency=10 differently.
 		DisableFlagParsing: true,

@@ -110,8 +110,11 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	fmt.Fprintf(w, "\n%s, %s, measurement: %s\n", plural(len(p.Points), "point"), plural(len(p.Models), "model"), measurementText(p.Measurement))
 	fmt.Fprintf(w, "checks: %s\n", checksText(p.Checks))
 	est := scenario.Estimate(p)
-	fmt.Fprintf(w, "estimated wall time: %s at best, %s at worst\n  (%s; excludes server start-up and connection set-up)\n",
-		roundDuration(est.Total), roundDuration(est.Worst), est.Assumption)
+	fmt.Fprintf(w, "estimated wall time: %s at best, %s at worst", roundDuration(est.Total), roundDuration(est.Worst))
+	if est.Extra > 0 {
+		fmt.Fprintf(w, " (%s of it extra trials)", roundDuration(est.Extra))
+	}
+	fmt.Fprintf(w, "\n  (%s; excludes server start-up and connection set-up)\n", est.Assumption)
 	return nil
 }
 

@@ -6,9 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/report"
+	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
 )
@@ -106,10 +109,19 @@ func csvGroupKeys(points []result.Point) []string {
 		}
 		varies[dim] = len(seen) > 1
 	}
+	modes := map[string]bool{}
+	for _, p := range points {
+		modes[string(p.Mode)] = true
+	}
 	keys := make([]string, len(points))
 	for i, p := range points {
 		// A server/model alias must not become a directory in the name.
 		k := strings.ReplaceAll(p.Model, "/", ".")
+		if len(modes) > 1 {
+			// One file holds one load mode: its first column is either
+			// the concurrency or the request rate.
+			k += ".mode=" + string(p.Mode)
+		}
 		for _, dim := range csvDims {
 			if varies[dim] {
 				k += "." + dim + "=" + p.Coords[dim]
@@ -118,4 +130,35 @@ func csvGroupKeys(points []result.Point) []string {
 		keys[i] = k
 	}
 	return keys
+}
+
+// checkStdoutFormat refuses, before any load, a report on stdout that the
+// run could not write afterwards: an unknown format, or perf_analyzer's
+// CSV for a plan whose points need several files (several models, or a
+// swept dimension its layout has no column for).
+func checkStdoutFormat(format string, pl *plan.Plan) error {
+	if _, err := report.Lookup(format); err != nil {
+		return exitcode.AsInvalid(fmt.Errorf("--format: %w", err))
+	}
+	if format != "csv" {
+		return nil
+	}
+	pts := make([]result.Point, len(pl.Points))
+	for i, p := range pl.Points {
+		pts[i] = result.Point{Model: p.Model, Mode: p.Load.Mode, Coords: p.Coords}
+	}
+	groups := map[string]bool{}
+	for _, k := range csvGroupKeys(pts) {
+		groups[k] = true
+	}
+	if len(groups) > 1 {
+		names := make([]string, 0, len(groups))
+		for k := range groups {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return exitcode.AsInvalid(fmt.Errorf("--format csv: perf_analyzer's layout holds one model at one load mode and one value of each swept dimension, and %s needs %d files (%s); write them with --csv PATH",
+			pl.Scenario, len(groups), strings.Join(names, ", ")))
+	}
+	return nil
 }

@@ -61,8 +61,11 @@ func newRoot(e *env) *cobra.Command {
 scenario describes, validates the outputs, checks thresholds, model
 comparisons and the stored baseline, and exits nonzero on a regression.
 
-Exit codes: 0 pass · 1 a check failed · 2 invalid scenario, data or command
-line · 3 server or environment failure (unreachable, errors, unstable).`,
+Exit codes: 0 pass (checks that could not detect their change are counted
+as not gated) · 1 a check failed · 2 invalid scenario, data or command line ·
+3 server or environment failure (unreachable, errors, unstable) · 4
+inconclusive (the data cannot yet tell; with --require-gated also a check
+that was not gated).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Runnable so that cobra checks its arguments (an unknown

@@ -27,6 +27,7 @@ type reportFlags struct {
 	markdown   string
 	format     string
 	quiet      bool
+	progress   string
 	noBaseline bool
 	// connectTimeout bounds the wait for the server to become ready.
 	connectTimeout time.Duration
@@ -38,6 +39,8 @@ type reportFlags struct {
 	fleet fleetFlags
 	// set are --set path=value overrides laid over each scenario file.
 	set []string
+	// requireGated makes checks that were not gated exit 4 (--require-gated).
+	requireGated bool
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -68,6 +71,9 @@ See docs/distributed.md.`,
   perfscen run scenarios/quickstart.yaml --set measurement.window=500ms --set 'sweep.concurrency=[1, 2]'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkProgressMode(f.progress); err != nil {
+				return err
+			}
 			removeStaleShm(e)
 			files, err := expandScenarioArgs(args)
 			if err != nil {
@@ -83,21 +89,42 @@ See docs/distributed.md.`,
 			if f.fleet.agents > 0 && len(files) != 1 {
 				return usageError(cmd, fmt.Errorf("--agents runs one scenario; got %d", len(files)))
 			}
+			if f.fleet.agents > 0 && len(f.set) > 0 {
+				// Agents load the file as it is and are checked against
+				// its bytes: an override on the coordinator alone would
+				// have them measure another scenario than the one decided.
+				return usageError(cmd, fmt.Errorf("--set with --agents: the agents load the scenario file as it is; put the settings in the file"))
+			}
 			debug := e.getenv("PERFSCEN_DEBUG_GOROUTINES") != ""
 			start := runtime.NumGoroutine()
 			if debug {
 				fmt.Fprintf(e.stderr, "perfscen: goroutines at start: %d\n", start)
 			}
 			worst := exitcode.OK
+			var rows []rollup
 			for i, file := range files {
 				if e.ctx.Err() != nil {
 					// Interrupted: the scenarios not yet started are not run.
 					fmt.Fprintf(e.stderr, "perfscen: interrupted; not run: %s\n", strings.Join(files[i:], ", "))
 					worst = worse(worst, exitcode.Environment)
+					for _, f := range files[i:] {
+						rows = append(rows, rollup{scenario: f, outcome: "not run", code: exitcode.Environment, deciding: "interrupted"})
+					}
 					break
 				}
-				code := runOne(e, file, f, len(files) > 1)
+				code, row := runOne(e, file, f, len(files) > 1)
 				worst = worse(worst, code)
+				rows = append(rows, row)
+			}
+			if len(files) > 1 {
+				// The last lines of a run over several scenarios say how
+				// each ended: on stdout with the console report, else on
+				// stderr so a JSON or CSV stdout stays parseable.
+				out := e.stderr
+				if f.format == "console" {
+					out = e.stdout
+				}
+				printRollup(out, rows, worst)
 			}
 			if debug {
 				fmt.Fprintf(e.stderr, "perfscen: goroutines at end: %d\n", settledGoroutines(start))
@@ -114,10 +141,12 @@ See docs/distributed.md.`,
 	fl.BoolVar(&f.csvVerbose, "verbose-csv", false, "with --csv: perf_analyzer's --verbose-csv columns")
 	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary")
 	fl.StringVar(&f.format, "format", "console", "report on stdout: console, json, markdown, csv")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output (as --progress never) and no \"results written\" lines")
+	fl.StringVar(&f.progress, "progress", progressAuto, "progress on stderr: auto (a line rewritten in place on a terminal; elsewhere, as in CI, a line per point and a window line at most every 10s), always (a line for every window), never")
 	fl.BoolVar(&f.noBaseline, "no-baseline", false, "skip the baseline gate")
+	fl.BoolVar(&f.requireGated, "require-gated", false, "exit 4 when a check could not detect the change it exists for (testbed noise hides it): as gate.require_gated")
 	fl.StringVar(&f.testbed, "testbed", "", "testbed the baseline history is kept under (default: $PERFSCEN_TESTBED, the scenario's baseline.testbed, else derived from CPU, memory, GPU and server)")
-	fl.DurationVar(&f.connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
+	fl.DurationVar(&f.connectTimeout, "connect-timeout", 0, fmt.Sprintf("how long to wait for the server to answer ready before exit 3 (default %s; a server that refuses every connection from the start is given up after %s unless this is set)", runner.DefaultConnectTimeout, runner.RefusedGrace))
 	fl.StringArrayVar(&f.modelParams, "model-param", nil, "embedded server only: override a model parameter, model.key=value (repeatable), e.g. mlp_optimized.slowdown=4")
 	f.fleet.register(fl)
 	fl.StringArrayVar(&f.set, "set", nil, "override a scenario setting without editing the file, path=value (YAML value; repeatable), e.g. measurement.window=500ms or server.url=host:8001; checked like the file and recorded in the result, and a baseline keeps such runs apart")

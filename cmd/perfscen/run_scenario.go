@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/atomicfile"
@@ -19,34 +21,63 @@ import (
 	"github.com/perfscen/perfscen/scenario"
 )
 
-// runOne runs one scenario file end to end and returns its exit code; it
-// prints everything it has to say itself. Every scenario that got as far
-// as its plan gets its outputs, a run that never reached the server
-// included, so CI sees each scenario's verdict.
-func runOne(e *env, file string, f reportFlags, many bool) int {
+// runOne runs one scenario file end to end and returns its exit code and
+// its line of the roll-up table; it prints everything it has to say
+// itself. Every scenario that got as far as its plan gets its outputs, a
+// run that never reached the server included, so CI sees each scenario's
+// verdict.
+func runOne(e *env, file string, f reportFlags, many bool) (int, rollup) {
+	roll := rollup{scenario: file, outcome: "invalid", code: exitcode.Invalid}
+	invalid := func(err error) (int, rollup) {
+		if err != nil {
+			roll.deciding, _, _ = strings.Cut(err.Error(), "\n")
+		}
+		return exitcode.Invalid, roll
+	}
+	// failed is invalid, or could not measure when err says so (agents
+	// that never came, a server option that cannot be met).
+	failed := func(err error) (int, rollup) {
+		code, r := invalid(err)
+		if c := exitcode.Of(err); c != exitcode.Invalid {
+			code, r.code, r.outcome = c, c, "could not measure"
+		}
+		return code, r
+	}
 	pl, err := scenario.LoadPlanWith(file, e.getenv, f.set)
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	for _, o := range pl.Overrides {
 		if !f.quiet {
 			fmt.Fprintf(e.stderr, "perfscen: %s: --set %s\n", file, o)
 		}
 	}
-	if err := applyModelParams(pl, f.modelParams); err != nil {
+	roll.scenario = pl.Scenario
+	if err := checkStdoutFormat(f.format, pl); err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, err)
+		return invalid(err)
+	}
+	if f.requireGated {
+		pl.Checks.Gate.RequireGated = true
+	}
+	notes, err := applyModelParams(pl, f.modelParams)
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "perfscen: note: %s\n", n)
+	}
+	if err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	// The embedded server's models and parameters are checked as validate
 	// checks them, before it starts.
 	if err := checkEmbedded(pl); err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
-		return exitcode.Invalid
+		printScenarioError(e, file, err)
+		return invalid(err)
 	}
 	if err := checkKinds(pl); err != nil {
 		printScenarioError(e, file, err)
-		return exitcode.Invalid
+		return invalid(err)
 	}
 	// A bad baseline is refused before any load is sent, and checks are
 	// decided while the server is still up, so inconclusive ones can get
@@ -54,14 +85,14 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	opts, err := runOptions(e, pl, f)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
-		return exitcode.Of(err)
+		return failed(err)
 	}
 	opts.Log = e.stderr
 	var coord *fleet.Coordinator
 	if f.fleet.agents > 0 {
 		if coord, err = startFleet(e, pl, f); err != nil {
 			printScenarioError(e, file, err)
-			return exitcode.Of(err)
+			return failed(err)
 		}
 		opts.Remote = coord
 	}
@@ -69,8 +100,11 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	if coord != nil {
 		finishFleet(e, coord, run)
 	}
-	if runErr != nil {
-		if run == nil && v == nil {
+	// With a verdict the console report carries the error that stopped
+	// the run (the summary line quotes it): stderr does not repeat it.
+	// A machine-readable stdout (json, csv) leaves it to stderr.
+	if runErr != nil && (v == nil || f.format != "console") {
+		if run == nil {
 			fmt.Fprintf(e.stderr, "perfscen: %v\n", runErr)
 		} else {
 			fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, runErr)
@@ -79,7 +113,7 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 	if v == nil {
 		// The scenario, its data or its baseline is wrong: no verdict to
 		// record.
-		return exitcode.Invalid
+		return invalid(runErr)
 	}
 	code := run.Verdict.ExitCode
 	if p := resultPath(f, pl.Scenario, many); p != "" {
@@ -96,7 +130,8 @@ func runOne(e *env, file string, f reportFlags, many bool) int {
 		fmt.Fprintf(e.stderr, "perfscen: %v\n", err)
 		code = worse(code, exitcode.Of(err))
 	}
-	return code
+	roll = rollupOf(pl.Scenario, code, run)
+	return code, roll
 }
 
 func resultPath(f reportFlags, name string, many bool) string {
@@ -114,8 +149,16 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 	if pl.Measurement.Percentile > 0 {
 		opts.Percentile = fmt.Sprintf("p%d", pl.Measurement.Percentile)
 	}
+	// The verdict is decided and recorded: a report that cannot render
+	// its format (everything that could be refused was, before the load)
+	// is said loudly, but it does not change the exit code the result
+	// file, JUnit and the summary line already state. Only a file that
+	// cannot be written is an environment failure.
+	renderFailed := func(format string, err error) {
+		fmt.Fprintf(e.stderr, "perfscen: warning: %s report: %v (the verdict and exit code stand)\n", format, err)
+	}
 	if err := report.Render(e.stdout, f.format, run, v, opts); err != nil {
-		return exitcode.AsInvalid(err)
+		renderFailed(f.format, err)
 	}
 	// Every output is attempted: one that fails must not keep the others
 	// (Markdown, step summary, annotations) from being written.
@@ -132,12 +175,12 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 		fo.VerboseCSV = f.csvVerbose
 		path := outputPath(o.path, pl.Scenario, many)
 		if o.format == "csv" {
-			errs = append(errs, writeCSVs(path, run, v, fo))
+			errs = append(errs, writeCSVs(path, run, v, fo, renderFailed))
 			continue
 		}
 		var buf bytes.Buffer
 		if err := report.Render(&buf, o.format, run, v, fo); err != nil {
-			errs = append(errs, err)
+			renderFailed(o.format, err)
 			continue
 		}
 		if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
@@ -153,7 +196,7 @@ func writeReports(e *env, f reportFlags, pl *plan.Plan, run *result.Run, v *verd
 // one value of every swept dimension but the load: a run with several gets
 // one file per set, named PATH.<model>[.<dim>=<value>…].csv, so rows never
 // mix.
-func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Options) error {
+func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Options, renderFailed func(string, error)) error {
 	groups := map[string][]result.Point{}
 	var order []string
 	keys := csvGroupKeys(run.Points)
@@ -175,7 +218,7 @@ func writeCSVs(path string, run *result.Run, v *verdict.Verdict, opts report.Opt
 		}
 		var buf bytes.Buffer
 		if err := report.Render(&buf, "csv", &sub, v, opts); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", target, err))
+			renderFailed("csv", fmt.Errorf("%s: %w", target, err))
 			continue
 		}
 		if err := atomicfile.Write(target, buf.Bytes(), 0o644); err != nil {
@@ -193,7 +236,7 @@ func runOptions(e *env, pl *plan.Plan, f reportFlags) (scenariorun.Options, erro
 	}
 	return scenariorun.Options{
 		Version:        version,
-		Progress:       progressFor(e, f.quiet),
+		Progress:       progressFor(e, f, pl),
 		ConnectTimeout: f.connectTimeout,
 		Testbed:        tb,
 		NoBaseline:     f.noBaseline,
@@ -242,20 +285,29 @@ func testbedFor(e *env, pl *plan.Plan, flag string) (engine.TestbedName, error) 
 // without editing the scenario.
 //
 // With several servers a flag names its server: server/model.key=value.
-func applyModelParams(pl *plan.Plan, flags []string) error {
+// A flag for a model the scenario does not measure is left out with a
+// note (returned), so one set of flags serves a run over several
+// scenarios (make gate GATE_FLAGS=…): only those with the model get it.
+func applyModelParams(pl *plan.Plan, flags []string) (notes []string, err error) {
 	if len(flags) == 0 {
-		return nil
+		return nil, nil
 	}
 	params, err := parseModelParams(flags)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for model, kv := range params {
+	for _, model := range slices.Sorted(maps.Keys(params)) {
+		kv := params[model]
+		name, _, hasServer := strings.Cut(model, "/")
+		if !measuresModel(pl, model) && (!hasServer || slices.Contains(serverNames(pl), name)) {
+			notes = append(notes, fmt.Sprintf("--model-param %s.…: scenario %s measures no model %s; not applied to it", model, pl.Scenario, model))
+			continue
+		}
 		srv := &pl.Server
 		if len(pl.Servers) > 0 {
 			name, m, ok := strings.Cut(model, "/")
 			if !ok {
-				return fmt.Errorf("--model-param %s.…: with several servers name the server: server/model.key=value (servers: %s)", model, strings.Join(serverNames(pl), ", "))
+				return notes, fmt.Errorf("--model-param %s.…: with several servers name the server: server/model.key=value (servers: %s)", model, strings.Join(serverNames(pl), ", "))
 			}
 			srv = nil
 			for i := range pl.Servers {
@@ -264,12 +316,12 @@ func applyModelParams(pl *plan.Plan, flags []string) error {
 				}
 			}
 			if srv == nil {
-				return fmt.Errorf("--model-param %s.…: unknown server %q (servers: %s)", model, name, strings.Join(serverNames(pl), ", "))
+				return notes, fmt.Errorf("--model-param %s.…: unknown server %q (servers: %s)", model, name, strings.Join(serverNames(pl), ", "))
 			}
 			model = m
 		}
 		if !srv.Embedded {
-			return fmt.Errorf("--model-param needs an embedded server (%s talks to %s)", pl.Scenario, srv.URL)
+			return notes, fmt.Errorf("--model-param needs an embedded server (%s talks to %s)", pl.Scenario, srv.URL)
 		}
 		if srv.EmbeddedModels == nil {
 			srv.EmbeddedModels = map[string]map[string]string{}
@@ -281,7 +333,18 @@ func applyModelParams(pl *plan.Plan, flags []string) error {
 			srv.EmbeddedModels[model][k] = v
 		}
 	}
-	return nil
+	return notes, nil
+}
+
+// measuresModel says whether the scenario measures model: by its name on
+// the server (model.key=…) or, with several servers, server/model.
+func measuresModel(pl *plan.Plan, model string) bool {
+	for _, m := range pl.Models {
+		if m.Name == model || m.Server != "" && m.Server+"/"+m.Name == model {
+			return true
+		}
+	}
+	return false
 }
 
 func serverNames(pl *plan.Plan) []string {

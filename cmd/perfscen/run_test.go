@@ -189,14 +189,15 @@ func TestRunJSONTensorsOverHTTP(t *testing.T) {
 // there fails before any run.
 func TestValidateChecksEmbeddedModels(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"model.yaml": "version: 1\nserver: {embedded: true}\nmodels: [{name: simpel}]\n",
-		"param.yaml": "version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {dealy: 5ms}}\nmodels: [{name: delay}]\n",
-		"value.yaml": "version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {error_rate: \"2\"}}\nmodels: [{name: delay}]\n",
+	// Each error names the line and column of what it is about.
+	for name, tc := range map[string]struct{ body, where string }{
+		"model.yaml": {"version: 1\nserver: {embedded: true}\nmodels: [{name: simpel}]\n", "model.yaml:3:17: models[0].name: "},
+		"param.yaml": {"version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {dealy: 5ms}}\nmodels: [{name: delay}]\n", "param.yaml:4:21: server.embedded_models.delay: "},
+		"value.yaml": {"version: 1\nserver:\n  embedded: true\n  embedded_models: {delay: {error_rate: \"2\"}}\nmodels: [{name: delay}]\n", "value.yaml:4:21: server.embedded_models.delay: "},
 	} {
-		sc := writeScenario(t, dir, name, body)
+		sc := writeScenario(t, dir, name, tc.body)
 		code, _, stderr := runCLI(t, "validate", sc)
-		if code != 2 || !strings.Contains(stderr, "server.embedded") {
+		if code != 2 || !strings.Contains(stderr, tc.where) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, stderr:\n%s", name, code, stderr)
 		}
 	}

@@ -210,8 +210,8 @@ func TestSharedMemoryReleasedOnExit(t *testing.T) {
 		if left := shmEntries(t, c.cmd.Process.Pid); len(left) > 0 {
 			t.Errorf("shared memory left behind: %v", left)
 		}
-		if !strings.Contains(c.stderr.String(), "unreachable") {
-			t.Errorf("stderr does not say why:\n%s", c.stderr.String())
+		if !strings.Contains(c.stdout.String()+c.stderr.String(), "unreachable") {
+			t.Errorf("output does not say why:\n%s%s", c.stdout.String(), c.stderr.String())
 		}
 	})
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -143,26 +145,51 @@ func scenarioFiles(args []string) ([]string, error) {
 // names and their parameters. The scenario package stays free of the
 // server; run would refuse the same things, after starting.
 func checkEmbedded(pl *plan.Plan) error {
+	var errs []error
 	for _, srv := range pl.AllServers() {
 		if !srv.Embedded {
 			continue
 		}
-		var names []string
-		for _, m := range pl.Models {
-			if m.Server == srv.Name {
-				names = append(names, m.Name)
-			}
-		}
-		opts := refserver.Options{Models: names, ModelParams: srv.EmbeddedModels}
+		base := refserver.Options{}
 		if srv.Kind == plan.KindOpenAI {
-			opts.Mounts = []refserver.Mount{openai.Mount()}
+			base.Mounts = []refserver.Mount{openai.Mount()}
 		}
-		if err := refserver.CheckOptions(opts); err != nil {
-			if srv.Name != "" {
-				return fmt.Errorf("servers.%s.embedded: %w", srv.Name, err)
+		prefix := "server.embedded"
+		if srv.Name != "" {
+			prefix = "servers." + srv.Name + ".embedded"
+		}
+		// One check per model and per parameter block, each reported at
+		// the scenario line that names it.
+		unknown := map[string]bool{}
+		for _, name := range slices.Sorted(maps.Keys(srv.EmbeddedModels)) {
+			o := base
+			o.ModelParams = map[string]map[string]string{name: srv.EmbeddedModels[name]}
+			if err := refserver.CheckOptions(o); err != nil {
+				errs = append(errs, located(srv.ParamsWhere[name], prefix, err))
+				if refserver.CheckOptions(refserver.Options{Models: []string{name}, Mounts: base.Mounts}) != nil {
+					unknown[name] = true
+				}
 			}
-			return fmt.Errorf("server.embedded: %w", err)
+		}
+		for _, m := range pl.Models {
+			if m.Server != srv.Name || unknown[m.Name] {
+				continue // a model already reported unknown is one mistake
+			}
+			o := base
+			o.Models = []string{m.Name}
+			if err := refserver.CheckOptions(o); err != nil {
+				errs = append(errs, located(m.Where, prefix, err))
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// located prefixes err with where the scenario names what it is about,
+// else with the field it concerns.
+func located(where, field string, err error) error {
+	if where != "" {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return fmt.Errorf("%s: %w", field, err)
 }

@@ -40,7 +40,7 @@ func Decode(name string, b []byte) (*File, error) {
 		FormatVersion *int `json:"format_version"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("%s: not a baseline file: %w", name, located(b, err))
+		return nil, fmt.Errorf("%s: not a baseline file: %w", name, jsonpos.Describe(b, err, -1))
 	}
 	if probe.FormatVersion == nil {
 		return nil, fmt.Errorf("%s: not a baseline file: no format_version field", name)
@@ -54,7 +54,7 @@ func Decode(name string, b []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, located(b, err))
+		return nil, fmt.Errorf("%s: %w", name, jsonpos.Describe(b, err, dec.InputOffset()))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: trailing data after the baseline document", name)
@@ -106,15 +106,6 @@ func finite(at string, m map[string]float64) error {
 		}
 	}
 	return nil
-}
-
-// located adds line:col to JSON syntax and type errors.
-func located(b []byte, err error) error {
-	line, col, ok := jsonpos.Of(b, err)
-	if !ok {
-		return err
-	}
-	return fmt.Errorf("line %d:%d: %w", line, col, err)
 }
 
 // Encode renders f as indented JSON with a trailing newline.

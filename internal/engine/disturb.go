@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfscen/perfscen/internal/threadacct"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -17,6 +18,7 @@ type CPUSample struct {
 	Own                uint64 // this process, every thread (the embedded server included)
 	Load1              float64
 	// RunNs and WaitNs are this process's threads' time on a CPU and
+	// (less the embedded server's spinning wake-up thread, threadacct)
 	// time runnable but waiting for one (/proc/self/task/*/schedstat),
 	// summed over the threads alive at the reading; HaveSched is false
 	// where the files are absent (a kernel without schedstats).
@@ -48,6 +50,12 @@ func ReadCPU(root string) (s CPUSample, ok bool) {
 		s.Load1, _ = parseLoadavg(la)
 	}
 	s.RunNs, s.WaitNs, s.HaveSched = readSchedstat(filepath.Join(root, "self", "task"))
+	if s.HaveSched && root == "/proc" {
+		// The embedded server's spinning wake-up thread is not the
+		// client: its time is left out (threadacct).
+		r, w := threadacct.Excluded()
+		s.RunNs, s.WaitNs = s.RunNs-min(r, s.RunNs), s.WaitNs-min(w, s.WaitNs)
+	}
 	if psi, err := os.ReadFile(filepath.Join(root, "pressure", "cpu")); err == nil {
 		if up, err := os.ReadFile(filepath.Join(root, "uptime")); err == nil {
 			var okP, okU bool

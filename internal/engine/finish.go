@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -86,10 +87,20 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		out.Notes = append(out.Notes, llmNotes(out.Summary.LLM)...)
 	}
 	if pr.late > 0 && p.Load.Mode == plan.LoadRequestRate {
-		sent := out.Summary.Requests + out.Summary.Errors
+		// Late sends are counted over every window, stabilization
+		// included: compare them with every request sent in those.
+		var sent int64
+		for _, m := range pr.windows {
+			sent += m.win.Requests + m.win.Errors
+		}
 		if sent > 0 && float64(pr.late) > 0.01*float64(sent) {
-			out.Notes = append(out.Notes, "more than 1% of requests left over 1 ms after their schedule ("+
-				strconv.FormatInt(pr.late, 10)+" late); the client may be the bottleneck")
+			why := "the client may be the bottleneck"
+			if achieved := out.Summary.Throughput / float64(batch); p.Load.Rate > 0 && achieved < 0.95*p.Load.Rate {
+				// Sends wait for a free worker when replies are slow: the
+				// server did not keep up with the rate.
+				why = fmt.Sprintf("the server answered %.1f requests/s of the %.1f/s asked, so sends waited for replies (the server is saturated, not the client)", achieved, p.Load.Rate)
+			}
+			out.Notes = append(out.Notes, fmt.Sprintf("%d of %d requests (all windows, stabilization included) left over 1 ms after their schedule; %s", pr.late, sent, why))
 		}
 	}
 	if errors.Is(err, ErrUnreachable) {

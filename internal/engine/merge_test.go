@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/perfscen/perfscen/internal/transport"
 )
 
@@ -82,8 +83,8 @@ func TestMergedWindowIsTheWholeWindow(t *testing.T) {
 				t.Errorf("failure classes %s, want %s", g, w)
 			}
 			got.LatencyAvgUs, got.LatencyStdUs = want.LatencyAvgUs, want.LatencyStdUs
-			if got != want {
-				t.Errorf("merged\n%+v\nwant\n%+v", got, want)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("merged (-want +got)\n%s", d)
 			}
 			if merged.start != time.Second || merged.end != 2*time.Second || merged.unreachable != all.unreachable {
 				t.Errorf("bounds [%v, %v], unreachable %d", merged.start, merged.end, merged.unreachable)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -281,11 +282,23 @@ func (pr *pointRunner) windowsOf(ms []*measured) []result.Window {
 	return out
 }
 
-// noteSpread says how far apart the kept windows of an unstable point are.
+// noteSpread says how far apart the kept windows of an unstable point
+// are, naming what failed the rule: throughput, latency or both.
 func (pr *pointRunner) noteSpread(from int) {
-	if r := spread(pr.windowsOf(pr.windows[from:])); r > 0 {
-		pct := pr.m.StabilityPct
-		pr.notes = append(pr.notes, fmt.Sprintf("kept windows' throughput spans max/min %.2f, over the stability limit %.2f (stability %g%%)", r, 1+pct/100, pct))
+	ws := pr.windowsOf(pr.windows[from:])
+	pct := pr.m.StabilityPct
+	limit := 1 + pct/100
+	var parts []string
+	for _, f := range []struct {
+		name string
+		r    float64
+	}{{"throughput", spread(ws)}, {"latency", latencySpread(ws)}} {
+		if f.r > limit {
+			parts = append(parts, fmt.Sprintf("%s spans max/min %.2f", f.name, f.r))
+		}
+	}
+	if len(parts) > 0 {
+		pr.notes = append(pr.notes, fmt.Sprintf("kept windows' %s, over the stability limit %.2f (stability %g%%)", strings.Join(parts, " and "), limit, pct))
 	}
 }
 

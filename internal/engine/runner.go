@@ -134,7 +134,8 @@ type Event struct {
 	Total  int // points in the plan
 	Point  *plan.Point
 	Window *result.Window
-	// Metrics are the closed window's figures (WindowDone).
+	// Metrics are the closed window's figures (WindowDone): latency
+	// percentiles and errors for progress lines.
 	Metrics *result.Metrics
 	Stable  bool
 	Result  *result.Point

@@ -75,6 +75,22 @@ func spread(ws []result.Window) float64 {
 	return hi / lo
 }
 
+// latencySpread is max/min of the stability latency over ws (0 when a
+// window had none).
+func latencySpread(ws []result.Window) float64 {
+	if len(ws) == 0 {
+		return 0
+	}
+	lo, hi := ws[0].LatencyUs, ws[0].LatencyUs
+	for _, w := range ws {
+		lo, hi = min(lo, w.LatencyUs), max(hi, w.LatencyUs)
+	}
+	if lo <= 0 {
+		return 0
+	}
+	return hi / lo
+}
+
 // keepCount is how many windows a point keeps as trials: the requested
 // trials, but never fewer than the stable triple perf_analyzer reports over.
 func keepCount(trials int) int {

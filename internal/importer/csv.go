@@ -36,11 +36,48 @@ const (
 	colGPUPower      = "Avg GPU Power Usage"
 	colGPUMemUsed    = "Max GPU Memory Usage"
 	colGPUMemTotal   = "Total GPU Memory"
+	// colStatus is perfscen's own last column: the point's status
+	// (perf_analyzer writes stable levels only, and no such column).
+	colStatus = "Status"
 )
 
 // csvNoRequestCount explains why an imported CSV point has no request
 // count: the CSV does not carry one, and perfscen does not invent it.
 const csvNoRequestCount = "imported from a perf_analyzer CSV, which has no request count"
+
+// csvCarries maps the figures a perf_analyzer CSV may carry (by their
+// result JSON keys) to the column that does; a figure whose column the
+// file lacks, or that no column carries (request and error counts, the
+// latency spread), is absent from the imported point, never 0.
+var csvCarries = map[string][]string{
+	"requests": nil, "errors": nil, "error_rate": nil,
+	"latency_std_us": nil, "latency_min_us": nil, "latency_max_us": nil,
+	"latency_avg_us": {colAvgLatency},
+	"client_wait_us": {colRespWait},
+	"p50_us":         {"p50 latency"}, "p90_us": {"p90 latency"}, "p95_us": {"p95 latency"}, "p99_us": {"p99 latency"},
+	"client_send_recv_us": {colClientSend, colClientRecv},
+}
+
+// csvAbsent lists, sorted, the figures the columns in header do not
+// carry.
+func csvAbsent(header []string) []string {
+	have := map[string]bool{}
+	for _, h := range header {
+		have[h] = true
+	}
+	var out []string
+	for key, cols := range csvCarries {
+		found := false
+		for _, c := range cols {
+			found = found || have[c]
+		}
+		if !found {
+			out = append(out, key)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // csvSetter stores one numeric cell into a point.
 type csvSetter func(p *result.Point, v float64)
@@ -63,7 +100,7 @@ func gpu(p *result.Point) *result.GPUMetrics {
 // setter marks a column perfscen reads but has no field for.
 var numericColumns = map[string]csvSetter{
 	colThroughput:    func(p *result.Point, v float64) { p.Summary.Throughput = v },
-	colRespThrough:   nil,
+	colRespThrough:   func(p *result.Point, v float64) { p.Summary.ResponseThroughput = v },
 	colClientSend:    func(p *result.Point, v float64) { p.Summary.ClientSendRecvUs += v },
 	colNetwork:       func(p *result.Point, v float64) { server(p) },
 	colQueue:         func(p *result.Point, v float64) { server(p).QueueUs = v },
@@ -212,6 +249,9 @@ func ParseCSV(name string, r io.Reader, opts Options) ([]result.Point, error) {
 		}
 		applyServiceKind(&p, opts.ServiceKind)
 		p.Notes = append(p.Notes, csvNoRequestCount)
+		if len(p.Summary.Absent) > 0 {
+			p.Notes = append(p.Notes, "not in the file, so absent (not 0): "+strings.Join(p.Summary.Absent, ", "))
+		}
 		p.Notes = append(p.Notes, notes...)
 		points = append(points, p)
 	}
@@ -267,16 +307,17 @@ func checkHeader(name string, header []string, notes *[]string) error {
 		setter, numeric := numericColumns[h]
 		_, isGPU := gpuColumns[h]
 		switch {
+		case h == colStatus:
 		case llmColumns[h] != nil:
 			if !llmNoted {
 				llmNoted = true
 				*notes = append(*notes, "LLM figures (TTFT, ITL, TPOT, tokens/s, goodput) as the file reported them; it has no per-request counts")
 			}
 		case numeric && setter == nil && h != colReqResp:
-			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; not imported", h))
+			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; kept as written in the point's columns", h))
 		case numeric, isGPU:
 		case isPercentileColumn(h):
-			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; not imported", h))
+			*notes = append(*notes, fmt.Sprintf("perf_analyzer column %q has no perfscen field; kept as written in the point's columns", h))
 		default:
 			return fmt.Errorf("%s:1:%d: unknown perf_analyzer CSV column %q", name, col, h)
 		}
@@ -316,8 +357,19 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 		proto = impliedProtocol(opts.ServiceKind)
 	}
 	p := newPoint(opts.Model, lv, opts.BatchSize, proto, "")
+	p.Columns = make(map[string]string, len(rec))
+	for i := range rec {
+		p.Columns[header[i]] = strings.TrimSpace(rec[i])
+	}
+	p.Summary.Absent = csvAbsent(header)
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
+		if h == colStatus {
+			if cell != "" && cell != result.PointStable && cell != result.PointImported {
+				p.Notes = append(p.Notes, fmt.Sprintf("the file recorded this point as %s", cell))
+			}
+			continue
+		}
 		if set := llmColumns[h]; set != nil {
 			if cell == "" {
 				continue

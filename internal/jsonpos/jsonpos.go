@@ -8,6 +8,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 )
 
 // Of returns the 1-based line and column of the offset carried by a
@@ -106,4 +110,197 @@ func Find(raw []byte, path ...any) (line, col int, ok bool) {
 func skip(dec *json.Decoder) error {
 	var v json.RawMessage
 	return dec.Decode(&v)
+}
+
+// PathAt names the value that encloses byte offset off of the JSON
+// document raw in the document's own terms ("testbeds.hw-1.runs[0]"):
+// object keys joined by dots, array items by index. It reads raw up to off
+// only, so it works for documents that fail to decode further on; "" when
+// off lies at the top level or outside raw.
+func PathAt(raw []byte, off int64) string {
+	if off < 0 || off > int64(len(raw)) {
+		return ""
+	}
+	type frame struct {
+		array bool
+		key   string
+		index int
+		open  bool // array: an item has started
+	}
+	var stack []frame
+	dec := json.NewDecoder(bytes.NewReader(raw[:off]))
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		top := len(stack) - 1
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if top >= 0 && stack[top].array {
+				if stack[top].open {
+					stack[top].index++
+				}
+				stack[top].open = true
+			}
+			stack = append(stack, frame{array: tok == json.Delim('[')})
+			expectKey = tok == json.Delim('{')
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:top]
+			expectKey = len(stack) > 0 && !stack[len(stack)-1].array
+			continue
+		}
+		if top < 0 {
+			continue
+		}
+		if stack[top].array {
+			if stack[top].open {
+				stack[top].index++
+			}
+			stack[top].open = true
+			continue
+		}
+		if expectKey {
+			stack[top].key, _ = tok.(string)
+			expectKey = false
+		} else {
+			expectKey = true
+		}
+	}
+	var b strings.Builder
+	for _, f := range stack {
+		if f.array {
+			if f.open {
+				fmt.Fprintf(&b, "[%d]", f.index)
+			}
+			continue
+		}
+		if f.key == "" {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(f.key)
+	}
+	return b.String()
+}
+
+// Describe restates a decoding error in the terms of the document rather
+// than of the Go types it decodes into: "line 3:14: testbeds.a.runs:
+// expected a list, got a string" instead of "json: cannot unmarshal string
+// into Go struct field Testbed.testbeds.runs of type []baseline.Run". off
+// is where the decoder stood when it failed (for errors without an offset
+// of their own, such as an unknown field); -1 when unknown.
+func Describe(raw []byte, err error, off int64) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		where := PathAt(raw, te.Offset)
+		msg := fmt.Sprintf("expected %s, got %s", jsonKind(te.Type), article(te.Value))
+		return positioned(raw, te.Offset, where, msg)
+	case errors.As(err, &se):
+		return positioned(raw, se.Offset, "", "invalid JSON: "+se.Error())
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		// encoding/json gives no offset: the field is the first key of
+		// that name (a decoder reads the whole value before it decodes).
+		if k, err := strconv.Unquote(name); err == nil {
+			if at := keyOffset(raw, k); at >= 0 {
+				off = at
+			}
+		}
+		return positioned(raw, off, PathAt(raw, off), "unknown field "+name)
+	}
+	return err
+}
+
+// keyOffset is the offset of the first object key k in raw, -1 if none.
+func keyOffset(raw []byte, k string) int64 {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var stack []bool // true: object
+	expectKey := false
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return -1
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			stack = append(stack, tok == json.Delim('{'))
+			expectKey = tok == json.Delim('{')
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			expectKey = len(stack) > 0 && stack[len(stack)-1]
+			continue
+		}
+		if len(stack) == 0 || !stack[len(stack)-1] {
+			continue
+		}
+		if expectKey && tok == k {
+			// before stands at the separator before the key.
+			for before < int64(len(raw)) && raw[before] != '"' {
+				before++
+			}
+			return before
+		}
+		expectKey = !expectKey
+	}
+}
+
+func positioned(raw []byte, off int64, where, msg string) error {
+	if where != "" {
+		msg = where + ": " + msg
+	}
+	if line, col, ok := At(raw, off); ok {
+		return fmt.Errorf("line %d:%d: %s", line, col, msg)
+	}
+	return errors.New(msg)
+}
+
+// jsonKind names what a Go type holds in JSON words.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another value"
+}
+
+// article names a JSON value kind as encoding/json reports it ("string",
+// "number 1.5", "array", "object", "bool").
+func article(v string) string {
+	switch {
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "an object"
+	case v == "bool":
+		return "true or false"
+	case strings.HasPrefix(v, "number"):
+		return v
+	}
+	return "a " + v
 }

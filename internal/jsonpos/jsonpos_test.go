@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -92,4 +93,40 @@ func FuzzFind(f *testing.F) {
 			t.Fatalf("position %d:%d is at %q, not a value", line, col, c)
 		}
 	})
+}
+
+// Decoding errors are said in the document's terms: its path, a JSON
+// kind, line and column; never a Go type or struct name.
+func TestDescribe(t *testing.T) {
+	type run struct {
+		Points map[string]struct {
+			Median float64 `json:"median"`
+		} `json:"points"`
+	}
+	type file struct {
+		Version  int `json:"format_version"`
+		Testbeds map[string]struct {
+			Runs []run `json:"runs"`
+		} `json:"testbeds"`
+	}
+	for _, tt := range []struct{ doc, want string }{
+		{`{"format_version": "2"}`, `line 1:23: format_version: expected a whole number, got a string`},
+		{`{"testbeds": {"a": {"runs": "x"}}}`, `line 1:32: testbeds.a.runs: expected a list, got a string`},
+		{"{\"testbeds\": {\"a\": {\"runs\": [{}, {\"points\": {\"p\": {\"throughput\": 1}}}]}}}", `line 1:52: testbeds.a.runs[1].points.p: unknown field "throughput"`},
+	} {
+		dec := json.NewDecoder(strings.NewReader(tt.doc))
+		dec.DisallowUnknownFields()
+		var f file
+		err := dec.Decode(&f)
+		if err == nil {
+			t.Fatalf("%s decoded", tt.doc)
+		}
+		got := Describe([]byte(tt.doc), err, dec.InputOffset()).Error()
+		if got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.doc, got, tt.want)
+		}
+		if strings.Contains(got, "Go ") || strings.Contains(got, "struct") {
+			t.Errorf("Go terms leak: %q", got)
+		}
+	}
 }

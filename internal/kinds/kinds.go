@@ -205,6 +205,9 @@ type TokenTrace struct {
 	// InputTokens is usage.prompt_tokens; 0 when the server sent no usage.
 	InputTokens int
 	FromUsage   bool
+	// Written is send → the request fully written to the connection: the
+	// client's own part of the exchange before the server can answer.
+	Written time.Duration
 }
 
 // Reset empties t, keeping the Gaps buffer.

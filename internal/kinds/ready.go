@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
@@ -15,15 +16,28 @@ import (
 // its readiness check before it gives up with exit 3.
 const DefaultConnectTimeout = 10 * time.Second
 
+// RefusedGrace is how long a run keeps retrying a server that has
+// refused every connection since the first attempt, when no connect
+// timeout was chosen: nothing listens there, and waiting out the whole
+// DefaultConnectTimeout only delays the exit 3. A server that accepted a
+// connection once (and is, say, still loading models) gets the whole
+// timeout; so does any server when the timeout is set explicitly (a
+// server that binds its port late).
+const RefusedGrace = 3 * time.Second
+
 // WaitReady asks ready until the server says yes, retrying until timeout
-// (DefaultConnectTimeout when 0): a server that is still starting is not a
-// failure, one that never answers is exit 3. what names the endpoint in
-// errors ("http server at host:port").
+// (DefaultConnectTimeout when 0, with a server that refuses every
+// connection given up after RefusedGrace): a server that is still
+// starting is not a failure, one that never answers is exit 3. what
+// names the endpoint in errors ("http server at host:port").
 func WaitReady(ctx context.Context, ready func(context.Context) (bool, error), what string, timeout time.Duration) error {
+	grace := time.Duration(0)
 	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
+		timeout, grace = DefaultConnectTimeout, RefusedGrace
 	}
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
+	refusedOnly := true
 	var last error
 	for {
 		cctx, cancel := context.WithTimeout(ctx, min(2*time.Second, time.Until(deadline)))
@@ -49,6 +63,11 @@ func WaitReady(ctx context.Context, ready func(context.Context) (bool, error), w
 		if IsCertificateError(err) {
 			return failure.Env(fmt.Errorf("%s: TLS: %w", what, err))
 		}
+		refusedOnly = refusedOnly && IsConnectionRefused(err)
+		if grace > 0 && refusedOnly && time.Since(start) >= grace {
+			return failure.Env(fmt.Errorf("%s refused every connection for %s (nothing listens there; set --connect-timeout to wait longer for a server that binds its port late): %w",
+				what, grace, last))
+		}
 		if time.Now().After(deadline) {
 			return failure.Env(fmt.Errorf("%s not ready within %s: %w", what, timeout, last))
 		}
@@ -57,6 +76,12 @@ func WaitReady(ctx context.Context, ready func(context.Context) (bool, error), w
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// IsConnectionRefused recognises a refused TCP connection, which gRPC
+// only surfaces as text inside an Unavailable status.
+func IsConnectionRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused")
 }
 
 // IsCertificateError recognises TLS verification failures, which gRPC only

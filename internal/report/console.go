@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -28,7 +29,11 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "*** Scenario: %s (%s, %s) ***\n", run.Scenario, run.Source, run.Status)
 	for _, e := range run.Errors {
-		fmt.Fprintf(bw, "Run error: %s\n", e)
+		// A check that carries the error (run completed) says it, and
+		// the summary line quotes it: each once.
+		if !checkSays(v, e) {
+			fmt.Fprintf(bw, "Run error: %s\n", e)
+		}
 	}
 	for _, n := range run.Notes {
 		fmt.Fprintf(bw, "Note: %s\n", n)
@@ -82,8 +87,11 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 			if err := table(bw, checkHeader, rows); err != nil {
 				return err
 			}
-			for _, c := range v.Checks {
-				if c.Message != "" && (c.Status == verdict.StatusFail || c.Status == verdict.StatusInconclusive) {
+			quoted := summaryQuotes(v)
+			for i, c := range v.Checks {
+				says := c.Status == verdict.StatusFail || c.Status == verdict.StatusInconclusive || c.Status == verdict.StatusNotGated
+				// The check the summary line quotes is said once, there.
+				if c.Message != "" && says && i != quoted {
 					fmt.Fprintf(bw, "  %s: %s\n", label(c), c.Message)
 				}
 				for _, warn := range checkWarnings(c) {
@@ -121,7 +129,7 @@ func colorLine(s string, color bool) string {
 	if strings.HasPrefix(s, "FAIL") {
 		return ansiBold + ansiRed + s + ansiReset
 	}
-	if !strings.HasPrefix(s, "PASS") {
+	if !strings.HasPrefix(s, "PASS") || strings.HasPrefix(s, "PASS —") {
 		return ansiBold + ansiYellow + s + ansiReset
 	}
 	return ansiBold + ansiGreen + s + ansiReset
@@ -155,12 +163,18 @@ func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 		fmt.Fprintf(w, "  Figures: median of %d kept trial(s) (standard deviation: the median of the trials' own); counts and maxima over all of them\n", n)
 	}
 	fmt.Fprintf(w, "  Client: \n")
-	fmt.Fprintf(w, "    Request count: %d\n", m.Requests)
+	fmt.Fprintf(w, "    Request count: %s\n", carried(m, "requests", strconv.FormatInt(m.Requests, 10)))
 	if p.LateSends > 0 {
-		fmt.Fprintf(w, "    Delayed Request Count: %d\n", p.LateSends)
+		// Counted over every window, stabilization included, unlike the
+		// request count above (the kept trials): said so beside it.
+		fmt.Fprintf(w, "    Delayed Request Count: %d (all windows, stabilization included)\n", p.LateSends)
 	}
 	fmt.Fprintf(w, "    Throughput: %s infer/sec\n", paFloat(m.Throughput))
-	fmt.Fprintf(w, "    Avg latency: %s usec (standard deviation %s usec)\n", usec(m.LatencyAvgUs), usec(m.LatencyStdUs))
+	if m.IsAbsent("latency_avg_us") {
+		fmt.Fprintf(w, "    Avg latency: %s\n", notCarried)
+	} else {
+		fmt.Fprintf(w, "    Avg latency: %s usec (standard deviation %s)\n", usec(m.LatencyAvgUs), carried(m, "latency_std_us", usec(m.LatencyStdUs)+" usec"))
+	}
 	for _, q := range []struct {
 		n int
 		v float64
@@ -170,6 +184,8 @@ func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 	sr, wait := truncUs(m.ClientSendRecvUs), truncUs(m.ClientWaitUs)
 	_, split := m.Value(plan.MetricClientSendRecv)
 	switch {
+	case m.IsAbsent("client_wait_us") && !m.IsAbsent("client_send_recv_us") && sr > 0:
+		fmt.Fprintf(w, "    Client send/recv: %.0f usec; response wait %s\n", sr, notCarried)
 	case !split:
 		// No split measured (an import without one): no line of zeros.
 	case inProc:
@@ -279,4 +295,43 @@ func dominantText(e result.ErrorInfo) string {
 		return ""
 	}
 	return fmt.Sprintf("; mostly %s (%d of %d)", d.Class, d.Count, e.Count)
+}
+
+// summaryQuotes is the index of the check whose message the summary line
+// quotes (the first failure of a run that could not measure), -1 if none:
+// the console prints that message once, in the summary.
+func summaryQuotes(v *verdict.Verdict) int {
+	if v.Outcome() != verdict.OutcomeNotMeasured {
+		return -1
+	}
+	for i, c := range v.Checks {
+		if c.Status == verdict.StatusFail {
+			return i
+		}
+	}
+	return -1
+}
+
+// notCarried stands for a figure the source file did not carry.
+const notCarried = "absent (not in the source file)"
+
+// carried is text, or notCarried for a figure m marks absent.
+func carried(m *result.Metrics, key, text string) string {
+	if m.IsAbsent(key) {
+		return notCarried
+	}
+	return text
+}
+
+// checkSays reports whether a check of v has text in its message.
+func checkSays(v *verdict.Verdict, text string) bool {
+	if v == nil {
+		return false
+	}
+	for _, c := range v.Checks {
+		if strings.Contains(c.Message, text) {
+			return true
+		}
+	}
+	return false
 }

@@ -20,9 +20,21 @@ import (
 // send and receive times are written together under "Client Send" (and
 // "Client Recv" is 0), and the GPU cells carry one "gpu" key for the
 // server's combined figure instead of one per GPU UUID.
+//
+// Every measured point is written, an unstable one a scenario allowed
+// included, with its status in a last "Status" column (perf_analyzer
+// writes only stable levels, so it has none; readers that match columns
+// by name, perfscen import among them, take it or leave it). A run that
+// measured nothing gets the header alone: the verdict already said why,
+// and the file must not contradict it by failing.
 func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 	points, err := csvPoints(run, opts.Model)
 	if err != nil {
+		return err
+	}
+	if len(points) == 0 {
+		rate := len(run.Points) > 0 && run.Points[0].Mode == plan.LoadRequestRate
+		_, err := io.WriteString(w, csvHeader(rate, false, opts.VerboseCSV, false))
 		return err
 	}
 	rate := points[0].Mode == plan.LoadRequestRate
@@ -55,7 +67,7 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 		if withLLM {
 			row = llmCSVRow(row, f.LLM)
 		}
-		bw.WriteString(row)
+		bw.WriteString(strings.TrimSuffix(row, "\n") + "," + p.Status + "\n")
 	}
 	return bw.Flush()
 }
@@ -66,11 +78,9 @@ func csvPoints(run *result.Run, model string) ([]*result.Point, error) {
 	for i := range run.Points {
 		p := &run.Points[i]
 		models[p.Model] = true
-		// perf_analyzer writes only levels it measured to stability.
-		measured := p.Status == result.PointStable || p.Status == result.PointImported
 		// A search's probes are not a sweep: perfscen pa writes its own
 		// CSV of the levels under -l.
-		if measured && p.Search == "" && (model == "" || p.Model == model) {
+		if csvMeasured(p) && p.Search == "" && (model == "" || p.Model == model) {
 			points = append(points, p)
 		}
 	}
@@ -82,13 +92,17 @@ func csvPoints(run *result.Run, model string) ([]*result.Point, error) {
 		sort.Strings(names)
 		return nil, fmt.Errorf("csv: perf_analyzer's layout holds one model and this run has %d (%s); choose one", len(names), strings.Join(names, ", "))
 	}
-	if len(points) == 0 {
-		if model != "" {
-			return nil, fmt.Errorf("csv: no stable points for model %q", model)
-		}
-		return nil, fmt.Errorf("csv: the run has no stable points")
-	}
 	return points, nil
+}
+
+// csvMeasured: a point with figures of its own, stable or not. A point
+// that kept no trial and counted nothing has no row to give.
+func csvMeasured(p *result.Point) bool {
+	if p.Status == result.PointStable || p.Status == result.PointImported {
+		return true
+	}
+	m := p.FigureMetrics()
+	return len(p.Trials) > 0 && (m.Requests > 0 || m.Throughput > 0)
 }
 
 func csvHeader(rate, server, verbose, gpu bool) string {
@@ -107,7 +121,7 @@ func csvHeader(rate, server, verbose, gpu bool) string {
 			cols = append(cols, "Avg GPU Utilization", "Avg GPU Power Usage", "Max GPU Memory Usage", "Total GPU Memory")
 		}
 	}
-	return strings.Join(cols, ",") + "\n"
+	return strings.Join(append(cols, "Status"), ",") + "\n"
 }
 
 func csvRow(p *result.Point, m *result.Metrics, rate, server, verbose, gpu bool) string {
@@ -149,13 +163,15 @@ func csvRow(p *result.Point, m *result.Metrics, rate, server, verbose, gpu bool)
 	return strings.Join(cells, ",") + "\n"
 }
 
-// llmCSVHeader appends the LLM columns to a header line.
+// llmCSVHeader puts the LLM columns before the last (Status) column of a
+// header line.
 func llmCSVHeader(line string) string {
 	cols := make([]string, len(llmCSVColumns))
 	for i, c := range llmCSVColumns {
 		cols[i] = c.name
 	}
-	return strings.TrimSuffix(line, "\n") + "," + strings.Join(cols, ",") + "\n"
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), ",Status")
+	return line + "," + strings.Join(cols, ",") + ",Status\n"
 }
 
 // llmCSVRow appends a point's LLM cells to its row; a point without LLM

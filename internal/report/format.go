@@ -51,7 +51,7 @@ func (r checkRow) cells() []string {
 
 func rowOf(c verdict.Check) checkRow {
 	r := checkRow{
-		Status: string(c.Status),
+		Status: strings.ReplaceAll(string(c.Status), "_", " "),
 		Kind:   string(c.Kind),
 		Name:   c.Name,
 		Where:  where(c),
@@ -168,21 +168,32 @@ func SummaryLine(v *verdict.Verdict) string {
 		warned += len(checkWarnings(c))
 	}
 	failed := v.Failed()
+	notGated := v.NotGated()
 	switch v.Outcome() {
 	case verdict.OutcomeInterrupted:
 		return "INTERRUPTED: the run was cancelled before it finished; no verdict on the server" + listed(" (", failed, ")")
 	case verdict.OutcomeNotMeasured:
-		return fmt.Sprintf("COULD NOT MEASURE: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), names(failed, true))
+		return fmt.Sprintf("COULD NOT MEASURE: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), names(failed, true)) + notGatedNote(notGated)
 	case verdict.OutcomeFail:
-		return fmt.Sprintf("FAIL: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), names(failed, false))
+		return fmt.Sprintf("FAIL: %d of %s failed: %s", len(failed), plural(len(v.Checks), "check"), names(failed, false)) + notGatedNote(notGated)
 	case verdict.OutcomeInconclusive:
 		inc := v.Inconclusive()
-		return fmt.Sprintf("INCONCLUSIVE: %d of %s undecided: %s", len(inc), plural(len(v.Checks), "check"), names(inc, false))
+		if len(inc) == 0 {
+			// Only not-gated checks keep this run from passing.
+			return fmt.Sprintf("INCONCLUSIVE: %d of %s not gated (gate.require_gated): %s", len(notGated), plural(len(v.Checks), "check"), notGatedNames(notGated))
+		}
+		return fmt.Sprintf("INCONCLUSIVE: %d of %s undecided: %s", len(inc), plural(len(v.Checks), "check"), names(inc, false)) + notGatedNote(notGated)
 	}
 	if len(v.Checks) == 0 {
 		return "PASS: no checks defined"
 	}
-	s := fmt.Sprintf("PASS: %s passed", plural(passed, "check"))
+	s := "PASS"
+	if len(notGated) > 0 {
+		// A check that could not see the change it is for never reads as
+		// a plain pass.
+		s += fmt.Sprintf(" — %s not gated (%s)", plural(len(notGated), "check"), notGatedNames(notGated))
+	}
+	s += fmt.Sprintf(": %s passed", plural(passed, "check"))
 	var extra []string
 	if warned > 0 {
 		extra = append(extra, plural(warned, "warning"))
@@ -215,6 +226,44 @@ func warningText(c verdict.Check, text string) string {
 		return label(c)
 	}
 	return label(c) + ": " + text
+}
+
+// notGatedNames lists not-gated checks with why each was not: the part
+// of the message before its details.
+func notGatedNames(cs []verdict.Check) string {
+	out := make([]string, 0, maxListed)
+	for i, c := range cs {
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("and %d more", len(cs)-maxListed))
+			break
+		}
+		out = append(out, label(c)+": "+NotGatedReason(c))
+	}
+	return strings.Join(out, "; ")
+}
+
+// NotGatedReason is why a not-gated check was not gated, in a few words
+// ("testbed noise hides changes under 66% (the check is meant to catch
+// 20%)").
+func NotGatedReason(c verdict.Check) string {
+	m := strings.TrimPrefix(c.Message, "not gated: ")
+	m = strings.TrimPrefix(m, "NOT GATED: ")
+	if i := strings.Index(m, "; "); i > 0 {
+		m = m[:i]
+	}
+	if i := strings.Index(m, ". "); i > 0 {
+		m = m[:i]
+	}
+	return m
+}
+
+// notGatedNote is the tail of a non-passing summary that also had checks
+// which were not gated.
+func notGatedNote(cs []verdict.Check) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %s not gated)", plural(len(cs), "check"))
 }
 
 func listed(pre string, cs []verdict.Check, post string) string {

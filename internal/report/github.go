@@ -34,10 +34,10 @@ func GitHub(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 			}
 		}
 		// The warnings the console lists (checkWarnings), a warning
-		// check's message with its figures; an undecided check is one
-		// warning more, saying why.
+		// check's message with its figures; an undecided or not-gated
+		// check is one warning more, saying why.
 		var msgs []string
-		if c.Status == verdict.StatusInconclusive {
+		if c.Status == verdict.StatusInconclusive || c.Status == verdict.StatusNotGated {
 			msgs = append(msgs, annotation(c))
 		}
 		for _, w := range checkWarnings(c) {

@@ -71,6 +71,11 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 func verdictClass(v *verdict.Verdict) string {
 	switch v.Outcome() {
 	case verdict.OutcomePass:
+		if len(v.NotGated()) > 0 {
+			// A pass with checks that could not see their change is not
+			// the green of a gated pass.
+			return "undecided"
+		}
 		return "pass"
 	case verdict.OutcomeInconclusive, verdict.OutcomeInterrupted:
 		return "undecided"
@@ -115,7 +120,7 @@ table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;white-space:nowrap}
 th{background:#f6f8fa}
 table.checks td:nth-child(3),table.checks td:nth-child(4),table.checks td:nth-child(11){white-space:normal;min-width:6em}
-tr.s-fail td{background:#fff5f5}tr.s-warn td{background:#fffbdd}tr.s-inconclusive td{background:#fff8c5}tr.s-skip td{color:#6e7781}
+tr.s-fail td{background:#fff5f5}tr.s-warn td{background:#fffbdd}tr.s-inconclusive td{background:#fff8c5}tr.s-skip td{color:#6e7781}tr.s-not_gated td{background:#fff8c5}
 .meta{color:#57606a;font-size:.85rem}
 .msg{color:#57606a;font-size:.8rem;white-space:normal}
 figure{margin:1rem 0}figcaption{color:#57606a;font-size:.85rem;max-width:1100px;margin:.3rem 0 .6rem}

@@ -105,6 +105,11 @@ func JUnit(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error {
 					tc.Failure = prob
 					suite.Failures++
 				}
+			case verdict.StatusNotGated:
+				// Not a pass: the check could not have seen the change it
+				// exists for. Skipped, with the reason.
+				tc.Skipped = &junitSkipped{Message: c.Message}
+				suite.Skipped++
 			case verdict.StatusSkip, verdict.StatusInconclusive:
 				// JUnit has no "undecided": a skipped case with the reason
 				// keeps it out of both the passes and the failures.

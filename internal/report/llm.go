@@ -65,8 +65,8 @@ func llmBlock(w io.Writer, p *result.Point) {
 		return
 	}
 	fmt.Fprintf(w, "  LLM: \n")
-	fmt.Fprintf(w, "    Output tokens: %d (%s/s, from %s); input tokens: %d\n", l.OutputTokens,
-		strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64), tokenSource(l), l.InputTokens)
+	fmt.Fprintf(w, "    Output tokens: %d (%s/s, from %s); input tokens: %s\n", l.OutputTokens,
+		strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64), tokenSource(l), inputTokens(l))
 	for _, d := range []struct {
 		name string
 		d    result.Distribution
@@ -135,7 +135,30 @@ var llmCSVColumns = slices.Concat(
 	llmDistColumns("TPOT", func(l *result.LLMMetrics) *result.Distribution { return &l.TPOT }),
 	[]llmCSVColumn{
 		{"Output Tokens", func(l *result.LLMMetrics) string { return strconv.FormatInt(l.OutputTokens, 10) }},
-		{"Input Tokens", func(l *result.LLMMetrics) string { return strconv.FormatInt(l.InputTokens, 10) }},
+		{"Input Tokens", func(l *result.LLMMetrics) string {
+			if !inputTokensKnown(l) {
+				return "" // the server sent no usage: unknown, not 0
+			}
+			return strconv.FormatInt(l.InputTokens, 10)
+		}},
 		{"Token Count Source", tokenSource},
 	},
 )
+
+// inputTokensKnown: only the server's usage counts input tokens; with no
+// reply carrying usage the count is unknown, not 0. Imported figures
+// (no per-request source counts) stand as the file gave them.
+func inputTokensKnown(l *result.LLMMetrics) bool {
+	return l.TokensFromUsage > 0 || l.TokensFromChunks == 0
+}
+
+// inputTokens is the input-token figure for people.
+func inputTokens(l *result.LLMMetrics) string {
+	switch {
+	case !inputTokensKnown(l):
+		return "unknown (the server sent no usage)"
+	case l.TokensFromChunks > 0:
+		return fmt.Sprintf("%d (from the %d replies with usage)", l.InputTokens, l.TokensFromUsage)
+	}
+	return strconv.FormatInt(l.InputTokens, 10)
+}

@@ -25,15 +25,17 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 	}
 	if v != nil {
 		line := SummaryLine(v)
-		verdictWord, rest, _ := strings.Cut(line, ":")
+		verdictWord, rest := verdictParts(line)
 		icon := "✅"
-		switch verdictWord {
-		case "FAIL":
+		switch {
+		case verdictWord == "FAIL":
 			icon = "❌"
-		case "INCONCLUSIVE":
+		case verdictWord == "INCONCLUSIVE":
 			icon = "❔"
+		case verdictWord == "PASS" && len(v.NotGated()) > 0:
+			icon = "⚠️"
 		}
-		fmt.Fprintf(&b, "%s **%s**:%s\n\n", icon, verdictWord, mdEscape(rest))
+		fmt.Fprintf(&b, "%s **%s**%s\n\n", icon, verdictWord, mdEscape(rest))
 		for _, n := range v.Notices {
 			fmt.Fprintf(&b, "> %s\n", mdEscape(n))
 		}
@@ -87,6 +89,8 @@ func statusIcon(s verdict.Status) string {
 		return "⚠️"
 	case verdict.StatusInconclusive:
 		return "❔"
+	case verdict.StatusNotGated:
+		return "🚫"
 	}
 	return "⏭️"
 }
@@ -171,7 +175,7 @@ func StepSummary(getenv func(string) string, run *result.Run, v *verdict.Verdict
 func details(b *bytes.Buffer, checks []verdict.Check) {
 	n := 0
 	for _, c := range checks {
-		why := c.Message != "" && (c.Status == verdict.StatusFail || c.Status == verdict.StatusInconclusive)
+		why := c.Message != "" && (c.Status == verdict.StatusFail || c.Status == verdict.StatusInconclusive || c.Status == verdict.StatusNotGated)
 		warns := checkWarnings(c)
 		if !why && len(warns) == 0 {
 			continue
@@ -203,4 +207,15 @@ func details(b *bytes.Buffer, checks []verdict.Check) {
 	if n > 0 {
 		b.WriteString("\n</details>\n\n")
 	}
+}
+
+// verdictParts splits a summary line after its outcome word(s): "FAIL",
+// "COULD NOT MEASURE", "PASS" (whose rest may start " — 2 checks not
+// gated …"), keeping the rest as written.
+func verdictParts(line string) (word, rest string) {
+	i := strings.IndexAny(line, ":—")
+	if i < 0 {
+		return line, ""
+	}
+	return strings.TrimSpace(line[:i]), line[len(strings.TrimRight(line[:i], " ")):]
 }

@@ -37,7 +37,8 @@ func statusColor(s verdict.Status) string {
 		return svg.ColorPass
 	case verdict.StatusFail:
 		return svg.ColorFail
-	case verdict.StatusInconclusive:
+	case verdict.StatusInconclusive, verdict.StatusNotGated:
+		// A check that could not see its change is no green pass.
 		return svg.ColorInconclusive
 	}
 	return svg.ColorNeutral
@@ -49,6 +50,8 @@ func statusWord(c verdict.Check) string {
 		return "FAIL"
 	case verdict.StatusInconclusive:
 		return "inconclusive"
+	case verdict.StatusNotGated:
+		return "not gated"
 	}
 	return string(c.Status)
 }
@@ -61,7 +64,7 @@ var (
 )
 
 // comparisonFigure draws every same-run comparison as the ratio it was
-// decided on, its 95% interval and its bound: the headline verdict.
+// decided on, its interval and its bound: the headline verdict.
 func comparisonFigure(v *verdict.Verdict) (figure, bool) {
 	if v == nil {
 		return figure{}, false
@@ -87,9 +90,9 @@ func comparisonFigure(v *verdict.Verdict) (figure, bool) {
 		return figure{}, false
 	}
 	f.Legend = []svg.LegendItem{estimateLegend,
-		{Text: "95% bootstrap interval", Stroke: svg.Stroke{Color: svg.ColorNeutral, Width: 3}}, boundLegend, noChangeLegend}
+		{Text: "bootstrap interval (the deciding level, at least 95%)", Stroke: svg.Stroke{Color: svg.ColorNeutral, Width: 3}}, boundLegend, noChangeLegend}
 	return figure{ID: "comparisons", Heading: "Comparisons",
-		Caption: "Each row is one comparison at one point: the diamond is the median ratio over the interleaved trials, the bar its 95% interval. " +
+		Caption: "Each row is one comparison at one point: the diamond is the median ratio over the interleaved trials, the bar its bootstrap interval at the level of the rank test that decides (95% or more: the label says which). " +
 			"A comparison passes when the interval lies wholly on the white side of its bound and the rank test agrees, fails when both show the shaded side, and is inconclusive otherwise (the check's message says which part did not decide).",
 		SVG: html(f.Render(chartWidth))}, true
 }

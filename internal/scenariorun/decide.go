@@ -104,7 +104,8 @@ func recordPaths(run *result.Run, p *plan.Plan) {
 
 // VerdictOptions are the verdict settings a plan asks for.
 func VerdictOptions(p *plan.Plan) verdict.Options {
-	o := verdict.Options{AllowUnstable: p.Measurement.AllowUnstable, MaxErrorRate: p.Measurement.MaxErrorRate}
+	o := verdict.Options{AllowUnstable: p.Measurement.AllowUnstable, MaxErrorRate: p.Measurement.MaxErrorRate,
+		RequireGated: p.Checks.Gate.RequireGated}
 	for _, m := range p.Models {
 		if m.MaxErrorRate != nil {
 			if o.ModelMaxErrorRate == nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/stats"
@@ -83,6 +85,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	familyCorrect(out, o.spend(1-g.spec.Confidence), o.spend(o.FamilyAlpha))
 	for i := range out {
 		disturbed(&out[i], tb, run)
+		g.notGated(&out[i])
 	}
 	return out
 }
@@ -116,6 +119,64 @@ func historyMetrics(metrics []string, p *baseline.Point) []string {
 	return gatedMetrics(metrics, &result.Point{})
 }
 
+// target is the smallest change a baseline check of metric exists to
+// catch: the scenario's tolerance for it, else the default tolerance the
+// gate falls back to (5% throughput, 10% otherwise).
+func (g gate) target(metric string) float64 {
+	if t, ok := g.spec.Tolerances[metric]; ok && t != 0 {
+		return math.Abs(t)
+	}
+	if mi, _ := plan.LookupMetric(metric); mi.HigherBetter {
+		return DefaultThroughputTolerance
+	}
+	return DefaultLatencyTolerance
+}
+
+// notGated turns a baseline check that passed without being able to see
+// the change it exists to catch into StatusNotGated: its detectable change
+// (MDE) is larger than its target, or its history supports no bound at
+// all. A pass it could not have failed is no pass. Failures, clear
+// improvements and undecided checks keep their status: they saw something.
+func (g gate) notGated(c *Check) {
+	if c.Kind != KindBaseline || c.Key == KeyTestbed || c.Class == ClassImproved {
+		return
+	}
+	if c.Status != StatusPass && c.Status != StatusWarn {
+		return
+	}
+	c.Target = g.target(c.Metric)
+	var why string
+	switch {
+	case c.Class == ClassUnstable:
+		why = "not gated: " + c.Message
+	case c.Uncalibrated || c.MDE > 1:
+		why = "not gated: testbed noise hides any change under 100%"
+	case c.MDE > c.Target*(1+1e-9):
+		why = fmt.Sprintf("not gated: testbed noise hides changes under %.0f%% (the check is meant to catch %s)", math.Ceil(100*c.MDE), pct(c.Target))
+	default:
+		return
+	}
+	c.Status = StatusNotGated
+	if c.Class == ClassUnstable {
+		c.Message = why
+	} else {
+		c.Message = why + "; " + c.Message
+	}
+	// The status now says what these warnings said.
+	kept := c.Warnings[:0]
+	for _, w := range c.Warnings {
+		if !strings.HasPrefix(w, "noisy baseline") && !strings.HasPrefix(w, "uncalibrated baseline: the history and this run vary too much") {
+			kept = append(kept, w)
+		}
+	}
+	c.Warnings = kept
+}
+
+// pct renders a fraction as a percentage without needless decimals.
+func pct(f float64) string {
+	return strconv.FormatFloat(100*f, 'f', -1, 64) + "%"
+}
+
 // NameNoHistory is the display name of the KeyTestbed check.
 const NameNoHistory = "baseline testbed"
 
@@ -123,7 +184,7 @@ const NameNoHistory = "baseline testbed"
 // warning, or with baseline.required an environment failure (exit 3) —
 // in CI an ungated run must not pass as if it had been gated.
 func noHistory(base *baseline.File, run *result.Run, id string, required bool) Check {
-	c := Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusWarn, NoValue: true}
+	c := Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusNotGated, NoValue: true}
 	from := run.Environment.TestbedSource
 	if from == "" {
 		from = "derived"

@@ -71,6 +71,12 @@ const (
 	// every extra trial the budget allowed, or the testbed was disturbed;
 	// neither a pass nor a demonstrated regression.
 	StatusInconclusive Status = "inconclusive"
+	// StatusNotGated: the check could not have detected the change it
+	// exists to catch (testbed noise hides changes of that size, or no
+	// history gates it). It never counts as passed: the summary counts it,
+	// JUnit skips it with the reason, and gate.require_gated (or
+	// --require-gated) makes it exit 4.
+	StatusNotGated Status = "not_gated"
 )
 
 // Class is the baseline classification of one point × metric.
@@ -137,6 +143,10 @@ type Check struct {
 	NRef int     `json:"n_ref,omitempty"`
 	// MDE is the smallest relative change the check could detect.
 	MDE float64 `json:"mde,omitempty"`
+	// Target is, for a baseline check, the smallest change it exists to
+	// catch (the scenario's tolerance for its metric, else the default
+	// tolerance); a check whose MDE exceeds it is not gated.
+	Target float64 `json:"target,omitempty"`
 	// NeedN is, for an inconclusive check, about how many trials per arm
 	// (comparisons) or in this run (baselines) would decide it; 0 when no
 	// number of trials would.
@@ -175,6 +185,9 @@ type Verdict struct {
 	Notices []string `json:"notices,omitempty"`
 	// Interrupted is set when the run was cancelled before it finished.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// RequireGated makes a not-gated check undecided: the run is then
+	// inconclusive (exit 4) instead of passing (gate.require_gated).
+	RequireGated bool `json:"require_gated,omitempty"`
 }
 
 // Failed returns the failing checks in order.
@@ -202,6 +215,18 @@ func (v *Verdict) EnvironmentFailure() bool {
 		}
 	}
 	return true
+}
+
+// NotGated returns the checks that could not detect the change they exist
+// for, in order.
+func (v *Verdict) NotGated() []Check {
+	var out []Check
+	for _, c := range v.Checks {
+		if c.Status == StatusNotGated {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Inconclusive returns the checks whose data could not decide, in order.

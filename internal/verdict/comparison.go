@@ -195,6 +195,7 @@ type tests struct {
 	ok             bool
 	pPass, pFail   float64
 	ciPass, ciFail bool
+	lo95, hi95     float64
 }
 
 // compareAt builds the check for one point and bound and runs its tests.
@@ -226,6 +227,15 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	}
 	if !stats.Positive(cv) || !stats.Positive(rv) {
 		c.Message = fmt.Sprintf("%s needs positive per-trial values in both arms (have %d and %d trials)", cmp.Metric, len(cv), len(rv))
+		// The medians still say how the arms compare (a candidate whose
+		// goodput is 0 is 100% below); without a reference figure there
+		// is no ratio, and no effect to print.
+		if mr := stats.Median(rv); mr > 0 {
+			c.Value = stats.Median(cv) / mr
+			c.Effect = c.Value - 1
+		} else {
+			c.NoValue = true
+		}
 		return c, t
 	}
 	if w := imbalance(cand, ref); w != "" {
@@ -234,7 +244,18 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	mc, mr := stats.Median(cv), stats.Median(rv)
 	c.Value = mc / mr
 	c.Effect = c.Value - 1
-	c.Lo, c.Hi = stats.BootstrapRatio(cv, rv, o.Resamples, CIConfidence, rngFor(c.Name, cand.ID, ref.ID))
+	// Two intervals: the 95% one the decision also requires to lie
+	// beyond the bound (t.lo95, t.hi95), and the one shown, at the level
+	// of the rank test that decides (each side α of this look): a 95%
+	// interval wholly beyond the bound beside an undecided check read as
+	// a contradiction when the test decided at α = 0.9%.
+	rng := rngFor(c.Name, cand.ID, ref.ID)
+	t.lo95, t.hi95 = stats.BootstrapRatio(cv, rv, o.Resamples, CIConfidence, rng)
+	c.Lo, c.Hi = t.lo95, t.hi95
+	if level := 1 - 2*alpha; level > CIConfidence {
+		c.Confidence = level
+		c.Lo, c.Hi = stats.BootstrapRatio(cv, rv, o.Resamples, level, rngFor(c.Name, cand.ID, ref.ID))
+	}
 	c.MDE = sameRunMDE(cv, rv, alpha)
 	c.NeedN = sameRunNeed(cv, rv, c.Value, b.ratio, o.lastLookAlpha(alpha))
 	if len(cv) < o.MinTrials || len(rv) < o.MinTrials {
@@ -272,9 +293,9 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		return c, t
 	}
 	if b.op == ">=" {
-		t.ciPass, t.ciFail = c.Lo > b.ratio, c.Hi < b.ratio
+		t.ciPass, t.ciFail = t.lo95 > b.ratio, t.hi95 < b.ratio
 	} else {
-		t.ciPass, t.ciFail = c.Hi < b.ratio, c.Lo > b.ratio
+		t.ciPass, t.ciFail = t.hi95 < b.ratio, t.lo95 > b.ratio
 	}
 	t.ok = true
 	return c, t

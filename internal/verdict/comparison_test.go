@@ -219,3 +219,31 @@ func TestComparisonsTrialsWithoutData(t *testing.T) {
 		})
 	}
 }
+
+// A comparison that cannot run its tests for want of positive values
+// still states the ratio of the medians, or no effect at all: never a
+// "+0.0%" that reads as "no change".
+func TestComparisonWithoutPositiveValues(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		cand, ref float64
+		noValue   bool
+		effect    float64
+	}{
+		{"candidate goodput 0", 0, 50, false, -1},
+		{"both 0", 0, 0, true, 0},
+	} {
+		cand := mkPoint("b/c=1", "b", c(1), constant(10, 1000, 100))
+		ref := mkPoint("a/c=1", "a", c(1), constant(10, 1000, 100))
+		for i := range cand.Trials {
+			cand.Trials[i].Metrics.Throughput = tt.cand
+		}
+		for i := range ref.Trials {
+			ref.Trials[i].Metrics.Throughput = tt.ref
+		}
+		cs := Options{}.Comparisons([]plan.Comparison{{Name: "g", Candidate: "b", Reference: "a", Metric: "throughput", MinRatio: 0.9}}, mkRun(cand, ref))
+		if len(cs) != 1 || cs[0].Status != StatusFail || cs[0].NoValue != tt.noValue || cs[0].Effect != tt.effect {
+			t.Errorf("%s: %+v", tt.name, cs)
+		}
+	}
+}

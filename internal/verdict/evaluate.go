@@ -12,7 +12,7 @@ import (
 // baseline gate. base may be nil (no baseline recorded yet): the gate is
 // then skipped with a notice saying how to record one.
 func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.File) *Verdict {
-	v := &Verdict{Interrupted: run.Status == result.StatusInterrupted}
+	v := &Verdict{Interrupted: run.Status == result.StatusInterrupted, RequireGated: o.RequireGated}
 	v.Checks = append(v.Checks, o.Automatic(run)...)
 	v.Checks = append(v.Checks, searches(run)...)
 	v.Checks = append(v.Checks, Thresholds(checks.Thresholds, run)...)

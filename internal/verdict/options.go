@@ -20,6 +20,9 @@ type Options struct {
 	// and ModelMaxErrorRate overrides it by model alias.
 	MaxErrorRate      float64
 	ModelMaxErrorRate map[string]float64
+	// RequireGated makes a check that was not gated keep the run from
+	// passing: exit 4 instead of 0 (gate.require_gated, --require-gated).
+	RequireGated bool
 	// Look is which of MaxLooks sequential looks this evaluation is
 	// (1-based); MaxLooks ≤ 1 means one look with the full α. See Settle.
 	Look, MaxLooks int

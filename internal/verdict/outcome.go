@@ -11,7 +11,8 @@ import (
 type Outcome string
 
 const (
-	// OutcomePass: every check passed (warnings and skips allowed).
+	// OutcomePass: every check passed (warnings, skips and, unless
+	// RequireGated, checks that were not gated allowed).
 	OutcomePass Outcome = result.OutcomePass
 	// OutcomeFail: a check failed on measured data (a regression, a
 	// threshold, wrong outputs, an error budget overrun).
@@ -48,6 +49,9 @@ func (v *Verdict) Outcome() Outcome {
 		return OutcomeNotMeasured
 	}
 	if len(v.Inconclusive()) > 0 {
+		return OutcomeInconclusive
+	}
+	if v.RequireGated && len(v.NotGated()) > 0 {
 		return OutcomeInconclusive
 	}
 	return OutcomePass

@@ -16,6 +16,9 @@ type Checks struct {
 type Gate struct {
 	MaxExtraTrials int           `json:"max_extra_trials"`
 	MaxExtraTime   time.Duration `json:"max_extra_time"`
+	// RequireGated turns a check that was not gated (it could not detect
+	// the change it exists for) from a pass into inconclusive, exit 4.
+	RequireGated bool `json:"require_gated,omitempty"`
 }
 
 // Selector restricts a check to some models and sweep points. Empty fields

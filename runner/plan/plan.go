@@ -99,6 +99,10 @@ type Server struct {
 	// settings (e.g. delay, engine slowdown) by model name; values are
 	// model-config parameters as strings.
 	EmbeddedModels map[string]map[string]string `json:"embedded_models,omitempty"`
+	// ParamsWhere says, for each EmbeddedModels entry, where the scenario
+	// names it ("file:line:col: server.embedded_models.delay"), so checks
+	// made after loading report at its line.
+	ParamsWhere map[string]string `json:"-"`
 }
 
 // Protocol is how the client talks KServe v2 to a server.
@@ -215,9 +219,12 @@ type Model struct {
 	Alias string `json:"alias"`
 	// Server is the name of the server the model is loaded on (a key of
 	// Plan.Servers); "" for the one server of server:.
-	Server   string `json:"server,omitempty"`
-	Name     string `json:"name"`
-	Version  string `json:"version,omitempty"`
+	Server  string `json:"server,omitempty"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	// Where is where the scenario names the model ("file:line:col:
+	// models[0].name"), for errors found after loading.
+	Where    string `json:"-"`
 	Input    Input  `json:"input"`
 	Validate bool   `json:"validate"` // compare outputs with validation_data
 	// FloatTolerance is the absolute+relative tolerance for FP outputs.

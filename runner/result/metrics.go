@@ -1,6 +1,12 @@
 package result
 
-import "github.com/perfscen/perfscen/runner/plan"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/perfscen/perfscen/runner/plan"
+)
 
 func server(f func(s *ServerStats) float64) func(m *Metrics) (float64, bool) {
 	return func(m *Metrics) (float64, bool) {
@@ -70,10 +76,11 @@ func searched(f func(m *Metrics) *float64) func(m *Metrics) (float64, bool) {
 }
 
 // Value returns metric name of m; ok is false when the metric is unknown or
-// has no data (no completed request, no server statistics).
+// has no data (no completed request, no server statistics, or a figure
+// the source did not carry: Absent).
 func (m *Metrics) Value(name string) (v float64, ok bool) {
 	get, found := getters[name]
-	if !found {
+	if !found || m.IsAbsent(metricKeys[name]) {
 		return 0, false
 	}
 	return get(m)
@@ -90,4 +97,60 @@ func split(f func(m *Metrics) float64) func(m *Metrics) (float64, bool) {
 		}
 		return lat(f)(m)
 	}
+}
+
+// metricKeys are the JSON keys of the fields behind each metric.
+var metricKeys = map[string]string{
+	plan.MetricThroughput: "throughput", plan.MetricLatencyAvg: "latency_avg_us",
+	plan.MetricP50: "p50_us", plan.MetricP90: "p90_us", plan.MetricP95: "p95_us", plan.MetricP99: "p99_us",
+	plan.MetricLatencyMax: "latency_max_us", plan.MetricErrors: "errors", plan.MetricErrorRate: "error_rate",
+	plan.MetricClientSendRecv: "client_send_recv_us", plan.MetricClientWait: "client_wait_us",
+}
+
+// IsAbsent reports whether the figure with JSON key key was not carried
+// by the source (see Absent).
+func (m *Metrics) IsAbsent(key string) bool {
+	return key != "" && slices.Contains(m.Absent, key)
+}
+
+// MarshalJSON leaves the absent figures out: a reader finds no key
+// rather than a 0.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	type plain Metrics
+	b, err := json.Marshal(plain(m))
+	if err != nil || len(m.Absent) == 0 {
+		return b, err
+	}
+	// Drop the absent keys, keeping the others in field order.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	first := true
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		key, _ := k.(string)
+		if m.IsAbsent(key) {
+			continue
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(key)
+		out.Write(kb)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }

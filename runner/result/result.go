@@ -174,6 +174,11 @@ type Point struct {
 	// search's result point, is what the search found.
 	Search   string         `json:"search,omitempty"`
 	Searched *SearchOutcome `json:"searched,omitempty"`
+	// Columns keeps, for an imported point, every column of its source
+	// row as written (perf_analyzer's "Network+Server Send/Recv", cache
+	// hits and misses, extra percentiles included), whether or not
+	// perfscen has a field for it.
+	Columns map[string]string `json:"columns,omitempty"`
 }
 
 // Trial is one kept measurement window.
@@ -211,7 +216,8 @@ type Disturbance struct {
 	// Load1 is the 1-minute load average at the end.
 	Load1 float64 `json:"load1"`
 	// RunQueueWait is how long perfscen's own threads (the embedded
-	// server's included) waited runnable for a CPU, per unit of time they
+	// server's included, but not its spinning precise-sleep thread, whose
+	// work grows with a slower model) waited runnable for a CPU, per unit of time they
 	// ran: 0.5 means every 10 ms on a CPU cost 5 ms in the run queue.
 	// Unlike OtherCPU it does not saturate on a full machine, where one
 	// more busy neighbour still lengthens the queue. Absent where
@@ -290,6 +296,12 @@ type Metrics struct {
 	// its result point only.
 	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`
 	MaxRequestRate *float64 `json:"max_request_rate,omitempty"`
+	// Absent names (by their JSON keys, e.g. "latency_avg_us") the
+	// figures the source did not carry: an imported perf_analyzer CSV has
+	// no request count, and without --verbose-csv no average latency. They
+	// are left out of the JSON and have no Value, never a 0 that reads
+	// as a measurement.
+	Absent []string `json:"absent,omitempty"`
 }
 
 // ServerStats is the server-side breakdown from statistics deltas, averaged

@@ -44,7 +44,8 @@ type CheckOutcome struct {
 	Bound float64 `json:"bound"`
 	// NoValue: the check compared nothing; Value and Bound are no figures.
 	NoValue bool `json:"no_value,omitempty"`
-	// Status is pass, fail, warn, skip or inconclusive.
+	// Status is pass, fail, warn, skip, inconclusive or not_gated (the
+	// check could not detect the change it exists for).
 	Status      string `json:"status"`
 	Message     string `json:"message,omitempty"`
 	Environment bool   `json:"environment,omitempty"`

@@ -52,7 +52,7 @@ func (d *demo) Add(ctx context.Context, r *demopb.AddRequest) (*demopb.AddRespon
 	}
 	resp, err := d.core.Infer(ctx, &refserver.Request{Model: "simple", Inputs: []tensor.Tensor{in("INPUT0", r.GetA()), in("INPUT1", r.GetB())}})
 	if err != nil {
-		return nil, coreStatus(err)
+		return nil, coreStatus(ctx, err)
 	}
 	sum, _ := tensor.DecodeInt32s(resp.Outputs[0].Raw)
 	diff, _ := tensor.DecodeInt32s(resp.Outputs[1].Raw)
@@ -119,7 +119,7 @@ func (d *demo) predict(ctx context.Context, r *demopb.PredictRequest, index uint
 	resp, err := d.core.Infer(ctx, &refserver.Request{Model: model,
 		Inputs: []tensor.Tensor{{Name: info.Inputs[0].Name, DataType: tensor.FP32, Shape: shape, Raw: tensor.EncodeFloat32s(r.GetValues())}}})
 	if err != nil {
-		return nil, coreStatus(err)
+		return nil, coreStatus(ctx, err)
 	}
 	out, _ := tensor.DecodeFloat32s(resp.Outputs[0].Raw)
 	return &demopb.PredictResponse{Model: model, Values: out, Index: index}, nil
@@ -141,8 +141,14 @@ func (d *demo) fp32Models() []string {
 }
 
 // coreStatus maps a core error onto the status Triton's gRPC front-end
-// would send; a request dropped by fault injection is UNAVAILABLE.
-func coreStatus(err error) error {
+// would send; a request dropped by fault injection is UNAVAILABLE. A call
+// whose deadline (grpc-timeout) passed is DEADLINE_EXCEEDED, as gRPC
+// servers answer it: the client then reads the same status whichever side
+// gave up first.
+func coreStatus(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
 	code := codes.Internal
 	switch refserver.CodeOf(err) {
 	case refserver.InvalidArgument:

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
@@ -73,12 +76,33 @@ func unknownModel(ctx context.Context, c client.Client, m plan.Model) error {
 
 // serverErr classifies a failed call: the server saying "no such model" is
 // the scenario's mistake (exit 2); anything else is the environment (exit 3).
+// Servers say it in different ways: 404 or gRPC NotFound, or (Triton and
+// plain KServe v2 servers without a repository index) 400 or
+// InvalidArgument with a message naming the model as unknown.
 func serverErr(what string, err error) error {
-	var se *transport.ServerError
-	if errors.As(err, &se) && (se.HTTPStatus == 404 || se.GRPCCode == 5 /* NotFound */) {
+	if modelNotFound(err) {
 		return failure.Invalid(fmt.Errorf("%s: %w", what, err))
 	}
 	return failure.Env(fmt.Errorf("%s: %w", what, err))
+}
+
+// notFoundText matches the ways servers word "there is no such model":
+// Triton's "Request for unknown model: 'x' is not found", KServe's
+// "model x does not exist" / "Model with name x does not exist",
+// MLServer's "Model x with version y not found".
+var notFoundText = regexp.MustCompile(`(?i)unknown model|not found|does not exist|no such model|no model named`)
+
+// modelNotFound reports whether err is the server saying it has no such
+// model.
+func modelNotFound(err error) bool {
+	var se *transport.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	if se.HTTPStatus == 404 || se.GRPCCode == codes.NotFound {
+		return true
+	}
+	return (se.HTTPStatus == 400 || se.GRPCCode == codes.InvalidArgument || se.GRPCCode == codes.Unavailable) && notFoundText.MatchString(se.Message)
 }
 
 // inputKey identifies one prepared input set: data depends on the model,

@@ -10,9 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds"
@@ -104,7 +106,14 @@ func (c *Client) Generate(ctx context.Context, body []byte, t *kinds.TokenTrace)
 	}
 	req.Header = c.header // shared and read-only: the transport does not modify it
 	start := c.now()
+	// The time until the request is written is the client's; the rest,
+	// until the reply's last chunk, is waiting for the server.
+	var written atomic.Int64 // set on the transport's goroutine
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(int64(c.now().Sub(start))) },
+	}))
 	resp, err := c.hc.Do(req)
+	t.Written = time.Duration(written.Load())
 	if err != nil {
 		return &transport.TransportError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
 	}

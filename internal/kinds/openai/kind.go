@@ -74,8 +74,10 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		return nil, failure.Env(fmt.Errorf("listing the server's models: %w", err))
 	}
 	for _, m := range p.Models {
-		if !slices.Contains(served, m.Name) {
-			return nil, failure.Env(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
+		if !servedAs(served, m.Name) {
+			// The server answered and lacks the model: the scenario's
+			// mistake, exit 2, as for every kind.
+			return nil, failure.Invalid(fmt.Errorf("model %q (alias %s) is not served at %s (served: %s)",
 				m.Name, m.Alias, s.url, strings.Join(served, ", ")))
 		}
 	}
@@ -181,6 +183,13 @@ func (c caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.R
 	err := c.p.client.Generate(ctx, in[0].Raw, tr)
 	out.Done = clock()
 	out.Err = err
+	// send/recv is the client writing the request; the wait runs from
+	// then to the last chunk, the generation itself.
+	if total := out.Done - out.Sent; tr.Written > 0 && tr.Written <= total {
+		out.SendRecv, out.Wait = tr.Written, total-tr.Written
+	} else {
+		out.Wait = total
+	}
 }
 
 func (caller) Close() error { return nil }
@@ -258,4 +267,14 @@ func (Kind) Check(p *plan.Plan) error {
 		}
 	}
 	return failure.Invalid(errors.Join(errs...))
+}
+
+// servedAs reports whether a model requested as name is among served.
+// Servers that tag their models (Ollama: "tiny:latest") accept the bare
+// name for the default tag, so "tiny" is served when "tiny:latest" is.
+func servedAs(served []string, name string) bool {
+	if slices.Contains(served, name) {
+		return true
+	}
+	return !strings.Contains(name, ":") && slices.Contains(served, name+":latest")
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// In a log (stderr not a terminal) progress is one line per point start
+// and end, and a window line at most every interval, each with the
+// point, the window, throughput, p50/p99, errors and elapsed/estimated.
+func TestProgressLinesInALog(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &progress{w: &buf, now: func() time.Time { return clock }, interval: 10 * time.Second,
+		start: clock, best: 96 * time.Second, worst: 220 * time.Second}
+	pt := &plan.Point{ID: "simple/c=2"}
+	p.event(engine.Event{Kind: engine.PointStarted, Index: 1, Total: 4, Point: pt})
+	for i := 0; i < 25; i++ {
+		clock = clock.Add(time.Second)
+		p.event(engine.Event{Kind: engine.WindowDone, Index: 1, Total: 4, Point: pt,
+			Window:  &result.Window{Index: i, Throughput: 92, Errors: 0},
+			Metrics: &result.Metrics{P50Us: 20143, P99Us: 42175}, Stable: i == 24})
+	}
+	trial := result.Trial{Metrics: result.Metrics{Throughput: 92, P50Us: 20143, P99Us: 42175, Requests: 92}}
+	p.event(engine.Event{Kind: engine.PointDone, Index: 1, Total: 4, Point: pt,
+		Result: &result.Point{ID: "simple/c=2", Status: result.PointStable, Summary: trial.Metrics, Trials: []result.Trial{trial}}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// start, windows 10 and 20 (every 10 s), window 25 (stable), done.
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 5:\n%s", len(lines), buf.String())
+	}
+	want := "progress: [2/4] simple/c=2: window 10, 92.0 infer/s, p50 20.1ms, p99 42.2ms, 0 error(s), stabilizing; elapsed 10s of an estimated 1m36s–3m40s"
+	if lines[1] != want {
+		t.Errorf("window line\n got %q\nwant %q", lines[1], want)
+	}
+	if !strings.Contains(lines[3], "window 25") || !strings.Contains(lines[3], "stable;") {
+		t.Errorf("the window that made the point stable is always shown: %q", lines[3])
+	}
+	if !strings.HasPrefix(lines[4], "progress: [2/4] simple/c=2: stable, 1 trial(s), 92.0 infer/s, p50 20.1ms, p99 42.2ms, 0 error(s); elapsed 25s") {
+		t.Errorf("point line %q", lines[4])
+	}
+	if strings.Contains(buf.String(), "\r") {
+		t.Error("carriage returns in a log")
+	}
+}
+
+// --progress picks the mode; --quiet and never are silent, and a bad
+// value is a command-line error.
+func TestProgressModes(t *testing.T) {
+	e := &env{stderr: &bytes.Buffer{}, getenv: func(string) string { return "" }}
+	if progressFor(e, reportFlags{progress: progressNever}, nil) != nil || progressFor(e, reportFlags{progress: progressAuto, quiet: true}, nil) != nil {
+		t.Error("never / --quiet still report progress")
+	}
+	if progressFor(e, reportFlags{progress: progressAuto}, nil) == nil {
+		t.Error("auto is silent when stderr is not a terminal")
+	}
+	code, _, stderr := runCLI(t, "run", "--progress", "sometimes", "scenarios/quickstart.yaml")
+	if code != 2 || !strings.Contains(stderr, "--progress") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A run over several scenarios ends with a table: each scenario, its
+// outcome, exit code and deciding checks, then the combined exit code.
+func TestRollupTable(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\nname: bad\nserver: {embedded: true}\nmodels: [{name: nosuchmodel}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	worse := filepath.Join(dir, "worse.yaml")
+	if err := os.WriteFile(worse, []byte("version: 1\nname: worse\nserver: {url: localhost:1}\nload: {concurrency: -1}\nmodels: [{name: simple}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCLI(t, "run", "-q", "--out-dir", dir, bad, worse)
+	if code != 2 {
+		t.Fatalf("exit %d", code)
+	}
+	i := strings.Index(stdout, "\nScenarios\n")
+	if i < 0 {
+		t.Fatalf("no roll-up:\n%s", stdout)
+	}
+	table := stdout[i:]
+	for _, want := range []string{"bad ", "worse", "invalid", "nosuchmodel", "exit 2: an invalid scenario"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("roll-up lacks %q:\n%s", want, table)
+		}
+	}
+}
