@@ -134,7 +134,9 @@ func TestFleetBadInput(t *testing.T) {
 				return []string{"run", "--agents", "1", sc, other}
 			}},
 		{name: "overrides on the coordinator alone", body: fleetSlow, want: 2, msg: "--set with --agents: the agents load the scenario file as it is",
-			args: func(sc string) []string { return []string{"run", "--agents", "1", "--set", "measurement.window=2s", sc} }},
+			args: func(sc string) []string {
+				return []string{"run", "--agents", "1", "--set", "measurement.window=2s", sc}
+			}},
 		{name: "coordinator address without a port", body: fleetSlow, want: 2, msg: `--coordinator "coordinator": want host:port`,
 			args: func(sc string) []string { return []string{"agent", "--coordinator", "coordinator", sc} }},
 		{name: "nobody at the coordinator address", body: fleetSlow, want: 3, msg: "could not reach the coordinator at nowhere:7700 within 5s: ",
