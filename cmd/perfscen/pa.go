@@ -120,6 +120,12 @@ func runPA(e *env, cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return exitcode.AsInvalid(err)
 	}
+	if sc, err = settleModel(e, p, sc, rest, dir, f.emit != ""); err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintln(e.stderr, w)
+	}
 	for _, n := range sc.Notes {
 		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
 	}

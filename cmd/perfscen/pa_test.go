@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,46 +122,7 @@ func TestPASeedsMatchPerfAnalyzer(t *testing.T) {
 					t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 				}
 				golden(t, filepath.Join("testdata", "pa", seed.name+".golden"), stdout)
-				capture, err := os.ReadFile(paCaptures + seed.name + ".txt")
-				if err != nil {
-					t.Fatal(err)
-				}
-				ours, theirs := paSections(stdout), paSections(string(capture))
-				if strings.Join(ours.settings, "\n") != strings.Join(theirs.settings, "\n") {
-					t.Errorf("settings:\n%s\nperf_analyzer:\n%s", strings.Join(ours.settings, "\n"), strings.Join(theirs.settings, "\n"))
-				}
-				if len(ours.blocks) == 0 || len(ours.blocks) < len(theirs.blocks)-1 {
-					t.Fatalf("%d level(s) reported, perf_analyzer %d", len(ours.blocks), len(theirs.blocks))
-				}
-				for i, b := range ours.blocks {
-					if got, want := shapes(b), shapes(theirs.blocks[0]); got != want {
-						t.Errorf("level %d:\n%s\nperf_analyzer's:\n%s", i, got, want)
-					}
-				}
-				if len(ours.summary) != len(ours.blocks)+1 || ours.summary[0] != theirs.summary[0] || shape(ours.summary[1]) != shape(theirs.summary[1]) {
-					t.Errorf("summary:\n%s\nperf_analyzer's:\n%s", strings.Join(ours.summary, "\n"), strings.Join(theirs.summary, "\n"))
-				}
-
-				got, err := os.ReadFile(csv)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := os.ReadFile(paCaptures + seed.name + ".csv")
-				if err != nil {
-					t.Fatal(err)
-				}
-				gl, wl := strings.Split(strings.TrimSpace(string(got)), "\n"), strings.Split(strings.TrimSpace(string(want)), "\n")
-				if gl[0] != wl[0] {
-					t.Errorf("CSV header:\n%s\nperf_analyzer's:\n%s", gl[0], wl[0])
-				}
-				for _, row := range gl[1:] {
-					if shape(row) != shape(wl[1]) {
-						t.Errorf("CSV row %q, perf_analyzer's %q", row, wl[1])
-					}
-				}
-				if len(gl)-1 != len(ours.blocks) {
-					t.Errorf("%d CSV rows for %d levels", len(gl)-1, len(ours.blocks))
-				}
+				matchCapture(t, seed.name, stdout, csv)
 				out := filepath.Join(dir, "imported.json")
 				if code, stdout, stderr := runCLI(t, "import", "--model", "simple", "-o", out, csv); code != 0 || !strings.Contains(stdout, "imported") {
 					t.Errorf("perfscen import of the CSV: exit %d\n%s%s", code, stdout, stderr)
@@ -318,6 +280,105 @@ func TestPAVerboseAndPercentile(t *testing.T) {
 		}
 		if _, err := os.Stat(export); err != nil || !strings.Contains(stderr, "--profile-export-file: wrote perfscen's result JSON") {
 			t.Errorf("profile export: %v\n%s", err, stderr)
+		}
+	})
+}
+
+// matchCapture compares perfscen pa's report with perf_analyzer's capture
+// NAME, numbers masked: the settings verbatim, each level's Client and
+// Server blocks and the summary line for line in shape; the CSV (csv, ""
+// for none) with perf_analyzer's header verbatim and rows of its shape.
+func matchCapture(t *testing.T, name, stdout, csv string) paOutput {
+	t.Helper()
+	capture, err := os.ReadFile(paCaptures + name + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := paSections(stdout), paSections(string(capture))
+	if strings.Join(ours.settings, "\n") != strings.Join(theirs.settings, "\n") {
+		t.Errorf("settings:\n%s\nperf_analyzer:\n%s", strings.Join(ours.settings, "\n"), strings.Join(theirs.settings, "\n"))
+	}
+	if len(ours.blocks) == 0 || len(ours.blocks) < len(theirs.blocks)-1 {
+		t.Fatalf("%d level(s) reported, perf_analyzer %d", len(ours.blocks), len(theirs.blocks))
+	}
+	for i, b := range ours.blocks {
+		if got, want := shapes(b), shapes(theirs.blocks[0]); got != want {
+			t.Errorf("level %d:\n%s\nperf_analyzer's:\n%s", i, got, want)
+		}
+	}
+	if len(ours.summary) != len(ours.blocks)+1 || ours.summary[0] != theirs.summary[0] || shape(ours.summary[1]) != shape(theirs.summary[1]) {
+		t.Errorf("summary:\n%s\nperf_analyzer's:\n%s", strings.Join(ours.summary, "\n"), strings.Join(theirs.summary, "\n"))
+	}
+
+	got, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(paCaptures + name + ".csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, wl := strings.Split(strings.TrimSpace(string(got)), "\n"), strings.Split(strings.TrimSpace(string(want)), "\n")
+	if gl[0] != wl[0] {
+		t.Errorf("CSV header:\n%s\nperf_analyzer's:\n%s", gl[0], wl[0])
+	}
+	for _, row := range gl[1:] {
+		if shape(row) != shape(wl[1]) {
+			t.Errorf("CSV row %q, perf_analyzer's %q", row, wl[1])
+		}
+	}
+	if len(gl)-1 != len(ours.blocks) {
+		t.Errorf("%d CSV rows for %d levels", len(gl)-1, len(ours.blocks))
+	}
+	return ours
+}
+
+// A sequence model needs no sequence flag: pa reads its sequence batcher
+// from the model's configuration, as perf_analyzer does, and sends
+// correlation ids with start and end flags, asynchronously, 20 requests a
+// sequence; the report has perf_analyzer's "Sequence count" line.
+func TestPASequenceModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mem memnet.Network
+		paServer(t, &mem, map[string]map[string]string{"simple_sequence": {"added_latency": "20ms"}})
+		dir := t.TempDir()
+		csv := filepath.Join(dir, "sequence.csv")
+		code, stdout, stderr := runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "-p", "1000", "-s", "50", "-f", csv)
+		if code != exitcode.OK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		matchCapture(t, "sequence", stdout, csv)
+		var requests, sequences int
+		for _, l := range strings.Split(stdout, "\n") {
+			fmt.Sscanf(l, "    Request count: %d", &requests)
+			fmt.Sscanf(l, "    Sequence count: %d", &sequences)
+		}
+		if requests == 0 || sequences < requests/20-1 || sequences > requests/20+1 {
+			t.Errorf("%d requests in %d sequences, want 20 a sequence", requests, sequences)
+		}
+
+		file := filepath.Join(dir, "sequence.yaml")
+		if code, _, stderr := runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "--emit-scenario", file); code != 0 {
+			t.Fatalf("emit: exit %d: %s", code, stderr)
+		}
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"    sequence: true   # the model's configuration has sequence_batching", "  async: true   # perf_analyzer calls a sequence model asynchronously"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("emitted scenario lacks %q:\n%s", want, body)
+			}
+		}
+
+		// perf_analyzer's rule for an open range on a sequence model.
+		code, _, stderr = runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "--concurrency-range", "1:0", "-l", "50")
+		if code != exitcode.Invalid || !strings.Contains(stderr, "The 'end' concurrency can not be 0 for sequence models when using asynchronous API.") {
+			t.Errorf("open range: exit %d: %s", code, stderr)
+		}
+		code, _, stderr = runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "-b", "2")
+		if code != exitcode.Invalid || !strings.Contains(stderr, "can not specify batch size > 1 when using a sequence model") {
+			t.Errorf("-b 2: exit %d: %s", code, stderr)
 		}
 	})
 }

@@ -49,6 +49,8 @@ type acc struct {
 	firstN     int64
 	firstSumUs float64
 
+	sequences int64 // successful requests that ended a sequence
+
 	unreachable int64      // failures to reach the server (transport errors)
 	classes     classTally // failures by class
 
@@ -88,6 +90,9 @@ func (a *acc) add(s *sample) {
 	_ = a.hist.RecordValue(v) // in range by construction
 	a.sendRecv += s.SendRecv
 	a.wait += s.Wait
+	if s.seqEnd {
+		a.sequences++
+	}
 	if s.Decoupled {
 		a.decoupled = true
 	}
@@ -119,6 +124,7 @@ func (a *acc) merge(b *acc) {
 	a.wait += b.wait
 	a.decoupled = a.decoupled || b.decoupled
 	a.responses += b.responses
+	a.sequences += b.sequences
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
@@ -152,7 +158,7 @@ func (a *acc) mergeMoments(b *acc) {
 
 // metrics computes the figures of the accumulated requests over dur.
 func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
-	m := result.Metrics{Requests: a.n, Errors: a.errs}
+	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences}
 	if a.llm != nil {
 		m.LLM = a.llm.metrics(dur)
 	}

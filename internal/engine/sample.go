@@ -13,6 +13,8 @@ import (
 type sample struct {
 	kinds.Outcome
 	sched time.Duration // when it was due (== Sent in closed-loop modes)
+	// seqEnd says the request ends its sequence (sequence models).
+	seqEnd bool
 
 	llm *llmSample // generation requests only
 }

@@ -60,7 +60,7 @@ func Settings(w io.Writer, p *Params) {
 	if p.BinarySearch {
 		fmt.Fprintln(w, "  Using Binary Search algorithm")
 	}
-	if p.Async {
+	if p.IsAsync() {
 		fmt.Fprintln(w, "  Using asynchronous calls for inference")
 	} else {
 		fmt.Fprintln(w, "  Using synchronous calls for inference")
@@ -127,6 +127,13 @@ func Level(w io.Writer, p *Params, pt *result.Point) {
 		if pct := 100 * float64(pt.LateSends) / float64(m.Requests+m.Errors); pct > 10 {
 			fmt.Fprintf(w, "    [WARNING] perfscen was not able to keep up with the desired request rate. %.2f%% of the requests were delayed. \n", pct)
 		}
+	}
+	if p.sequences() {
+		perSec := 0.0
+		if m.Requests > 0 {
+			perSec = float64(m.Sequences) * m.Throughput / float64(m.Requests*int64(max(p.BatchSize, 1)))
+		}
+		fmt.Fprintf(w, "    Sequence count: %d (%s seq/sec)\n", m.Sequences, num(perSec))
 	}
 	fmt.Fprintf(w, "    Throughput: %s infer/sec\n", num(m.Throughput))
 	if m.Responses > 0 {

@@ -73,6 +73,13 @@ type Params struct {
 	NumOfSequencesGiven     bool
 	SequenceIDRange         string
 	SerialSequences         bool
+	// SequenceModel says the model's configuration has a sequence batcher
+	// (set by SetSequenceModel once the server said so).
+	SequenceModel bool
+
+	// Warnings are what perf_analyzer prints on stderr about the command
+	// line as it settles it against the model (perf_analyzer.cc).
+	Warnings []string
 
 	// Server.
 	Headers      map[string]string

@@ -64,6 +64,9 @@ func Parse(argv []string) (*Params, error) {
 	if err := p.supported(); err != nil {
 		return nil, err
 	}
+	if err := p.settle(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -20,6 +20,9 @@ type Scenario struct {
 	// Notes are things the command line asks for that the scenario holds
 	// differently (printed on stderr, and written as comments).
 	Notes []string
+	// Sequence says the scenario sends the model sequences (correlation
+	// ids with start and end flags).
+	Sequence bool
 }
 
 // Equivalence settings perf_analyzer hard-codes that a scenario states.
@@ -98,8 +101,12 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	if p.StringDataOn {
 		b.kv(m, "string_data", p.StringData, "--string-data", "models[0].string_data")
 	}
-	if p.sequenceFlags() {
+	if p.SequenceModel {
+		b.kv(m, "sequence", true, "the model's configuration has sequence_batching (perf_analyzer reads it there)", "models[0].sequence")
+	} else if p.sequenceFlags() {
 		b.kv(m, "sequence", true, "--sequence-length/--num-of-sequences/--serial-sequences", "models[0].sequence")
+	}
+	if p.sequences() {
 		if p.SequenceLengthSpecified {
 			b.kv(m, "sequence_length", p.SequenceLength, "--sequence-length", "models[0].sequence_length")
 		}
@@ -112,7 +119,7 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	b.load(p)
 	b.measurement(p)
 	b.search(p)
-	return &Scenario{YAML: []byte(b.out.String()), Flags: b.flags, Notes: b.notes}, nil
+	return &Scenario{YAML: []byte(b.out.String()), Flags: b.flags, Notes: b.notes, Sequence: p.sequences()}, nil
 }
 
 // kind writes where requests go: a Triton's URL and protocol, a
@@ -403,8 +410,11 @@ func (b *builder) load(p *Params) {
 			b.notes = append(b.notes, "--max-threads caps perf_analyzer's threads; perfscen runs one goroutine per outstanding request, so it changes nothing at a concurrency")
 		}
 	}
-	if p.Async {
+	switch {
+	case p.Async:
 		b.kv(l, "async", true, "-a/--async", "load.async")
+	case p.SequenceModel && !p.ForcedSync && !p.Streaming:
+		b.kv(l, "async", true, "perf_analyzer calls a sequence model asynchronously unless --sync is given", "load.async")
 	}
 	if p.Streaming {
 		b.kv(l, "streaming", true, "--streaming", "load.streaming")
