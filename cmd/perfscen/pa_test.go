@@ -175,6 +175,7 @@ func TestPABadCommandLines(t *testing.T) {
 		{[]string{"-m", "x", "--request", "4"}, "option '--request' is ambiguous"},
 		{[]string{"-m", "x", "--trace-level", "OFF"}, "--trace-level is not supported by perfscen pa: perfscen does not change the server's trace settings"},
 		{[]string{"--concurrency-range", "1:4"}, "Failed to parse -m (model name). The value must be specified."},
+		{[]string{"-m", "x", "--request-rate-range", "10", "--request-count", "50"}, "--request-count with --request-rate-range is not supported by perfscen pa: perf_analyzer sends the N requests at the request rate"},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := runCLI(t, append([]string{"pa"}, tc.args...)...)
@@ -381,4 +382,21 @@ func TestPASequenceModel(t *testing.T) {
 			t.Errorf("-b 2: exit %d: %s", code, stderr)
 		}
 	})
+}
+
+// A synchronous open range ends at --max-threads, with perf_analyzer's
+// warning, in the emitted scenario as in a run.
+func TestPAOpenRangeEndsAtMaxThreads(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "open.yaml")
+	code, _, stderr := runCLI(t, "pa", "-m", "simple", "-u", "127.0.0.1:1", "--concurrency-range", "1:0", "-l", "50", "--max-threads", "8", "--emit-scenario", file)
+	if code != 0 || !strings.Contains(stderr, "WARNING: The maximum attainable concurrency will be limited by max_threads specification.\n") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `concurrency: "1:8:1"`) || strings.Contains(stderr, "changes nothing") {
+		t.Errorf("stderr %s\nscenario:\n%s", stderr, body)
+	}
 }

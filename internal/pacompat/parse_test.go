@@ -107,6 +107,16 @@ func TestParseReadsPerfAnalyzerSyntax(t *testing.T) {
 		}},
 		{"-m m --collect-metrics -u host:9000", func(p *Params) bool { return p.MetricsURL == "host:8002/metrics" }},
 		{"-m m --binary-search --concurrency-range 1:64 -l 50", func(p *Params) bool { return p.BinarySearch }},
+		// perf_analyzer.cc: a synchronous open range ends at max_threads
+		// (16 by default at a concurrency), with its warning.
+		{"-m m --concurrency-range 1:0 -l 50", func(p *Params) bool {
+			return p.Concurrency.End == 16 && strings.Join(p.Warnings, "|") == "WARNING: The maximum attainable concurrency will be limited by max_threads specification."
+		}},
+		{"-m m --concurrency-range 2:0:2 -l 50 --max-threads 8", func(p *Params) bool { return p.Concurrency.End == 8 && len(p.Warnings) == 1 }},
+		{"-m m -a --concurrency-range 1:0 -l 50", func(p *Params) bool { return p.Concurrency.End == 0 && len(p.Warnings) == 0 }},
+		{"-m m --concurrency-range 1:4 --max-threads 2", func(p *Params) bool {
+			return p.Concurrency.End == 4 && strings.Join(p.Warnings, "|") == "WARNING: Overriding max_threads specification to ensure requested concurrency range."
+		}},
 	}
 	for _, tc := range tests {
 		p, err := Parse(strings.Fields(tc.args))
@@ -136,6 +146,7 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		{"-m m -i grpc --grpc-compression-algorithm gzip", "--grpc-compression-algorithm"},
 		{"-m m -r 2", "-r/--max-trials"},
 		{"-m m -s 0", "-s/--stability-percentage"},
+		{"-m m --request-rate-range 10 --request-count 50", "--request-count with --request-rate-range"},
 	}
 	for _, tc := range tests {
 		_, err := Parse(strings.Fields(tc.args))

@@ -384,9 +384,6 @@ func (b *builder) load(p *Params) {
 		b.kv(l, "mode", "iterations", "--request-count", "load.mode")
 		b.kv(l, "iterations", p.RequestCount, "--request-count", "load.iterations")
 		start, _, _ := p.concurrencyLevels()
-		if rate {
-			b.notes = append(b.notes, "--request-count with --request-rate-range: perfscen counts requests at a concurrency, not a rate")
-		}
 		b.kv(l, "concurrency", start, concFlag(p), "load.concurrency")
 	case rate:
 		b.kv(l, "mode", "request_rate", "--request-rate-range", "load.mode")
@@ -405,9 +402,13 @@ func (b *builder) load(p *Params) {
 		if start == end && p.LatencyThresholdMs == 0 {
 			b.kv(l, "concurrency", start, concFlag(p), "load.concurrency")
 		}
-		if p.MaxThreadsSpecified {
-			b.comment(l, fmt.Sprintf("--max-threads %d: perfscen runs one goroutine per outstanding request; there is no thread pool to cap", p.MaxThreads))
-			b.notes = append(b.notes, "--max-threads caps perf_analyzer's threads; perfscen runs one goroutine per outstanding request, so it changes nothing at a concurrency")
+		switch {
+		case p.cappedAtMaxThreads:
+			b.comment(l, fmt.Sprintf("--max-threads %d: a synchronous open range (end 0) ends there, one request per thread, as in perf_analyzer", p.MaxThreads))
+		case p.MaxThreadsSpecified && !p.IsAsync():
+			b.comment(l, fmt.Sprintf("--max-threads %d: perf_analyzer overrides it in sync mode to reach the range's end", p.MaxThreads))
+		case p.MaxThreadsSpecified:
+			b.comment(l, fmt.Sprintf("--max-threads %d: perf_analyzer's threads share the outstanding requests; perfscen keeps the same number outstanding", p.MaxThreads))
 		}
 	}
 	switch {

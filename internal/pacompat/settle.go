@@ -13,8 +13,17 @@ func (p *Params) settle() error {
 	if !p.TargetsConcurrency() {
 		return nil
 	}
-	if p.SequenceModel && p.Concurrency.End == noLimit && p.IsAsync() {
+	open := p.Concurrency.End == noLimit || p.cappedAtMaxThreads
+	if p.SequenceModel && open && p.IsAsync() {
 		return usage("The 'end' concurrency can not be 0 for sequence models when using asynchronous API.")
+	}
+	switch {
+	case !p.IsAsync() && open:
+		p.Warnings = append(p.Warnings, "WARNING: The maximum attainable concurrency will be limited by max_threads specification.")
+		p.Concurrency.End = uint64(p.MaxThreads)
+		p.cappedAtMaxThreads = true
+	case !p.IsAsync() && p.MaxThreadsSpecified:
+		p.Warnings = append(p.Warnings, "WARNING: Overriding max_threads specification to ensure requested concurrency range.")
 	}
 	return nil
 }
