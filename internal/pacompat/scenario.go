@@ -66,6 +66,12 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	}
 	if p.Metrics {
 		b.kv(1, "metrics_url", p.MetricsURL, metricsFlag(p), "server.metrics_url")
+		if p.MetricsMsSet && p.MetricsMs != 1000 {
+			// The scenario has no key for the scrape period: a run
+			// scrapes every second, perf_analyzer's default.
+			b.comment(1, fmt.Sprintf("--metrics-interval %d: perfscen pa scrapes every %d ms; a scenario scrapes every 1000 ms (perf_analyzer's default) and has no key for it", p.MetricsMs, p.MetricsMs))
+			b.notes = append(b.notes, fmt.Sprintf("--metrics-interval %d is honoured by perfscen pa; the scenario has no key for it, so perfscen run scrapes every 1000 ms (perf_analyzer's default)", p.MetricsMs))
+		}
 	}
 	switch {
 	case p.ServiceKind != "triton":

@@ -59,6 +59,15 @@ func TestBuildScenario(t *testing.T) {
 				}
 				return ""
 			}},
+		{"-m m -i grpc --shared-memory cuda --output-shared-memory-size 4096", []string{"  shared_memory: cuda   # --shared-memory", "  output_shared_memory_size: 4096   # --output-shared-memory-size"},
+			func(p *plan.Plan) string {
+				if p.Points[0].SharedMemory != plan.ShmCUDA {
+					return "CUDA shared memory"
+				}
+				return ""
+			}},
+		{"-m m --collect-metrics --metrics-interval 250", []string{"  # --metrics-interval 250: perfscen pa scrapes every 250 ms; a scenario scrapes every 1000 ms"},
+			func(p *plan.Plan) string { return "" }},
 		{"-m m --request-count 40 -H X-A:1 --collect-metrics -u h:9000 -b 4 --shape IN:3,4", []string{"  iterations: 40   # --request-count", "    X-A: \"1\"", "  metrics_url: h:8002/metrics"},
 			func(p *plan.Plan) string {
 				if p.Points[0].Load.Mode != plan.LoadIterations || p.Points[0].Load.Iterations != 40 || p.Server.Headers["X-A"] != "1" ||
