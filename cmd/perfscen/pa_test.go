@@ -291,11 +291,26 @@ func TestPAVerboseAndPercentile(t *testing.T) {
 // for none) with perf_analyzer's header verbatim and rows of its shape.
 func matchCapture(t *testing.T, name, stdout, csv string) paOutput {
 	t.Helper()
+	return matchCaptureBut(t, name, stdout, csv, nil)
+}
+
+// matchCaptureBut is matchCapture less the capture's lines that start
+// with one of drop (what perfscen documents it does not print), and with
+// -v's Pass lines compared by shape, not by count (the windows a level
+// takes to stabilize vary).
+func matchCaptureBut(t *testing.T, name, stdout, csv string, drop []string) paOutput {
+	t.Helper()
 	capture, err := os.ReadFile(paCaptures + name + ".txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ours, theirs := paSections(stdout), paSections(string(capture))
+	for i := range ours.blocks {
+		ours.blocks[i] = passesOnce(ours.blocks[i], nil)
+	}
+	for i := range theirs.blocks {
+		theirs.blocks[i] = passesOnce(theirs.blocks[i], drop)
+	}
 	if strings.Join(ours.settings, "\n") != strings.Join(theirs.settings, "\n") {
 		t.Errorf("settings:\n%s\nperf_analyzer:\n%s", strings.Join(ours.settings, "\n"), strings.Join(theirs.settings, "\n"))
 	}
@@ -398,5 +413,63 @@ func TestPAOpenRangeEndsAtMaxThreads(t *testing.T) {
 	}
 	if !strings.Contains(string(body), `concurrency: "1:8:1"`) || strings.Contains(stderr, "changes nothing") {
 		t.Errorf("stderr %s\nscenario:\n%s", stderr, body)
+	}
+}
+
+// passesOnce keeps one of a block's -v Pass lines and leaves out the lines
+// that start with one of drop.
+func passesOnce(block, drop []string) []string {
+	var out []string
+	pass := false
+next:
+	for _, l := range block {
+		for _, d := range drop {
+			if strings.HasPrefix(strings.TrimSpace(l), d) {
+				continue next
+			}
+		}
+		if strings.HasPrefix(l, "  Pass [") {
+			if pass {
+				continue
+			}
+			pass = true
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// The other perf_analyzer captures: a request-rate sweep over gRPC, a
+// request count, and -v with a percentile and --verbose-csv, each run
+// unchanged but for the host (the reference server in memory, on the
+// fake clock) and compared with perf_analyzer's report and CSV, numbers
+// masked.
+func TestPACapturesMatchPerfAnalyzer(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		drop []string // capture lines perfscen documents it does not print
+	}{
+		{"rate", []string{"-m", "simple", "-u", "127.0.0.1:8001", "-i", "grpc", "--request-rate-range", "10:40:10", "-p", "1000", "-s", "50"}, nil},
+		{"count", []string{"-m", "simple", "-u", "127.0.0.1:8000", "--request-count", "40"}, nil},
+		// perfscen does not measure the client's own overhead.
+		{"verbose", []string{"-v", "-m", "simple", "-u", "127.0.0.1:8000", "-p", "1000", "-s", "50", "--percentile=90", "--verbose-csv"}, []string{"Avg client overhead:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mem memnet.Network
+				paServer(t, &mem, nil)
+				csv := filepath.Join(t.TempDir(), tc.name+".csv")
+				code, stdout, stderr := runPAMem(t, &mem, append(append([]string{}, tc.args...), "-f", csv)...)
+				if code != exitcode.OK {
+					t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+				}
+				ours := matchCaptureBut(t, tc.name, stdout, csv, tc.drop)
+				if tc.name == "rate" && len(ours.blocks) != 4 {
+					t.Errorf("%d rates measured, want 10, 20, 30, 40", len(ours.blocks))
+				}
+			})
+		})
 	}
 }
