@@ -473,3 +473,23 @@ func TestPACapturesMatchPerfAnalyzer(t *testing.T) {
 		})
 	}
 }
+
+// A level that falls behind its request rate gets perf_analyzer's two
+// lines, over its 1% threshold: the send rate and the warning. On the fake
+// clock one worker (--max-threads 1) serving 20 ms requests at a Poisson
+// 30/s sends some requests late (gaps shorter than 20 ms).
+func TestPAKeepUpWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mem memnet.Network
+		paServer(t, &mem, nil)
+		code, stdout, stderr := runPAMem(t, &mem, "-m", "simple", "-u", "127.0.0.1:8000", "--request-rate-range", "30",
+			"--request-distribution", "poisson", "--max-threads", "1", "-p", "2000", "-s", "50")
+		if code != exitcode.OK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		warn := regexp.MustCompile(`\n    Avg send request rate: [0-9]+\.[0-9]{2} infer/sec\n    \[WARNING\] Perf Analyzer was not able to keep up with the desired request rate\. [0-9]+\.[0-9]{2}% of the requests were delayed\. \n    Throughput: `)
+		if !warn.MatchString(stdout) {
+			t.Errorf("no keep-up warning in perf_analyzer's words:\n%s", stdout)
+		}
+	})
+}

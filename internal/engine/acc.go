@@ -50,6 +50,7 @@ type acc struct {
 	firstSumUs float64
 
 	sequences int64 // successful requests that ended a sequence
+	late      int64 // successful requests sent late (request-rate modes)
 
 	unreachable int64      // failures to reach the server (transport errors)
 	classes     classTally // failures by class
@@ -93,6 +94,9 @@ func (a *acc) add(s *sample) {
 	if s.seqEnd {
 		a.sequences++
 	}
+	if s.late() {
+		a.late++
+	}
 	if s.Decoupled {
 		a.decoupled = true
 	}
@@ -125,6 +129,7 @@ func (a *acc) merge(b *acc) {
 	a.decoupled = a.decoupled || b.decoupled
 	a.responses += b.responses
 	a.sequences += b.sequences
+	a.late += b.late
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
@@ -158,7 +163,7 @@ func (a *acc) mergeMoments(b *acc) {
 
 // metrics computes the figures of the accumulated requests over dur.
 func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
-	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences}
+	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences, LateSends: a.late}
 	if a.llm != nil {
 		m.LLM = a.llm.metrics(dur)
 	}

@@ -290,7 +290,11 @@ type Metrics struct {
 	FirstResponseAvgUs float64 `json:"first_response_avg_us,omitempty"`
 	// Sequences counts the sequences that ended (their last request
 	// answered), for sequence models: perf_analyzer's "Sequence count".
-	Sequences int64        `json:"sequences,omitempty"`
+	Sequences int64 `json:"sequences,omitempty"`
+	// LateSends counts the successful requests of these windows that left
+	// more than 1 ms after their scheduled time (request-rate modes):
+	// perf_analyzer's delayed requests.
+	LateSends int64        `json:"late_sends,omitempty"`
 	Server    *ServerStats `json:"server,omitempty"`
 	GPU       *GPUMetrics  `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
