@@ -37,7 +37,8 @@ baselines, one script line at a time.
 Options perfscen cannot honour are refused by name with the reason (exit 2),
 never dropped: the openai service kind (use a scenario), periodic
 concurrency, custom intervals and request parameters, trace settings, MPI,
-gRPC request compression, --request-count at a request rate. As in
+gRPC request compression, --request-count at a request rate, and
+--profile-export-file (perfscen keeps no per-request records). As in
 perf_analyzer, a sequence model is found from the model's configuration on
 the server (correlation ids, async unless --sync), and a synchronous
 --concurrency-range S:0 ends at --max-threads (16 by default), with
@@ -222,14 +223,6 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 		if err := atomicfile.Write(p.File, pacompat.CSV(p, pr.reported), 0o644); err != nil {
 			fmt.Fprintf(e.stderr, "perfscen pa: %v\n", err)
 			code = worse(code, exitcode.Environment)
-		}
-	}
-	if p.ProfileExport != "" {
-		if err := result.WriteFile(p.ProfileExport, run); err != nil {
-			fmt.Fprintf(e.stderr, "perfscen pa: %v\n", err)
-			code = worse(code, exitcode.Environment)
-		} else {
-			fmt.Fprintf(e.stderr, "perfscen pa: note: --profile-export-file: wrote perfscen's result JSON (windows, kept trials, histograms) to %s; perf_analyzer's per-request records are not kept\n", p.ProfileExport)
 		}
 	}
 	for _, c := range v.Checks {

@@ -154,6 +154,7 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		{"-m m -r 2", "-r/--max-trials"},
 		{"-m m -s 0", "-s/--stability-percentage"},
 		{"-m m --request-rate-range 10 --request-count 50", "--request-count with --request-rate-range"},
+		{"-m m --profile-export-file /tmp/no-such-export.json", "--profile-export-file"},
 	}
 	for _, tc := range tests {
 		_, err := Parse(strings.Fields(tc.args))
