@@ -475,7 +475,7 @@ func TestPACapturesMatchPerfAnalyzer(t *testing.T) {
 // A level that falls behind its request rate gets perf_analyzer's two
 // lines, over its 1% threshold: the send rate and the warning. On the fake
 // clock one worker (--max-threads 1) serving 20 ms requests at a Poisson
-// 30/s sends some requests late (gaps shorter than 20 ms).
+// 30/s is busy when some sends are due (gaps shorter than 20 ms).
 func TestPAKeepUpWarning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mem memnet.Network

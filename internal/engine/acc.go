@@ -50,7 +50,7 @@ type acc struct {
 	firstSumUs float64
 
 	sequences int64 // successful requests that ended a sequence
-	late      int64 // successful requests sent late (request-rate modes)
+	delayed   int64 // successful requests that waited for a free worker (request-rate modes)
 
 	unreachable int64      // failures to reach the server (transport errors)
 	classes     classTally // failures by class
@@ -94,8 +94,8 @@ func (a *acc) add(s *sample) {
 	if s.seqEnd {
 		a.sequences++
 	}
-	if s.late() {
-		a.late++
+	if s.queued {
+		a.delayed++
 	}
 	if s.Decoupled {
 		a.decoupled = true
@@ -129,7 +129,7 @@ func (a *acc) merge(b *acc) {
 	a.decoupled = a.decoupled || b.decoupled
 	a.responses += b.responses
 	a.sequences += b.sequences
-	a.late += b.late
+	a.delayed += b.delayed
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
@@ -163,7 +163,7 @@ func (a *acc) mergeMoments(b *acc) {
 
 // metrics computes the figures of the accumulated requests over dur.
 func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
-	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences, LateSends: a.late}
+	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences, Delayed: a.delayed}
 	if a.llm != nil {
 		m.LLM = a.llm.metrics(dur)
 	}

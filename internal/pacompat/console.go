@@ -132,7 +132,7 @@ func Level(w io.Writer, p *Params, pt *result.Point) {
 		// perf_analyzer's rule (inference_profiler.cc): the delayed share of
 		// the merged windows' requests over DELAY_PCT_THRESHOLD, 1%. The
 		// send rate is taken from the requests that completed in them.
-		if pct := 100 * float64(m.LateSends) / float64(m.Requests); pct > delayPctThreshold {
+		if pct := 100 * float64(m.Delayed) / float64(m.Requests); pct > delayPctThreshold {
 			sendRate := m.Throughput / float64(max(p.BatchSize, 1)) * float64(m.Requests+m.Errors) / float64(m.Requests)
 			fmt.Fprintf(w, "    Avg send request rate: %.2f infer/sec\n", sendRate)
 			fmt.Fprintf(w, "    [WARNING] Perf Analyzer was not able to keep up with the desired request rate. %.2f%% of the requests were delayed. \n", pct)

@@ -291,12 +291,12 @@ type Metrics struct {
 	// Sequences counts the sequences that ended (their last request
 	// answered), for sequence models: perf_analyzer's "Sequence count".
 	Sequences int64 `json:"sequences,omitempty"`
-	// LateSends counts the successful requests of these windows that left
-	// more than 1 ms after their scheduled time (request-rate modes):
-	// perf_analyzer's delayed requests.
-	LateSends int64        `json:"late_sends,omitempty"`
-	Server    *ServerStats `json:"server,omitempty"`
-	GPU       *GPUMetrics  `json:"gpu,omitempty"`
+	// Delayed counts the successful requests of these windows that found
+	// no free worker at their scheduled time and waited for one
+	// (request-rate modes): perf_analyzer's delayed requests.
+	Delayed int64        `json:"delayed,omitempty"`
+	Server  *ServerStats `json:"server,omitempty"`
+	GPU     *GPUMetrics  `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
 	// MaxConcurrency and MaxRequestRate are the value a search found, on
