@@ -56,9 +56,9 @@ func newPACmd(e *env) *cobra.Command {
 		Use:   "pa [perf_analyzer options] [--emit-scenario FILE]",
 		Short: "Run a perf_analyzer command line: same flags, console report and CSV, measured by perfscen",
 		Long:  paLong,
-		Example: `  perfscen pa -m resnet50 --percentile=95 --concurrency-range 1:8
-  perfscen pa -m yolov7 -u 127.0.0.1:8001 -i grpc --shared-memory system --concurrency-range 8:128:8 -f out.csv
-  perfscen pa -m resnet50 -u triton:8001 -i grpc --concurrency-range 1:64 -l 50 --binary-search --percentile=99 --emit-scenario resnet50.yaml`,
+		Example: `  perfscen pa -m simple --percentile=95 --concurrency-range 1:8
+  perfscen pa -m simple -u 127.0.0.1:8001 -i grpc --shared-memory system --concurrency-range 8:128:8 -f out.csv
+  perfscen pa -m simple_sequence -u 127.0.0.1:8001 -i grpc --concurrency-range 1:64 -l 50 --binary-search --percentile=99 --emit-scenario seq.yaml`,
 		// perf_analyzer's own option syntax (getopt_long) is parsed by
 		// pacompat; cobra would read -b8 or --concurrency=10 differently.
 		DisableFlagParsing: true,
