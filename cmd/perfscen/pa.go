@@ -28,6 +28,8 @@ const paLong = `pa runs a perf_analyzer (r24.05) command line through perfscen: 
 flags, parsed by perf_analyzer's rules (any unambiguous prefix of a long
 option, -b8 or -b 8, its checks and their messages), measured by perfscen's
 runner, reported in perf_analyzer's console format and, with -f, its CSV.
+Service kinds: triton (HTTP or gRPC, system or CUDA shared memory),
+triton_c_api, tfserving and torchserve.
 
 --emit-scenario FILE writes the equivalent scenario instead of measuring:
 each key commented with the flag it comes from, checked by loading it back,
