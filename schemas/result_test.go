@@ -20,6 +20,7 @@ func fullMetrics(x float64) result.Metrics {
 		LatencyAvgUs: 900, LatencyStdUs: 50, LatencyMinUs: 400,
 		P50Us: 880, P90Us: 1000, P95Us: 1100, P99Us: 1400, LatencyMaxUs: 3000,
 		ClientSendRecvUs: 20, ClientWaitUs: 850, Responses: 300, ResponseThroughput: 1500, FirstResponseAvgUs: 400,
+		Sequences: 15, Delayed: 3,
 		// A figure the source did not carry: its key is left out.
 		Absent: []string{"latency_min_us"},
 		Server: &result.ServerStats{

@@ -28,6 +28,8 @@ const paLong = `pa runs a perf_analyzer (r24.05) command line through perfscen: 
 flags, parsed by perf_analyzer's rules (any unambiguous prefix of a long
 option, -b8 or -b 8, its checks and their messages), measured by perfscen's
 runner, reported in perf_analyzer's console format and, with -f, its CSV.
+Service kinds: triton (HTTP or gRPC, system or CUDA shared memory),
+triton_c_api, tfserving and torchserve.
 
 --emit-scenario FILE writes the equivalent scenario instead of measuring:
 each key commented with the flag it comes from, checked by loading it back,
@@ -37,7 +39,12 @@ baselines, one script line at a time.
 Options perfscen cannot honour are refused by name with the reason (exit 2),
 never dropped: the openai service kind (use a scenario), periodic
 concurrency, custom intervals and request parameters, trace settings, MPI,
-gRPC request compression. A command line perf_analyzer itself
+gRPC request compression, --request-count at a request rate, and
+--profile-export-file (perfscen keeps no per-request records). As in
+perf_analyzer, a sequence model is found from the model's configuration on
+the server (correlation ids, async unless --sync), and a synchronous
+--concurrency-range S:0 ends at --max-threads (16 by default), with
+perf_analyzer's warning. A command line perf_analyzer itself
 refuses (say --concurrency-range with --request-rate-range) exits 2 with its
 message. docs/perf_analyzer-migration.md goes flag by flag.
 
@@ -51,9 +58,9 @@ func newPACmd(e *env) *cobra.Command {
 		Use:   "pa [perf_analyzer options] [--emit-scenario FILE]",
 		Short: "Run a perf_analyzer command line: same flags, console report and CSV, measured by perfscen",
 		Long:  paLong,
-		Example: `  perfscen pa -m resnet50 --percentile=95 --concurrency-range 1:8
-  perfscen pa -m yolov7 -u 127.0.0.1:8001 -i grpc --shared-memory system --concurrency-range 8:128:8 -f out.csv
-  perfscen pa -m resnet50 -u triton:8001 -i grpc --concurrency-range 1:64 -l 50 --binary-search --percentile=99 --emit-scenario resnet50.yaml`,
+		Example: `  perfscen pa -m simple --percentile=95 --concurrency-range 1:8
+  perfscen pa -m simple -u 127.0.0.1:8001 -i grpc --shared-memory system --concurrency-range 8:128:8 -f out.csv
+  perfscen pa -m simple_sequence -u 127.0.0.1:8001 -i grpc --concurrency-range 1:64 -l 50 --binary-search --percentile=99 --emit-scenario seq.yaml`,
 		// perf_analyzer's own option syntax (getopt_long) is parsed by
 		// pacompat; cobra would read -b8 or --concurrency=10 differently.
 		DisableFlagParsing: true,
@@ -119,6 +126,12 @@ func runPA(e *env, cmd *cobra.Command, args []string) error {
 	sc, err := pacompat.BuildScenario(p, rest, dir)
 	if err != nil {
 		return exitcode.AsInvalid(err)
+	}
+	if sc, err = settleModel(e, p, sc, rest, dir, f.emit != ""); err != nil {
+		return exitcode.AsInvalid(err)
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintln(e.stderr, w)
 	}
 	for _, n := range sc.Notes {
 		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
@@ -212,14 +225,6 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 		if err := atomicfile.Write(p.File, pacompat.CSV(p, pr.reported), 0o644); err != nil {
 			fmt.Fprintf(e.stderr, "perfscen pa: %v\n", err)
 			code = worse(code, exitcode.Environment)
-		}
-	}
-	if p.ProfileExport != "" {
-		if err := result.WriteFile(p.ProfileExport, run); err != nil {
-			fmt.Fprintf(e.stderr, "perfscen pa: %v\n", err)
-			code = worse(code, exitcode.Environment)
-		} else {
-			fmt.Fprintf(e.stderr, "perfscen pa: note: --profile-export-file: wrote perfscen's result JSON (windows, kept trials, histograms) to %s; perf_analyzer's per-request records are not kept\n", p.ProfileExport)
 		}
 	}
 	for _, c := range v.Checks {

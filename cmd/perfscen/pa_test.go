@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,46 +122,7 @@ func TestPASeedsMatchPerfAnalyzer(t *testing.T) {
 					t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 				}
 				golden(t, filepath.Join("testdata", "pa", seed.name+".golden"), stdout)
-				capture, err := os.ReadFile(paCaptures + seed.name + ".txt")
-				if err != nil {
-					t.Fatal(err)
-				}
-				ours, theirs := paSections(stdout), paSections(string(capture))
-				if strings.Join(ours.settings, "\n") != strings.Join(theirs.settings, "\n") {
-					t.Errorf("settings:\n%s\nperf_analyzer:\n%s", strings.Join(ours.settings, "\n"), strings.Join(theirs.settings, "\n"))
-				}
-				if len(ours.blocks) == 0 || len(ours.blocks) < len(theirs.blocks)-1 {
-					t.Fatalf("%d level(s) reported, perf_analyzer %d", len(ours.blocks), len(theirs.blocks))
-				}
-				for i, b := range ours.blocks {
-					if got, want := shapes(b), shapes(theirs.blocks[0]); got != want {
-						t.Errorf("level %d:\n%s\nperf_analyzer's:\n%s", i, got, want)
-					}
-				}
-				if len(ours.summary) != len(ours.blocks)+1 || ours.summary[0] != theirs.summary[0] || shape(ours.summary[1]) != shape(theirs.summary[1]) {
-					t.Errorf("summary:\n%s\nperf_analyzer's:\n%s", strings.Join(ours.summary, "\n"), strings.Join(theirs.summary, "\n"))
-				}
-
-				got, err := os.ReadFile(csv)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := os.ReadFile(paCaptures + seed.name + ".csv")
-				if err != nil {
-					t.Fatal(err)
-				}
-				gl, wl := strings.Split(strings.TrimSpace(string(got)), "\n"), strings.Split(strings.TrimSpace(string(want)), "\n")
-				if gl[0] != wl[0] {
-					t.Errorf("CSV header:\n%s\nperf_analyzer's:\n%s", gl[0], wl[0])
-				}
-				for _, row := range gl[1:] {
-					if shape(row) != shape(wl[1]) {
-						t.Errorf("CSV row %q, perf_analyzer's %q", row, wl[1])
-					}
-				}
-				if len(gl)-1 != len(ours.blocks) {
-					t.Errorf("%d CSV rows for %d levels", len(gl)-1, len(ours.blocks))
-				}
+				matchCapture(t, seed.name, stdout, csv)
 				out := filepath.Join(dir, "imported.json")
 				if code, stdout, stderr := runCLI(t, "import", "--model", "simple", "-o", out, csv); code != 0 || !strings.Contains(stdout, "imported") {
 					t.Errorf("perfscen import of the CSV: exit %d\n%s%s", code, stdout, stderr)
@@ -211,8 +173,10 @@ func TestPABadCommandLines(t *testing.T) {
 		{[]string{"-m", "x", "--concurrency-range", "1:4", "--request-rate-range", "10:20"}, "Cannot specify more then one inference load mode."},
 		{[]string{"-m", "x", "--binary-search", "--concurrency-range", "1:8"}, "The --latency-threshold cannot be 0 for binary search mode."},
 		{[]string{"-m", "x", "--request", "4"}, "option '--request' is ambiguous"},
+		{[]string{"-m", "x", "--profile-export-file", "export.json"}, "--profile-export-file is not supported by perfscen pa: perfscen keeps windows and latency histograms, not perf_analyzer's per-request records"},
 		{[]string{"-m", "x", "--trace-level", "OFF"}, "--trace-level is not supported by perfscen pa: perfscen does not change the server's trace settings"},
 		{[]string{"--concurrency-range", "1:4"}, "Failed to parse -m (model name). The value must be specified."},
+		{[]string{"-m", "x", "--request-rate-range", "10", "--request-count", "50"}, "--request-count with --request-rate-range is not supported by perfscen pa: perf_analyzer sends the N requests at the request rate"},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := runCLI(t, append([]string{"pa"}, tc.args...)...)
@@ -293,9 +257,9 @@ func TestPAVerboseAndPercentile(t *testing.T) {
 		var mem memnet.Network
 		paServer(t, &mem, nil)
 		dir := t.TempDir()
-		csv, export := filepath.Join(dir, "v.csv"), filepath.Join(dir, "export.json")
+		csv := filepath.Join(dir, "v.csv")
 		code, stdout, stderr := runPAMem(t, &mem, "-v", "-m", "simple", "-u", "127.0.0.1:8000", "-p", "1000", "--percentile=85",
-			"-f", csv, "--verbose-csv", "--profile-export-file", export, "-H", "X-Team:perf")
+			"-f", csv, "--verbose-csv", "-H", "X-Team:perf")
 		if code != exitcode.OK {
 			t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 		}
@@ -316,8 +280,214 @@ func TestPAVerboseAndPercentile(t *testing.T) {
 		if h := strings.SplitN(string(b), "\n", 2)[0]; h != "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p85 latency,p90 latency,p95 latency,p99 latency,request/response,response wait" {
 			t.Errorf("header %s", h)
 		}
-		if _, err := os.Stat(export); err != nil || !strings.Contains(stderr, "--profile-export-file: wrote perfscen's result JSON") {
-			t.Errorf("profile export: %v\n%s", err, stderr)
+	})
+}
+
+// matchCapture compares perfscen pa's report with perf_analyzer's capture
+// NAME, numbers masked: the settings verbatim, each level's Client and
+// Server blocks and the summary line for line in shape; the CSV (csv, ""
+// for none) with perf_analyzer's header verbatim and rows of its shape.
+func matchCapture(t *testing.T, name, stdout, csv string) paOutput {
+	t.Helper()
+	return matchCaptureBut(t, name, stdout, csv, nil)
+}
+
+// matchCaptureBut is matchCapture less the capture's lines that start
+// with one of drop (what perfscen documents it does not print), and with
+// -v's Pass lines compared by shape, not by count (the windows a level
+// takes to stabilize vary).
+func matchCaptureBut(t *testing.T, name, stdout, csv string, drop []string) paOutput {
+	t.Helper()
+	capture, err := os.ReadFile(paCaptures + name + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := paSections(stdout), paSections(string(capture))
+	for i := range ours.blocks {
+		ours.blocks[i] = passesOnce(ours.blocks[i], nil)
+	}
+	for i := range theirs.blocks {
+		theirs.blocks[i] = passesOnce(theirs.blocks[i], drop)
+	}
+	if strings.Join(ours.settings, "\n") != strings.Join(theirs.settings, "\n") {
+		t.Errorf("settings:\n%s\nperf_analyzer:\n%s", strings.Join(ours.settings, "\n"), strings.Join(theirs.settings, "\n"))
+	}
+	if len(ours.blocks) == 0 || len(ours.blocks) < len(theirs.blocks)-1 {
+		t.Fatalf("%d level(s) reported, perf_analyzer %d", len(ours.blocks), len(theirs.blocks))
+	}
+	for i, b := range ours.blocks {
+		if got, want := shapes(b), shapes(theirs.blocks[0]); got != want {
+			t.Errorf("level %d:\n%s\nperf_analyzer's:\n%s", i, got, want)
+		}
+	}
+	if len(ours.summary) != len(ours.blocks)+1 || ours.summary[0] != theirs.summary[0] || shape(ours.summary[1]) != shape(theirs.summary[1]) {
+		t.Errorf("summary:\n%s\nperf_analyzer's:\n%s", strings.Join(ours.summary, "\n"), strings.Join(theirs.summary, "\n"))
+	}
+
+	got, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(paCaptures + name + ".csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, wl := strings.Split(strings.TrimSpace(string(got)), "\n"), strings.Split(strings.TrimSpace(string(want)), "\n")
+	if gl[0] != wl[0] {
+		t.Errorf("CSV header:\n%s\nperf_analyzer's:\n%s", gl[0], wl[0])
+	}
+	for _, row := range gl[1:] {
+		if shape(row) != shape(wl[1]) {
+			t.Errorf("CSV row %q, perf_analyzer's %q", row, wl[1])
+		}
+	}
+	if len(gl)-1 != len(ours.blocks) {
+		t.Errorf("%d CSV rows for %d levels", len(gl)-1, len(ours.blocks))
+	}
+	return ours
+}
+
+// A sequence model needs no sequence flag: pa reads its sequence batcher
+// from the model's configuration, as perf_analyzer does, and sends
+// correlation ids with start and end flags, asynchronously, 20 requests a
+// sequence; the report has perf_analyzer's "Sequence count" line.
+func TestPASequenceModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mem memnet.Network
+		paServer(t, &mem, map[string]map[string]string{"simple_sequence": {"added_latency": "20ms"}})
+		dir := t.TempDir()
+		csv := filepath.Join(dir, "sequence.csv")
+		code, stdout, stderr := runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "-p", "1000", "-s", "50", "-f", csv)
+		if code != exitcode.OK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		matchCapture(t, "sequence", stdout, csv)
+		var requests, sequences int
+		for _, l := range strings.Split(stdout, "\n") {
+			fmt.Sscanf(l, "    Request count: %d", &requests)
+			fmt.Sscanf(l, "    Sequence count: %d", &sequences)
+		}
+		if requests == 0 || sequences < requests/20-1 || sequences > requests/20+1 {
+			t.Errorf("%d requests in %d sequences, want 20 a sequence", requests, sequences)
+		}
+
+		file := filepath.Join(dir, "sequence.yaml")
+		if code, _, stderr := runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "--emit-scenario", file); code != 0 {
+			t.Fatalf("emit: exit %d: %s", code, stderr)
+		}
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"    sequence: true   # the model's configuration has sequence_batching", "  async: true   # perf_analyzer calls a sequence model asynchronously"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("emitted scenario lacks %q:\n%s", want, body)
+			}
+		}
+
+		// perf_analyzer's rule for an open range on a sequence model.
+		code, _, stderr = runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "--concurrency-range", "1:0", "-l", "50")
+		if code != exitcode.Invalid || !strings.Contains(stderr, "The 'end' concurrency can not be 0 for sequence models when using asynchronous API.") {
+			t.Errorf("open range: exit %d: %s", code, stderr)
+		}
+		code, _, stderr = runPAMem(t, &mem, "-m", "simple_sequence", "-u", "127.0.0.1:8000", "-b", "2")
+		if code != exitcode.Invalid || !strings.Contains(stderr, "can not specify batch size > 1 when using a sequence model") {
+			t.Errorf("-b 2: exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// A synchronous open range ends at --max-threads, with perf_analyzer's
+// warning, in the emitted scenario as in a run.
+func TestPAOpenRangeEndsAtMaxThreads(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "open.yaml")
+	code, _, stderr := runCLI(t, "pa", "-m", "simple", "-u", "127.0.0.1:1", "--concurrency-range", "1:0", "-l", "50", "--max-threads", "8", "--emit-scenario", file)
+	if code != 0 || !strings.Contains(stderr, "WARNING: The maximum attainable concurrency will be limited by max_threads specification.\n") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `concurrency: "1:8:1"`) || strings.Contains(stderr, "changes nothing") {
+		t.Errorf("stderr %s\nscenario:\n%s", stderr, body)
+	}
+}
+
+// passesOnce keeps one of a block's -v Pass lines and leaves out the lines
+// that start with one of drop.
+func passesOnce(block, drop []string) []string {
+	var out []string
+	pass := false
+next:
+	for _, l := range block {
+		for _, d := range drop {
+			if strings.HasPrefix(strings.TrimSpace(l), d) {
+				continue next
+			}
+		}
+		if strings.HasPrefix(l, "  Pass [") {
+			if pass {
+				continue
+			}
+			pass = true
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// The other perf_analyzer captures: a request-rate sweep over gRPC, a
+// request count, and -v with a percentile and --verbose-csv, each run
+// unchanged but for the host (the reference server in memory, on the
+// fake clock) and compared with perf_analyzer's report and CSV, numbers
+// masked.
+func TestPACapturesMatchPerfAnalyzer(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		drop []string // capture lines perfscen documents it does not print
+	}{
+		{"rate", []string{"-m", "simple", "-u", "127.0.0.1:8001", "-i", "grpc", "--request-rate-range", "10:40:10", "-p", "1000", "-s", "50"}, nil},
+		{"count", []string{"-m", "simple", "-u", "127.0.0.1:8000", "--request-count", "40"}, nil},
+		// perfscen does not measure the client's own overhead.
+		{"verbose", []string{"-v", "-m", "simple", "-u", "127.0.0.1:8000", "-p", "1000", "-s", "50", "--percentile=90", "--verbose-csv"}, []string{"Avg client overhead:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mem memnet.Network
+				paServer(t, &mem, nil)
+				csv := filepath.Join(t.TempDir(), tc.name+".csv")
+				code, stdout, stderr := runPAMem(t, &mem, append(append([]string{}, tc.args...), "-f", csv)...)
+				if code != exitcode.OK {
+					t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+				}
+				ours := matchCaptureBut(t, tc.name, stdout, csv, tc.drop)
+				if tc.name == "rate" && len(ours.blocks) != 4 {
+					t.Errorf("%d rates measured, want 10, 20, 30, 40", len(ours.blocks))
+				}
+			})
+		})
+	}
+}
+
+// A level that falls behind its request rate gets perf_analyzer's two
+// lines, over its 1% threshold: the send rate and the warning. On the fake
+// clock one worker (--max-threads 1) serving 20 ms requests at a Poisson
+// 30/s is busy when some sends are due (gaps shorter than 20 ms).
+func TestPAKeepUpWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mem memnet.Network
+		paServer(t, &mem, nil)
+		code, stdout, stderr := runPAMem(t, &mem, "-m", "simple", "-u", "127.0.0.1:8000", "--request-rate-range", "30",
+			"--request-distribution", "poisson", "--max-threads", "1", "-p", "2000", "-s", "50")
+		if code != exitcode.OK {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		warn := regexp.MustCompile(`\n    Avg send request rate: [0-9]+\.[0-9]{2} infer/sec\n    \[WARNING\] Perf Analyzer was not able to keep up with the desired request rate\. [0-9]+\.[0-9]{2}% of the requests were delayed\. \n    Throughput: `)
+		if !warn.MatchString(stdout) {
+			t.Errorf("no keep-up warning in perf_analyzer's words:\n%s", stdout)
 		}
 	})
 }

@@ -49,6 +49,9 @@ type acc struct {
 	firstN     int64
 	firstSumUs float64
 
+	sequences int64 // successful requests that ended a sequence
+	delayed   int64 // successful requests that waited for a free worker (request-rate modes)
+
 	unreachable int64      // failures to reach the server (transport errors)
 	classes     classTally // failures by class
 
@@ -88,6 +91,12 @@ func (a *acc) add(s *sample) {
 	_ = a.hist.RecordValue(v) // in range by construction
 	a.sendRecv += s.SendRecv
 	a.wait += s.Wait
+	if s.seqEnd {
+		a.sequences++
+	}
+	if s.queued {
+		a.delayed++
+	}
 	if s.Decoupled {
 		a.decoupled = true
 	}
@@ -119,6 +128,8 @@ func (a *acc) merge(b *acc) {
 	a.wait += b.wait
 	a.decoupled = a.decoupled || b.decoupled
 	a.responses += b.responses
+	a.sequences += b.sequences
+	a.delayed += b.delayed
 	a.firstN += b.firstN
 	a.firstSumUs += b.firstSumUs
 	a.unreachable += b.unreachable
@@ -152,7 +163,7 @@ func (a *acc) mergeMoments(b *acc) {
 
 // metrics computes the figures of the accumulated requests over dur.
 func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
-	m := result.Metrics{Requests: a.n, Errors: a.errs}
+	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences, Delayed: a.delayed}
 	if a.llm != nil {
 		m.LLM = a.llm.metrics(dur)
 	}

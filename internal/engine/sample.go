@@ -13,6 +13,11 @@ import (
 type sample struct {
 	kinds.Outcome
 	sched time.Duration // when it was due (== Sent in closed-loop modes)
+	// seqEnd says the request ends its sequence (sequence models).
+	seqEnd bool
+	// queued says no worker was free to send it at its scheduled time
+	// (request-rate modes): perf_analyzer's delayed request.
+	queued bool
 
 	llm *llmSample // generation requests only
 }

@@ -101,7 +101,7 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 	go s.agg.run()
 
 	if spec.rate {
-		ticks := make(chan time.Duration)
+		ticks := make(chan tick)
 		s.wg.Add(1)
 		go s.dispatch(pl, spec, ticks)
 	} else {
@@ -175,7 +175,15 @@ func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bo
 	}
 }
 
-func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan time.Duration) {
+// tick is one scheduled send handed to an open-loop worker.
+type tick struct {
+	due time.Duration
+	// queued says no worker was free at due and none could be added: the
+	// send waits for one (perf_analyzer's delayed request).
+	queued bool
+}
+
+func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 	defer s.wg.Done()
 	defer close(ticks)
 	workers := 0
@@ -211,15 +219,16 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan time.Duratio
 		}
 		due := spec.pacer.Due(n)
 		select {
-		case ticks <- due:
+		case ticks <- tick{due: due}:
 			continue
 		default:
 		}
-		if workers < limit {
+		queued := workers >= limit
+		if !queued {
 			spawn()
 		}
 		select {
-		case ticks <- due:
+		case ticks <- tick{due: due, queued: queued}:
 		case <-s.stopCh:
 			return
 		}
@@ -227,7 +236,7 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan time.Duratio
 }
 
 // openLoop serves scheduled sends; latency counts from the schedule.
-func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks <-chan time.Duration) {
+func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks <-chan tick) {
 	defer s.wg.Done()
 	// Cursors stride over the nominal pool; grown workers share a stride
 	// position, which only repeats inputs in a different order.
@@ -243,11 +252,11 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 	o := s.mail.open()
 	defer s.mail.flush(o)
 	var f failures
-	for due := range ticks {
+	for t := range ticks {
 		if s.stopped() {
 			continue
 		}
-		smp := sample{sched: due}
+		smp := sample{sched: t.due, queued: t.queued}
 		w.do(s.drainCtx, &smp, s.clock)
 		s.report(o, &smp)
 		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts

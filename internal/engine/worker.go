@@ -59,11 +59,17 @@ func (pl *pointLoad) newWorker(ctx context.Context, id, cursor, cursors int) (*w
 func (w *worker) setSequence(r inputdata.Request) {
 	start, end := r.Start, r.End
 	if !w.pl.data.Sequences {
+		// perf_analyzer's SequenceManager: JSON data's steps make one
+		// sequence unless a length is given; synthetic data (random,
+		// zero, a directory) has sequences of the length, cycling the
+		// data's steps.
 		n := defaultSequenceLength
-		if w.pl.seqLen > 0 {
+		switch {
+		case w.pl.seqLen > 0:
 			n = w.pl.seqLen
+		case w.pl.data.FromJSON:
+			n = len(w.pl.data.Streams[0])
 		}
-		n = min(len(w.pl.data.Streams[0]), n)
 		start, end = w.seqPos == 0, w.seqPos == n-1
 		w.seqPos = (w.seqPos + 1) % n
 	}
@@ -81,6 +87,7 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 	if w.pl.sequence {
 		w.setSequence(r)
 		req.Seq = &w.seq
+		s.seqEnd = w.seq.End
 	}
 	if w.pl.llm != nil {
 		// A fresh gap buffer per request: the aggregator reads it after

@@ -12,6 +12,10 @@ type Data struct {
 	// Sequences is true when the data came as streams: a request's
 	// position in its stream gives the sequence start/end flags.
 	Sequences bool
+	// FromJSON is true for data read from JSON files: unsplit, its steps
+	// are one sequence (perf_analyzer's rule); other data is cut into
+	// sequences of the sequence length.
+	FromJSON  bool
 	BatchSize int
 }
 

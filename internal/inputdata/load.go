@@ -28,7 +28,11 @@ func Load(spec ModelSpec, src Source) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(spec, src, set)
+	d, err := assemble(spec, src, set)
+	if d != nil {
+		d.FromJSON = src.Kind == KindJSON
+	}
+	return d, err
 }
 
 // sampleSet is the batch-1 data before requests are assembled: per stream and

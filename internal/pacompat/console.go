@@ -16,6 +16,11 @@ import (
 // ReportClientSideStats, ReportServerSideStats) and WriteReport's summary,
 // spaces at line ends included.
 
+// delayPctThreshold is perf_analyzer's DELAY_PCT_THRESHOLD (constants.h):
+// the share of delayed requests, in percent, over which a level is said
+// not to have kept up with its request rate.
+const delayPctThreshold = 1.0
+
 // Settings writes "*** Measurement Settings ***".
 func Settings(w io.Writer, p *Params) {
 	fmt.Fprintln(w, "*** Measurement Settings ***")
@@ -60,7 +65,7 @@ func Settings(w io.Writer, p *Params) {
 	if p.BinarySearch {
 		fmt.Fprintln(w, "  Using Binary Search algorithm")
 	}
-	if p.Async {
+	if p.IsAsync() {
 		fmt.Fprintln(w, "  Using asynchronous calls for inference")
 	} else {
 		fmt.Fprintln(w, "  Using synchronous calls for inference")
@@ -124,9 +129,21 @@ func Level(w io.Writer, p *Params, pt *result.Point) {
 	fmt.Fprintln(w, "  Client: ")
 	fmt.Fprintf(w, "    Request count: %d\n", m.Requests)
 	if pt.Mode == plan.LoadRequestRate && m.Requests > 0 {
-		if pct := 100 * float64(pt.LateSends) / float64(m.Requests+m.Errors); pct > 10 {
-			fmt.Fprintf(w, "    [WARNING] perfscen was not able to keep up with the desired request rate. %.2f%% of the requests were delayed. \n", pct)
+		// perf_analyzer's rule (inference_profiler.cc): the delayed share of
+		// the merged windows' requests over DELAY_PCT_THRESHOLD, 1%. The
+		// send rate is taken from the requests that completed in them.
+		if pct := 100 * float64(m.Delayed) / float64(m.Requests); pct > delayPctThreshold {
+			sendRate := m.Throughput / float64(max(p.BatchSize, 1)) * float64(m.Requests+m.Errors) / float64(m.Requests)
+			fmt.Fprintf(w, "    Avg send request rate: %.2f infer/sec\n", sendRate)
+			fmt.Fprintf(w, "    [WARNING] Perf Analyzer was not able to keep up with the desired request rate. %.2f%% of the requests were delayed. \n", pct)
 		}
+	}
+	if p.sequences() {
+		perSec := 0.0
+		if m.Requests > 0 {
+			perSec = float64(m.Sequences) * m.Throughput / float64(m.Requests*int64(max(p.BatchSize, 1)))
+		}
+		fmt.Fprintf(w, "    Sequence count: %d (%s seq/sec)\n", m.Sequences, num(perSec))
 	}
 	fmt.Fprintf(w, "    Throughput: %s infer/sec\n", num(m.Throughput))
 	if m.Responses > 0 {

@@ -106,4 +106,5 @@ var unsupported = map[string]string{
 	"log-frequency":              "perfscen does not change the server's trace settings",
 	"endpoint":                   "it applies to --service-kind=openai; use a scenario with server.kind: openai",
 	"sequence-id-range":          "perfscen numbers sequences itself, from 1, unique within a run",
+	"profile-export-file":        "perfscen keeps windows and latency histograms, not perf_analyzer's per-request records (timestamps of each request and response) that its profile export holds; a scenario run writes perfscen's result JSON (perfscen run --out-dir)",
 }

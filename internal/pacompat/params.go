@@ -73,6 +73,16 @@ type Params struct {
 	NumOfSequencesGiven     bool
 	SequenceIDRange         string
 	SerialSequences         bool
+	// SequenceModel says the model's configuration has a sequence batcher
+	// (set by SetSequenceModel once the server said so).
+	SequenceModel bool
+
+	// cappedAtMaxThreads says settle ended an open concurrency range
+	// (end 0) at MaxThreads, as perf_analyzer does in sync mode.
+	cappedAtMaxThreads bool
+	// Warnings are what perf_analyzer prints on stderr about the command
+	// line as it settles it against the model (perf_analyzer.cc).
+	Warnings []string
 
 	// Server.
 	Headers      map[string]string

@@ -64,6 +64,9 @@ func Parse(argv []string) (*Params, error) {
 	if err := p.supported(); err != nil {
 		return nil, err
 	}
+	if err := p.settle(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -279,12 +282,11 @@ func (p *Params) apply(a arg) error {
 		}
 	case "shared-memory":
 		switch v {
-		case "system", "none":
+		case "system", "none", "cuda":
+			// cuda as a perf_analyzer built with GPU support takes it
+			// (load.shared_memory: cuda); the kind says at the start of
+			// the run when this machine has no CUDA runtime or GPU.
 			p.SharedMemory = v
-		case "cuda":
-			// What perf_analyzer built without GPU support says; perfscen
-			// has no CUDA either.
-			return usage("Cuda shared memory is not supported when TRITON_ENABLE_GPU=0.")
 		default:
 			return usage("Failed to parse --shared-memory. Unsupported type provided: '%s'. The available options are 'system', 'cuda', or 'none'.", v)
 		}

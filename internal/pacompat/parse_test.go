@@ -38,6 +38,9 @@ func TestParseAgreesWithPerfAnalyzer(t *testing.T) {
 		// std::stoi reads "5s" as 5 ms; perfscen will not guess.
 		"-m x -p 5s": "Failed to parse --measurement-interval. Invalid value provided: 5s",
 	}
+	// Lines the reference build (without GPU support) refuses and a
+	// perf_analyzer built with it accepts, as perfscen does.
+	withGPU := map[string]bool{"-m x --shared-memory cuda": true}
 	cases := readPACases(t)
 	if len(cases) < 20 {
 		t.Fatalf("only %d cases", len(cases))
@@ -47,6 +50,10 @@ func TestParseAgreesWithPerfAnalyzer(t *testing.T) {
 		_, err := Parse(tc.args)
 		var ue *UsageError
 		switch {
+		case withGPU[line]:
+			if err != nil {
+				t.Errorf("%s: %v, want it accepted as with GPU support", line, err)
+			}
 		case stricter[line] != "":
 			if err == nil || err.Error() != stricter[line] {
 				t.Errorf("%s: %v, want %q", line, err, stricter[line])
@@ -107,6 +114,16 @@ func TestParseReadsPerfAnalyzerSyntax(t *testing.T) {
 		}},
 		{"-m m --collect-metrics -u host:9000", func(p *Params) bool { return p.MetricsURL == "host:8002/metrics" }},
 		{"-m m --binary-search --concurrency-range 1:64 -l 50", func(p *Params) bool { return p.BinarySearch }},
+		// perf_analyzer.cc: a synchronous open range ends at max_threads
+		// (16 by default at a concurrency), with its warning.
+		{"-m m --concurrency-range 1:0 -l 50", func(p *Params) bool {
+			return p.Concurrency.End == 16 && strings.Join(p.Warnings, "|") == "WARNING: The maximum attainable concurrency will be limited by max_threads specification."
+		}},
+		{"-m m --concurrency-range 2:0:2 -l 50 --max-threads 8", func(p *Params) bool { return p.Concurrency.End == 8 && len(p.Warnings) == 1 }},
+		{"-m m -a --concurrency-range 1:0 -l 50", func(p *Params) bool { return p.Concurrency.End == 0 && len(p.Warnings) == 0 }},
+		{"-m m --concurrency-range 1:4 --max-threads 2", func(p *Params) bool {
+			return p.Concurrency.End == 4 && strings.Join(p.Warnings, "|") == "WARNING: Overriding max_threads specification to ensure requested concurrency range."
+		}},
 	}
 	for _, tc := range tests {
 		p, err := Parse(strings.Fields(tc.args))
@@ -136,6 +153,8 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		{"-m m -i grpc --grpc-compression-algorithm gzip", "--grpc-compression-algorithm"},
 		{"-m m -r 2", "-r/--max-trials"},
 		{"-m m -s 0", "-s/--stability-percentage"},
+		{"-m m --request-rate-range 10 --request-count 50", "--request-count with --request-rate-range"},
+		{"-m m --profile-export-file /tmp/no-such-export.json", "--profile-export-file"},
 	}
 	for _, tc := range tests {
 		_, err := Parse(strings.Fields(tc.args))

@@ -20,6 +20,9 @@ type Scenario struct {
 	// Notes are things the command line asks for that the scenario holds
 	// differently (printed on stderr, and written as comments).
 	Notes []string
+	// Sequence says the scenario sends the model sequences (correlation
+	// ids with start and end flags).
+	Sequence bool
 }
 
 // Equivalence settings perf_analyzer hard-codes that a scenario states.
@@ -63,6 +66,12 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	}
 	if p.Metrics {
 		b.kv(1, "metrics_url", p.MetricsURL, metricsFlag(p), "server.metrics_url")
+		if p.MetricsMsSet && p.MetricsMs != 1000 {
+			// The scenario has no key for the scrape period: a run
+			// scrapes every second, perf_analyzer's default.
+			b.comment(1, fmt.Sprintf("--metrics-interval %d: perfscen pa scrapes every %d ms; a scenario scrapes every 1000 ms (perf_analyzer's default) and has no key for it", p.MetricsMs, p.MetricsMs))
+			b.notes = append(b.notes, fmt.Sprintf("--metrics-interval %d is honoured by perfscen pa; the scenario has no key for it, so perfscen run scrapes every 1000 ms (perf_analyzer's default)", p.MetricsMs))
+		}
 	}
 	switch {
 	case p.ServiceKind != "triton":
@@ -98,8 +107,12 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	if p.StringDataOn {
 		b.kv(m, "string_data", p.StringData, "--string-data", "models[0].string_data")
 	}
-	if p.sequenceFlags() {
+	if p.SequenceModel {
+		b.kv(m, "sequence", true, "the model's configuration has sequence_batching (perf_analyzer reads it there)", "models[0].sequence")
+	} else if p.sequenceFlags() {
 		b.kv(m, "sequence", true, "--sequence-length/--num-of-sequences/--serial-sequences", "models[0].sequence")
+	}
+	if p.sequences() {
 		if p.SequenceLengthSpecified {
 			b.kv(m, "sequence_length", p.SequenceLength, "--sequence-length", "models[0].sequence_length")
 		}
@@ -112,7 +125,7 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	b.load(p)
 	b.measurement(p)
 	b.search(p)
-	return &Scenario{YAML: []byte(b.out.String()), Flags: b.flags, Notes: b.notes}, nil
+	return &Scenario{YAML: []byte(b.out.String()), Flags: b.flags, Notes: b.notes, Sequence: p.sequences()}, nil
 }
 
 // kind writes where requests go: a Triton's URL and protocol, a
@@ -377,9 +390,6 @@ func (b *builder) load(p *Params) {
 		b.kv(l, "mode", "iterations", "--request-count", "load.mode")
 		b.kv(l, "iterations", p.RequestCount, "--request-count", "load.iterations")
 		start, _, _ := p.concurrencyLevels()
-		if rate {
-			b.notes = append(b.notes, "--request-count with --request-rate-range: perfscen counts requests at a concurrency, not a rate")
-		}
 		b.kv(l, "concurrency", start, concFlag(p), "load.concurrency")
 	case rate:
 		b.kv(l, "mode", "request_rate", "--request-rate-range", "load.mode")
@@ -398,13 +408,20 @@ func (b *builder) load(p *Params) {
 		if start == end && p.LatencyThresholdMs == 0 {
 			b.kv(l, "concurrency", start, concFlag(p), "load.concurrency")
 		}
-		if p.MaxThreadsSpecified {
-			b.comment(l, fmt.Sprintf("--max-threads %d: perfscen runs one goroutine per outstanding request; there is no thread pool to cap", p.MaxThreads))
-			b.notes = append(b.notes, "--max-threads caps perf_analyzer's threads; perfscen runs one goroutine per outstanding request, so it changes nothing at a concurrency")
+		switch {
+		case p.cappedAtMaxThreads:
+			b.comment(l, fmt.Sprintf("--max-threads %d: a synchronous open range (end 0) ends there, one request per thread, as in perf_analyzer", p.MaxThreads))
+		case p.MaxThreadsSpecified && !p.IsAsync():
+			b.comment(l, fmt.Sprintf("--max-threads %d: perf_analyzer overrides it in sync mode to reach the range's end", p.MaxThreads))
+		case p.MaxThreadsSpecified:
+			b.comment(l, fmt.Sprintf("--max-threads %d: perf_analyzer's threads share the outstanding requests; perfscen keeps the same number outstanding", p.MaxThreads))
 		}
 	}
-	if p.Async {
+	switch {
+	case p.Async:
 		b.kv(l, "async", true, "-a/--async", "load.async")
+	case p.SequenceModel && !p.ForcedSync && !p.Streaming:
+		b.kv(l, "async", true, "perf_analyzer calls a sequence model asynchronously unless --sync is given", "load.async")
 	}
 	if p.Streaming {
 		b.kv(l, "streaming", true, "--streaming", "load.streaming")

@@ -52,6 +52,22 @@ func TestBuildScenario(t *testing.T) {
 				}
 				return ""
 			}},
+		{"-m m --concurrency-range 1:0 -l 50 --max-threads 8", []string{"    concurrency: \"1:8:1\"   # --concurrency-range", "  # --max-threads 8: a synchronous open range (end 0) ends there"},
+			func(p *plan.Plan) string {
+				if len(p.Searches) != 1 || p.Searches[0].End != 8 {
+					return "a search of 1..8: the open range ends at --max-threads in sync mode"
+				}
+				return ""
+			}},
+		{"-m m -i grpc --shared-memory cuda --output-shared-memory-size 4096", []string{"  shared_memory: cuda   # --shared-memory", "  output_shared_memory_size: 4096   # --output-shared-memory-size"},
+			func(p *plan.Plan) string {
+				if p.Points[0].SharedMemory != plan.ShmCUDA {
+					return "CUDA shared memory"
+				}
+				return ""
+			}},
+		{"-m m --collect-metrics --metrics-interval 250", []string{"  # --metrics-interval 250: perfscen pa scrapes every 250 ms; a scenario scrapes every 1000 ms"},
+			func(p *plan.Plan) string { return "" }},
 		{"-m m --request-count 40 -H X-A:1 --collect-metrics -u h:9000 -b 4 --shape IN:3,4", []string{"  iterations: 40   # --request-count", "    X-A: \"1\"", "  metrics_url: h:8002/metrics"},
 			func(p *plan.Plan) string {
 				if p.Points[0].Load.Mode != plan.LoadIterations || p.Points[0].Load.Iterations != 40 || p.Server.Headers["X-A"] != "1" ||

@@ -198,6 +198,11 @@ func (p *Params) supported() error {
 	if p.tlsHTTP() && p.tlsGRPC() {
 		return refuse("--ssl-grpc-* with --ssl-https-*", "perfscen has one TLS setting for both protocols; give the options of the protocol in use (-i)")
 	}
+	if p.RequestCount != 0 && !p.TargetsConcurrency() {
+		// perf_analyzer sends the N requests at the rate (Profile<double>
+		// with request_count); perfscen's count mode runs at a concurrency.
+		return refuse("--request-count with --request-rate-range", "perf_analyzer sends the N requests at the request rate; perfscen counts requests at a concurrency only (measure the rate in windows with -p, or count at a concurrency with --concurrency-range)")
+	}
 	if p.RequestCount != 0 && p.TargetsConcurrency() && p.Concurrency.Start < p.Concurrency.End {
 		return refuse("--request-count", "with a concurrency range perf_analyzer counts one window per level; perfscen pa measures --request-count at one level only")
 	}

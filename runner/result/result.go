@@ -285,11 +285,18 @@ type Metrics struct {
 	// stream): responses carrying data, their rate, and the average time
 	// from a request to its first response. Latency above runs to the
 	// final response, as in perf_analyzer.
-	Responses          int64        `json:"responses,omitempty"`
-	ResponseThroughput float64      `json:"response_throughput,omitempty"`
-	FirstResponseAvgUs float64      `json:"first_response_avg_us,omitempty"`
-	Server             *ServerStats `json:"server,omitempty"`
-	GPU                *GPUMetrics  `json:"gpu,omitempty"`
+	Responses          int64   `json:"responses,omitempty"`
+	ResponseThroughput float64 `json:"response_throughput,omitempty"`
+	FirstResponseAvgUs float64 `json:"first_response_avg_us,omitempty"`
+	// Sequences counts the sequences that ended (their last request
+	// answered), for sequence models: perf_analyzer's "Sequence count".
+	Sequences int64 `json:"sequences,omitempty"`
+	// Delayed counts the successful requests of these windows that found
+	// no free worker at their scheduled time and waited for one
+	// (request-rate modes): perf_analyzer's delayed requests.
+	Delayed int64        `json:"delayed,omitempty"`
+	Server  *ServerStats `json:"server,omitempty"`
+	GPU     *GPUMetrics  `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
 	// MaxConcurrency and MaxRequestRate are the value a search found, on
