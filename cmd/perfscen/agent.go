@@ -39,7 +39,7 @@ func newAgentCmd(e *env) *cobra.Command {
 		Use:   "agent --coordinator HOST:PORT FILE",
 		Short: "Generate a share of a distributed run's load for its coordinator (perfscen run --agents)",
 		Long: `agent dials the coordinator (perfscen run --agents N on another host), proves
-itself with the shared token, reaches the scenario's servers and then runs
+itself with the shared token or its client certificate (mutual TLS), reaches the scenario's servers and then runs
 the sessions the coordinator starts: its share of each point's concurrency
 or request rate, on the coordinator's clock, sending every window's
 latency histogram and counters back. The coordinator decides everything;
@@ -50,8 +50,8 @@ version with the same scenario file (same hash), else it is refused.
 Its index is --index, else $JOB_COMPLETION_INDEX (a Kubernetes Indexed
 Job), else the coordinator's choice.
 
-Exit codes: 0 the run finished · 2 refused (token, version, scenario,
-index) or invalid scenario · 3 the coordinator or the server could not be
+Exit codes: 0 the run finished · 2 refused (token, TLS certificate,
+version, scenario, index) or invalid scenario · 3 the coordinator or the server could not be
 reached, or the coordinator was lost (the agent stops its load on its own
 after three missed heartbeats).`,
 		Example: `  PERFSCEN_AGENT_TOKEN=… perfscen agent --coordinator coordinator.perf.svc:7700 scenario.yaml

@@ -73,6 +73,22 @@ type agent struct {
 	mu       sync.Mutex
 	sessions map[uint64]chan struct{}
 	wg       sync.WaitGroup
+
+	// tlsRefused closes when a handshake says the coordinator and this
+	// agent will never agree (a certificate refused either way);
+	// tlsErr is why.
+	tlsRefused chan struct{}
+	tlsOnce    sync.Once
+	tlsErr     error
+}
+
+// refusedByTLS ends the join at once: retrying a handshake that failed
+// on a certificate only fails again.
+func (a *agent) refusedByTLS(err error) {
+	a.tlsOnce.Do(func() {
+		a.tlsErr = err
+		close(a.tlsRefused)
+	})
 }
 
 // RunAgent joins the coordinator and serves its sessions until it
@@ -94,9 +110,11 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	if err != nil || host == "" || port == "" {
 		return failure.Invalid(fmt.Errorf("--coordinator %q: want host:port", opts.Coordinator))
 	}
+	a := &agent{opts: opts, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
+		sessions: map[uint64]chan struct{}{}, tlsRefused: make(chan struct{})}
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil {
-		creds = credentials.NewTLS(opts.TLS)
+		creds = clientGate{credentials.NewTLS(opts.TLS), a.refusedByTLS}
 	}
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second})}
@@ -114,8 +132,6 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	a := &agent{opts: opts, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
-		sessions: map[uint64]chan struct{}{}}
 	welcome, err := a.join(ctx, fleetpb.NewFleetClient(conn))
 	if err != nil {
 		return err
@@ -210,6 +226,8 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 			if context.Cause(jctx) == timeout {
 				streamCancel()
 			}
+		case <-a.tlsRefused:
+			streamCancel()
 		case <-ctx.Done():
 		}
 	}()
@@ -229,6 +247,11 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 	jcancel(nil)
 	if err != nil {
 		streamCancel()
+		select {
+		case <-a.tlsRefused:
+			return nil, failure.Invalid(fmt.Errorf("the coordinator at %s refused this agent: %w", a.opts.Coordinator, a.tlsErr))
+		default:
+		}
 		if !stopped || context.Cause(jctx) == timeout {
 			return nil, failure.Env(fmt.Errorf("could not reach the coordinator at %s within %s%s", a.opts.Coordinator, a.opts.JoinTimeout, a.probe(ctx)))
 		}

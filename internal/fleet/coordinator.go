@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,7 +53,8 @@ type CoordinatorOptions struct {
 	Agents int
 	// Listen is the address to listen on (DefaultListen).
 	Listen string
-	// Token is the shared secret agents must present (required).
+	// Token is the shared secret agents must present; required unless
+	// TLS requires and verifies client certificates (mutual TLS).
 	Token string
 	// Version is this perfscen's; agents must run the same.
 	Version string
@@ -120,8 +122,8 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if opts.Agents < 1 {
 		return nil, failure.Invalid(fmt.Errorf("--agents %d: at least one agent", opts.Agents))
 	}
-	if opts.Token == "" {
-		return nil, failure.Invalid(fmt.Errorf("agents need a shared token: set %s or --token-file", TokenEnv))
+	if opts.Token == "" && (opts.TLS == nil || opts.TLS.ClientAuth != tls.RequireAndVerifyClientCert) {
+		return nil, failure.Invalid(fmt.Errorf("agents need a shared token (set %s or --token-file) or mutual TLS (--agents-tls-client-ca)", TokenEnv))
 	}
 	if opts.Listen == "" {
 		opts.Listen = DefaultListen
@@ -152,7 +154,9 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{})}
 	var so []grpc.ServerOption
 	if opts.TLS != nil {
-		so = append(so, grpc.Creds(credentials.NewTLS(opts.TLS)))
+		so = append(so, grpc.Creds(serverGate{credentials.NewTLS(opts.TLS), func(addr, why string) {
+			c.refuse("an agent from "+addr, why, true)
+		}}))
 	}
 	c.srv = grpc.NewServer(so...)
 	fleetpb.RegisterFleetServer(c.srv, &handler{c: c})
@@ -226,6 +230,25 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 			return failure.Env(errors.New(msg))
 		}
 	}
+}
+
+// refuse records and logs an agent refused: its name, why, and whether
+// its setup was at fault (a token, certificate, version or scenario: the
+// run's exit is then 2 when the agents fall short).
+func (c *Coordinator) refuse(name, reason string, invalid bool) {
+	entry := name + ": " + reason
+	c.mu.Lock()
+	if slices.Contains(c.refused, entry) {
+		// The same agent retrying the same mistake (a TLS handshake
+		// gRPC retries): named once.
+		c.mu.Unlock()
+		return
+	}
+	c.refused = append(c.refused, entry)
+	c.invalid = c.invalid || invalid
+	c.notifyLocked()
+	c.mu.Unlock()
+	c.logf("refused %s: %s", name, reason)
 }
 
 // members are the joined agents in index order.
@@ -463,12 +486,7 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	}
 	refuse := func(invalid bool, format string, args ...any) error {
 		reason := fmt.Sprintf(format, args...)
-		c.mu.Lock()
-		c.refused = append(c.refused, name+": "+reason)
-		c.invalid = c.invalid || invalid
-		c.notifyLocked()
-		c.mu.Unlock()
-		c.logf("refused %s: %s", name, reason)
+		c.refuse(name, reason, invalid)
 		_ = stream.Send(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Refusal{Refusal: &fleetpb.Refusal{Reason: reason, Invalid: invalid}}})
 		code := codes.FailedPrecondition
 		if invalid {
@@ -476,8 +494,12 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 		}
 		return status.Error(code, reason)
 	}
-	if err := checkToken(stream.Context(), c.opts.Token); err != nil {
-		return refuse(true, "%v", err)
+	// Without a token, mutual TLS alone vouched for the agent (Listen
+	// allows no other way); with both, both must hold.
+	if c.opts.Token != "" {
+		if err := checkToken(stream.Context(), c.opts.Token); err != nil {
+			return refuse(true, "%v", err)
+		}
 	}
 	if hello.Version != c.opts.Version {
 		return refuse(true, "perfscen version %s, the coordinator runs %s", hello.Version, c.opts.Version)
