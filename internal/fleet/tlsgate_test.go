@@ -75,7 +75,7 @@ func TestMutualTLSRefusalOverTCP(t *testing.T) {
 		// an environment error (exit 3) instead.
 		err := RunAgent(context.Background(), AgentOptions{Coordinator: c.Addr(), Index: -1, Version: "v1",
 			Plan: &plan.Plan{}, JoinTimeout: 30 * time.Second,
-			TLS:  &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: v, MaxVersion: v}})
+			TLS: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: v, MaxVersion: v}})
 		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), "mutual TLS refused this agent's certificate") {
 			t.Fatalf("TLS %x: %v", v, err)
 		}
