@@ -85,7 +85,10 @@ func finishFleet(e *env, c *fleet.Coordinator, run *result.Run) {
 	c.Finish(reason)
 	windows, bytes := c.Cost()
 	if n := len(c.Agents()); windows > 0 && n > 0 {
-		fmt.Fprintf(e.stderr, "perfscen: %d agent(s) sent %d window report(s), %d bytes: %.0f bytes per agent per window\n",
+		in, out := c.Wire()
+		fmt.Fprintf(e.stderr, "perfscen: %d agent(s) sent %d window report(s), %d bytes: %.0f bytes per agent per window (report messages alone)\n",
 			n, windows, bytes, float64(bytes)/float64(windows))
+		fmt.Fprintf(e.stderr, "perfscen: the agents' connections carried %d bytes in, %d out (all of it: framing, TLS, clock probes, heartbeats, control): %.0f in and %.0f out per agent per window\n",
+			in, out, float64(in)/float64(windows), float64(out)/float64(windows))
 	}
 }

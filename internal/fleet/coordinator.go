@@ -95,7 +95,10 @@ type Coordinator struct {
 	finished bool
 
 	windows atomic.Int64 // window reports received
-	bytes   atomic.Int64 // their size on the wire
+	bytes   atomic.Int64 // their protobuf size
+	// wireIn and wireOut are every byte of the agents' connections
+	// (countingListener), received and sent.
+	wireIn, wireOut atomic.Int64
 }
 
 // member is one agent in the coordinator.
@@ -150,8 +153,10 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if err != nil {
 		return nil, failure.Env(fmt.Errorf("listening for agents on %s: %w", opts.Listen, err))
 	}
-	c := &Coordinator{opts: opts, clock: NewClock(0), ln: ln, changed: make(chan struct{}),
+	c := &Coordinator{opts: opts, clock: NewClock(0), changed: make(chan struct{}),
 		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{})}
+	c.ln = countingListener{ln, &c.wireIn, &c.wireOut}
+	ln = c.ln
 	var so []grpc.ServerOption
 	if opts.TLS != nil {
 		so = append(so, grpc.Creds(serverGate{credentials.NewTLS(opts.TLS), func(addr, why string) {
@@ -332,8 +337,14 @@ func (c *Coordinator) Info() []result.Agent {
 }
 
 // Cost is the coordinator's traffic for the figures: window reports
-// received and their bytes on the wire.
+// received and the size of their protobuf messages (no framing).
 func (c *Coordinator) Cost() (windows, bytes int64) { return c.windows.Load(), c.bytes.Load() }
+
+// Wire is every byte the agents' connections carried, in (from the
+// agents) and out: TLS, HTTP/2 and gRPC framing, handshakes, clock
+// probes, heartbeats, session control and reports; only TCP/IP lies
+// below.
+func (c *Coordinator) Wire() (in, out int64) { return c.wireIn.Load(), c.wireOut.Load() }
 
 // engine.Remote
 
