@@ -202,3 +202,46 @@ func TestMixAcrossTwoServers(t *testing.T) {
 		}
 	})
 }
+
+const mixConflicting = `version: 1
+server: {embedded: true}
+models:
+  - {name: simple, alias: interactive}
+  - {name: delay, alias: batch, shapes: {INPUT0: [16]}}
+mixes:
+  - name: busy
+    models:
+      interactive: {concurrency: 1}
+      batch: {concurrency: 2, request_rate: 50}
+`
+
+// An invalid mix stops every command that loads it with exit 2 before
+// any load, naming the file, line and field: run, validate, plan, an
+// agent, and the coordinator of a distributed run.
+func TestInvalidMixExits2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sc := writeScenario(t, dir, "conflict.yaml", mixConflicting)
+	want := "conflict.yaml:10:14: mixes[0].models.batch: the loads conflict: concurrency and request_rate are given; give one"
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"run", []string{"run", "-q", sc}, want},
+		{"validate", []string{"validate", sc}, want},
+		{"plan", []string{"plan", sc}, want},
+		{"agent", []string{"agent", "--coordinator", "127.0.0.1:7700", sc}, want},
+		{"coordinator", []string{"run", "--agents", "2", sc}, want},
+		{"the parser's collection", []string{"run", "-q", "@scenario/testdata/invalid/mixes.yaml"},
+			"mixes.yaml:21:7: mixes[1].models: the shares add up to 110% of the mix's request_rate; at most 100%"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runMem(t, tc.args...)
+			if code != 2 || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, want 2 saying %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+			}
+		})
+	}
+}
