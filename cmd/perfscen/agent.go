@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/fleet"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/scenariorun"
@@ -46,7 +47,9 @@ latency histogram and counters back. The coordinator decides everything;
 the agent prints no report.
 
 The agent needs no inbound port. It must run the coordinator's perfscen
-version with the same scenario file (same hash), else it is refused.
+version with the same scenario file (same hash), else it is refused; a
+build without a release version (dev, or from modified sources) must be
+the same binary (same digest).
 Its index is --index, else $JOB_COMPLETION_INDEX (a Kubernetes Indexed
 Job), else the coordinator's choice.
 
@@ -90,13 +93,17 @@ after three missed heartbeats).`,
 			if err != nil {
 				return exitcode.AsInvalid(err)
 			}
+			id, err := e.fleetVersion()
+			if err != nil {
+				return failure.Env(err)
+			}
 			host, _ := os.Hostname()
 			if name == "" {
 				name = host
 			}
 			err = fleet.RunAgent(e.ctx, fleet.AgentOptions{
 				Coordinator: coordinator, Index: index, Name: name, Host: host, Token: token,
-				Version: e.perfscenVersion(), Plan: pl, JoinTimeout: joinTimeout, Log: e.stderr, Net: e.net,
+				Version: id, Plan: pl, JoinTimeout: joinTimeout, Log: e.stderr, Net: e.net,
 				Clock: fleet.NewClock(skew), TLS: tlsCfg,
 				Open: func(ctx context.Context) (map[string]kinds.Server, func(), error) {
 					servers, _, closeAll, err := scenariorun.OpenServers(ctx, pl, kinds.Env{ConnectTimeout: connectTimeout, Net: e.net})

@@ -36,14 +36,6 @@ func (f *fleetFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tlsCA, "agents-tls-client-ca", "", "with --agents: require agents' client certificates signed by this PEM CA (mutual TLS)")
 }
 
-// perfscenVersion is this binary's version, or the one a test gives.
-func (e *env) perfscenVersion() string {
-	if e.version != "" {
-		return e.version
-	}
-	return version
-}
-
 // startFleet checks that the plan can be sharded among the agents, listens
 // for them and holds the barrier until all are ready.
 func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error) {
@@ -58,8 +50,12 @@ func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error
 	if err != nil {
 		return nil, failure.Invalid(err)
 	}
+	id, err := e.fleetVersion()
+	if err != nil {
+		return nil, failure.Env(err)
+	}
 	c, err := fleet.Listen(fleet.CoordinatorOptions{Agents: f.fleet.agents, Listen: f.fleet.listen, Token: token,
-		Version: e.perfscenVersion(), Plan: pl, Heartbeat: f.fleet.heartbeat, Wait: f.fleet.wait, Log: e.stderr, Net: e.net, TLS: tlsCfg})
+		Version: id, Plan: pl, Heartbeat: f.fleet.heartbeat, Wait: f.fleet.wait, Log: e.stderr, Net: e.net, TLS: tlsCfg})
 	if err != nil {
 		return nil, err
 	}
