@@ -47,7 +47,8 @@ latency histogram and counters back. The coordinator decides everything;
 the agent prints no report.
 
 The agent needs no inbound port. It must run the coordinator's perfscen
-version with the same scenario file (same hash), else it is refused; a
+version with the same scenario file and input data (same hashes), else it
+is refused; a
 build without a release version (dev, or from modified sources) must be
 the same binary (same digest).
 Its index is --index, else $JOB_COMPLETION_INDEX (a Kubernetes Indexed

@@ -104,6 +104,45 @@ func TestFleetRefusesAgents(t *testing.T) {
 	}
 }
 
+const fleetWithData = `
+version: 1
+name: fleet
+server: {url: "server:8000", protocol: http}
+models: [{name: simple, input_data: data/simple.json}]
+load: {mode: iterations, concurrency: 2, iterations: 40}
+measurement: {window: 1s}
+thresholds: [errors == 0]
+`
+
+// The scenario's hash covers its own bytes; the input data it names is
+// compared too: an agent whose copy of the data differs (same scenario
+// file, other requests) is refused and named, exit 2, and one with the
+// same data in another directory takes part.
+func TestFleetRefusesOtherInputData(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newFleetLab(t, nil)
+		data := `{"data": [{"INPUT0": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], "INPUT1": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]}]}`
+		sc := l.scenario("fleet.yaml", fleetWithData)
+		l.scenario("data/simple.json", data)
+		same := l.scenario("same/fleet.yaml", fleetWithData)
+		l.scenario("same/data/simple.json", data)
+		other := l.scenario("other/fleet.yaml", fleetWithData)
+		l.scenario("other/data/simple.json", strings.ReplaceAll(data, "1, 1, 1", "2, 2, 2"))
+		c := l.coordinator(1, sc)
+		odd := l.start("agent", "", nil, "agent", "--coordinator", "coordinator:7700", "--name", "odd", other)
+		if odd.wait() != 2 || !strings.Contains(odd.err.String(), "refused this agent: the input data the scenario names (data/simple.json) has hash") {
+			t.Fatalf("%v", odd)
+		}
+		if a := l.agent(0, same, nil); c.wait() != 0 || a.wait() != 0 {
+			t.Fatalf("%v\n%v", c, a)
+		}
+		if !strings.Contains(c.err.String(), `refused agent "odd" from`) || !strings.Contains(c.err.String(), "(not the same files)") {
+			t.Errorf("coordinator:\n%s", c.err.String())
+		}
+	})
+}
+
 // Mistakes that no agent can fix stop before any load, exit 2, naming
 // what is wrong; a coordinator nobody answers at stops the agent with
 // exit 3 after its join timeout.

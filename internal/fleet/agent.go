@@ -69,6 +69,7 @@ type agent struct {
 	run   atomic.Pointer[engine.AgentRun]
 	beat  time.Duration
 	index int
+	data  string // DataDigest of the plan
 
 	mu       sync.Mutex
 	sessions map[uint64]chan struct{}
@@ -110,7 +111,11 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	if err != nil || host == "" || port == "" {
 		return failure.Invalid(fmt.Errorf("--coordinator %q: want host:port", opts.Coordinator))
 	}
-	a := &agent{opts: opts, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
+	data, _, err := DataDigest(opts.Plan)
+	if err != nil {
+		return failure.Invalid(err)
+	}
+	a := &agent{opts: opts, data: data, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
 		sessions: map[uint64]chan struct{}{}, tlsRefused: make(chan struct{})}
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil {
@@ -237,7 +242,7 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 		idx := int32(a.opts.Index)
 		err = stream.Send(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Hello{Hello: &fleetpb.Hello{
 			Name: a.opts.Name, Host: a.opts.Host, Index: idx, Version: a.opts.Version,
-			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash}}})
+			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash, DataHash: a.data}}})
 	}
 	var first *fleetpb.CoordinatorMessage
 	if err == nil {

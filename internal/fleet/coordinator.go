@@ -96,6 +96,10 @@ type Coordinator struct {
 
 	windows atomic.Int64 // window reports received
 	bytes   atomic.Int64 // their protobuf size
+	// data is the digest of the scenario's input-data files (DataDigest),
+	// dataFiles their names.
+	data      string
+	dataFiles []string
 	// wireIn and wireOut are every byte of the agents' connections
 	// (countingListener), received and sent.
 	wireIn, wireOut atomic.Int64
@@ -153,7 +157,11 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if err != nil {
 		return nil, failure.Env(fmt.Errorf("listening for agents on %s: %w", opts.Listen, err))
 	}
-	c := &Coordinator{opts: opts, clock: NewClock(0), changed: make(chan struct{}),
+	data, files, err := DataDigest(opts.Plan)
+	if err != nil {
+		return nil, failure.Invalid(err)
+	}
+	c := &Coordinator{opts: opts, clock: NewClock(0), changed: make(chan struct{}), data: data, dataFiles: files,
 		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{})}
 	c.ln = countingListener{ln, &c.wireIn, &c.wireOut}
 	ln = c.ln
@@ -518,6 +526,10 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	if p := c.opts.Plan; p != nil && hello.ScenarioHash != p.ScenarioHash {
 		return refuse(true, "scenario %s has hash %.12s…, the coordinator's %s has %.12s… (not the same file)", hello.Scenario, hello.ScenarioHash, p.Scenario, p.ScenarioHash)
 	}
+	if hello.DataHash != c.data {
+		return refuse(true, "the input data the scenario names (%s) has hash %s, the coordinator's has %s (not the same files)",
+			strings.Join(c.dataFiles, ", "), shortHash(hello.DataHash), shortHash(c.data))
+	}
 	m := &member{name: hello.Name, host: hello.Host, addr: addr, version: hello.Version,
 		send: make(chan *fleetpb.CoordinatorMessage, 64), quit: make(chan struct{}),
 		est: NewEstimator(estimateWindow), pings: map[uint64]int64{}}
@@ -739,4 +751,14 @@ func (c *Coordinator) scenario() string {
 		return ""
 	}
 	return c.opts.Plan.Scenario
+}
+
+func shortHash(h string) string {
+	if h == "" {
+		return "none (no files)"
+	}
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
 }
