@@ -35,6 +35,7 @@ func newAgentCmd(e *env) *cobra.Command {
 		connectTimeout time.Duration
 		tlsCA, tlsCert string
 		tlsKey, tlsSN  string
+		set            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --coordinator HOST:PORT FILE",
@@ -65,7 +66,10 @@ after three missed heartbeats).`,
 			if coordinator == "" {
 				return usageError(cmd, fmt.Errorf("--coordinator is required"))
 			}
-			pl, err := scenario.LoadPlan(args[0], e.getenv)
+			// The coordinator's --set flags, given again here: the agent
+			// builds the same plan, and the coordinator refuses an agent
+			// whose overrides differ from its own.
+			pl, err := scenario.LoadPlanWith(args[0], e.getenv, set)
 			if err != nil {
 				printScenarioError(e, args[0], err)
 				return exitSilently(exitcode.Invalid)
@@ -124,6 +128,7 @@ after three missed heartbeats).`,
 	fl.StringVar(&tokenFile, "token-file", "", "file holding the shared agent token (default: $"+fleet.TokenEnv+")")
 	fl.DurationVar(&joinTimeout, "join-timeout", fleet.DefaultJoinTimeout, "how long to keep trying to reach the coordinator before exit 3")
 	fl.DurationVar(&connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
+	fl.StringArrayVar(&set, "set", nil, "path=value override of the scenario, as the coordinator's perfscen run --set (repeatable; the same flags in the same order, else refused)")
 	fl.StringVar(&tlsCA, "tls-ca", "", "dial the coordinator over TLS, verifying it with this PEM CA")
 	fl.StringVar(&tlsCert, "tls-cert", "", "PEM client certificate for a coordinator that requires one (mutual TLS)")
 	fl.StringVar(&tlsKey, "tls-key", "", "PEM key of --tls-cert")

@@ -104,6 +104,49 @@ func TestFleetRefusesAgents(t *testing.T) {
 	}
 }
 
+// --set overrides reach the agents as the coordinator's own flags: an
+// agent given the same overrides in the same order takes part and runs
+// the overridden plan; one without them, or with others, is refused and
+// named (exit 2), since it would measure another plan than the one
+// decided.
+func TestFleetOverrides(t *testing.T) {
+	t.Parallel()
+	set := []string{"--set", "load.iterations=90", "--set", "load.concurrency=3"}
+	cases := []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"none", nil, "--set none, the coordinator's --set [load.iterations=90 load.concurrency=3]"},
+		{"other values", []string{"--set", "load.iterations=90", "--set", "load.concurrency=6"}, "--set [load.iterations=90 load.concurrency=6], the coordinator's"},
+		{"other order", []string{"--set", "load.concurrency=3", "--set", "load.iterations=90"}, "--set [load.concurrency=3 load.iterations=90], the coordinator's"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := newFleetLab(t, nil)
+				sc := l.scenario("fleet.yaml", fleetIterations)
+				c := l.coordinator(1, sc, set...)
+				odd := l.start("agent", "", nil, append([]string{"agent", "--coordinator", "coordinator:7700", "--name", "odd", sc}, tc.flags...)...)
+				if odd.wait() != 2 || !strings.Contains(odd.err.String(), tc.want) {
+					t.Fatalf("want exit 2 saying %q\n%v", tc.want, odd)
+				}
+				a := l.agent(0, sc, nil, set...)
+				if c.wait() != 0 || a.wait() != 0 {
+					t.Fatalf("%v\n%v", c, a)
+				}
+				if !strings.Contains(c.err.String(), `refused agent "odd" from`) || !strings.Contains(c.err.String(), tc.want) {
+					t.Errorf("coordinator:\n%s", c.err.String())
+				}
+				run := readResult(t, filepath.Join(l.dir, "out.json"))
+				if len(run.Points) != 1 || run.Points[0].ID != "simple/c=3" || run.Points[0].Summary.Requests != 90 || l.served("simple") != 90 {
+					t.Errorf("points %+v, server %d", run.Points, l.served("simple"))
+				}
+			})
+		})
+	}
+}
+
 const fleetWithData = `
 version: 1
 name: fleet
@@ -181,10 +224,6 @@ func TestFleetBadInput(t *testing.T) {
 				other := filepath.Join(filepath.Dir(sc), "other.yaml")
 				writeFile(t, other, strings.Replace(fleetSlow, "name: fleet", "name: other", 1))
 				return []string{"run", "--agents", "1", sc, other}
-			}},
-		{name: "overrides on the coordinator alone", body: fleetSlow, want: 2, msg: "--set with --agents: the agents load the scenario file as it is",
-			args: func(sc string) []string {
-				return []string{"run", "--agents", "1", "--set", "measurement.window=2s", sc}
 			}},
 		{name: "coordinator address without a port", body: fleetSlow, want: 2, msg: `--coordinator "coordinator": want host:port`,
 			args: func(sc string) []string { return []string{"agent", "--coordinator", "coordinator", sc} }},

@@ -242,7 +242,7 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 		idx := int32(a.opts.Index)
 		err = stream.Send(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Hello{Hello: &fleetpb.Hello{
 			Name: a.opts.Name, Host: a.opts.Host, Index: idx, Version: a.opts.Version,
-			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash, DataHash: a.data}}})
+			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash, DataHash: a.data, Overrides: a.opts.Plan.Overrides}}})
 	}
 	var first *fleetpb.CoordinatorMessage
 	if err == nil {

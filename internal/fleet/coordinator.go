@@ -526,6 +526,10 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	if p := c.opts.Plan; p != nil && hello.ScenarioHash != p.ScenarioHash {
 		return refuse(true, "scenario %s has hash %.12s…, the coordinator's %s has %.12s… (not the same file)", hello.Scenario, hello.ScenarioHash, p.Scenario, p.ScenarioHash)
 	}
+	if p := c.opts.Plan; p != nil && !slices.Equal(hello.Overrides, p.Overrides) {
+		return refuse(true, "--set %s, the coordinator's --set %s (agents take the coordinator's --set flags, in its order)",
+			overridesText(hello.Overrides), overridesText(p.Overrides))
+	}
 	if hello.DataHash != c.data {
 		return refuse(true, "the input data the scenario names (%s) has hash %s, the coordinator's has %s (not the same files)",
 			strings.Join(c.dataFiles, ", "), shortHash(hello.DataHash), shortHash(c.data))
@@ -761,4 +765,11 @@ func shortHash(h string) string {
 		return h[:12] + "…"
 	}
 	return h
+}
+
+func overridesText(set []string) string {
+	if len(set) == 0 {
+		return "none"
+	}
+	return "[" + strings.Join(set, " ") + "]"
 }
