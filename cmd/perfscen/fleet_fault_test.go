@@ -475,8 +475,8 @@ func epochs(log, before, after string) []string {
 // certificates when they verify it and present one. Agents its mutual
 // TLS refuses (no certificate, one of another CA) are named by address
 // in its log and the result's notes and exit 2 at once, as for a wrong
-// token; an agent dialling it in plaintext is named too (it cannot tell
-// a TLS server from a broken one, so it exits 3 after its join timeout).
+// token; an agent dialling it in plaintext is named too, and finds out
+// by a probe that the coordinator speaks TLS: exit 2 as well.
 func TestFleetMutualTLS(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -487,7 +487,7 @@ func TestFleetMutualTLS(t *testing.T) {
 		verify := []string{"--tls-ca", pki.caFile, "--tls-server-name", "127.0.0.1", "--join-timeout", "1h"}
 		nocert := l.agent(7, sc, nil, verify...)
 		stranger := l.agent(8, sc, nil, append(verify, "--tls-cert", other.clientCert, "--tls-key", other.clientKey)...)
-		plain := l.agent(5, sc, nil, "--join-timeout", "3s")
+		plain := l.agent(5, sc, nil, "--join-timeout", "1h")
 		for _, a := range []*proc{nocert, stranger} {
 			if a.wait() != 2 || !strings.Contains(a.err.String(), "mutual TLS refused this agent's certificate (--tls-cert)") {
 				t.Fatalf("want exit 2, refused by mutual TLS\n%v", a)
@@ -500,8 +500,8 @@ func TestFleetMutualTLS(t *testing.T) {
 		if wary.wait() != 2 || !strings.Contains(wary.err.String(), "its certificate is not one this agent trusts (--tls-ca, --tls-server-name)") {
 			t.Fatalf("want exit 2, the coordinator not trusted\n%v", wary)
 		}
-		if plain.wait() != 3 || !strings.Contains(plain.err.String(), "could not reach the coordinator") {
-			t.Fatal(plain)
+		if plain.wait() != 2 || !strings.Contains(plain.err.String(), "TLS with the coordinator at coordinator:7700: it serves TLS and this agent dialled without (give --tls-ca") {
+			t.Fatalf("want exit 2, dialled without TLS\n%v", plain)
 		}
 		tlsFlags := append(verify, "--tls-cert", pki.clientCert, "--tls-key", pki.clientKey)
 		a0, a1 := l.agent(0, sc, nil, tlsFlags...), l.agent(1, sc, nil, tlsFlags...)

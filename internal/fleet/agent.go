@@ -81,6 +81,32 @@ type agent struct {
 	tlsRefused chan struct{}
 	tlsOnce    sync.Once
 	tlsErr     error
+	probing    atomic.Bool
+}
+
+// silentClose hears of a plaintext connection the coordinator closed
+// without a word, and asks (one probe at a time) whether it serves TLS:
+// then no retry will ever join, and the agent stops with a
+// configuration error.
+func (a *agent) silentClose() {
+	if !a.probing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer a.probing.Store(false)
+		if speaksTLS(context.Background(), a.dial) {
+			a.refusedByTLS(errors.New("it serves TLS and this agent dialled without (give --tls-ca, and --tls-cert with --tls-key if it asks for client certificates)"))
+		}
+	}()
+}
+
+// dial opens a raw connection to the coordinator, for probes.
+func (a *agent) dial(ctx context.Context) (net.Conn, error) {
+	if a.opts.Net != nil {
+		return a.opts.Net.Dial(ctx, "tcp", a.opts.Coordinator)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", a.opts.Coordinator)
 }
 
 // refusedByTLS ends the join at once: retrying a handshake that failed
@@ -117,7 +143,7 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	}
 	a := &agent{opts: opts, data: data, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
 		sessions: map[uint64]chan struct{}{}, tlsRefused: make(chan struct{})}
-	creds := insecure.NewCredentials()
+	creds := credentials.TransportCredentials(plainGate{insecure.NewCredentials(), a.silentClose})
 	if opts.TLS != nil {
 		creds = clientGate{credentials.NewTLS(opts.TLS), a.refusedByTLS}
 	}
@@ -254,7 +280,7 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 		streamCancel()
 		select {
 		case <-a.tlsRefused:
-			return nil, failure.Invalid(fmt.Errorf("the coordinator at %s refused this agent: %w", a.opts.Coordinator, a.tlsErr))
+			return nil, failure.Invalid(fmt.Errorf("TLS with the coordinator at %s: %w", a.opts.Coordinator, a.tlsErr))
 		default:
 		}
 		if !stopped || context.Cause(jctx) == timeout {
@@ -283,14 +309,7 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 func (a *agent) probe(ctx context.Context) string {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var c net.Conn
-	var err error
-	if a.opts.Net != nil {
-		c, err = a.opts.Net.Dial(pctx, "tcp", a.opts.Coordinator)
-	} else {
-		var d net.Dialer
-		c, err = d.DialContext(pctx, "tcp", a.opts.Coordinator)
-	}
+	c, err := a.dial(pctx)
 	if err != nil {
 		return ": " + err.Error()
 	}

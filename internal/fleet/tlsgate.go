@@ -3,12 +3,15 @@ package fleet
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"google.golang.org/grpc/credentials"
 )
@@ -125,4 +128,72 @@ func (c alertConn) Read(b []byte) (int, error) {
 func isAlert(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "remote error"
+}
+
+// plainGate is a plaintext agent's witness: a coordinator that serves
+// TLS closes a plaintext connection without sending a byte, which gRPC
+// would retry until the join timeout. silent hears of each such close;
+// the agent then asks the coordinator whether it speaks TLS (speaksTLS).
+type plainGate struct {
+	credentials.TransportCredentials
+	silent func()
+}
+
+func (g plainGate) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := g.TransportCredentials.ClientHandshake(ctx, authority, raw)
+	if err != nil {
+		return conn, info, err
+	}
+	return &silentConn{Conn: conn, silent: g.silent}, info, nil
+}
+
+func (g plainGate) Clone() credentials.TransportCredentials {
+	return plainGate{g.TransportCredentials.Clone(), g.silent}
+}
+
+// silentConn tells when its connection ends before a byte came back.
+type silentConn struct {
+	net.Conn
+	got    atomic.Bool
+	silent func()
+}
+
+func (c *silentConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.got.Store(true)
+	}
+	if err != nil && !c.got.Load() {
+		c.silent()
+	}
+	return n, err
+}
+
+// errSeen ends a TLS probe once the server has shown its certificate.
+var errSeen = errors.New("the server answered in TLS")
+
+// speaksTLS says whether the server at dial answers a TLS ClientHello.
+// The probe drops the connection as soon as the server's certificate
+// arrives, before it could send or prove anything, so the server sees a
+// connection that closed mid-handshake (nobody to name), not a second
+// refusal.
+func speaksTLS(ctx context.Context, dial func(context.Context) (net.Conn, error)) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	raw, err := dial(ctx)
+	if err != nil {
+		return false
+	}
+	defer raw.Close()
+	var saw atomic.Bool
+	// Nothing is sent over this connection: skipping verification only
+	// lets the callback see that a certificate came.
+	c := tls.Client(raw, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12, //nolint:gosec
+		VerifyPeerCertificate: func([][]byte, [][]*x509.Certificate) error {
+			saw.Store(true)
+			raw.Close()
+			return errSeen
+		}})
+	_ = c.HandshakeContext(ctx)
+	return saw.Load()
 }

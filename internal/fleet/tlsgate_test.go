@@ -80,8 +80,22 @@ func TestMutualTLSRefusalOverTCP(t *testing.T) {
 			t.Fatalf("TLS %x: %v", v, err)
 		}
 	}
+	// An agent dialling without TLS finds out by its probe.
+	err = RunAgent(context.Background(), AgentOptions{Coordinator: c.Addr(), Index: -1, Version: "v1",
+		Plan: &plan.Plan{}, JoinTimeout: 30 * time.Second})
+	if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), "it serves TLS and this agent dialled without") {
+		t.Fatalf("plaintext: %v", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
+	// Each cause named once, however often gRPC retried; the probe, which
+	// hangs up mid-handshake, is not named.
+	if n := strings.Count(log.String(), "refused "); n != 2 {
+		t.Errorf("%d refusals:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "refused an agent from 127.0.0.1: it dialled without TLS") {
+		t.Errorf("coordinator's log:\n%s", log.String())
+	}
 	if !strings.Contains(log.String(), "refused an agent from 127.0.0.1: mutual TLS: it presented no client certificate") {
 		t.Errorf("coordinator's log:\n%s", log.String())
 	}
