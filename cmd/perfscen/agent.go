@@ -41,23 +41,24 @@ func newAgentCmd(e *env) *cobra.Command {
 		Use:   "agent --coordinator HOST:PORT FILE",
 		Short: "Generate a share of a distributed run's load for its coordinator (perfscen run --agents)",
 		Long: `agent dials the coordinator (perfscen run --agents N on another host), proves
-itself with the shared token or its client certificate (mutual TLS), reaches the scenario's servers and then runs
-the sessions the coordinator starts: its share of each point's concurrency
+itself with the shared token or its client certificate (mutual TLS),
+reaches the scenario's servers and then runs the sessions the
+coordinator starts: its share of each point's concurrency
 or request rate, on the coordinator's clock, sending every window's
 latency histogram and counters back. The coordinator decides everything;
 the agent prints no report.
 
 The agent needs no inbound port. It must run the coordinator's perfscen
-version with the same scenario file and input data (same hashes), else it
-is refused; a
-build without a release version (dev, or from modified sources) must be
-the same binary (same digest).
+version with the same scenario file, --set overrides and input data
+(same hashes), else it is refused; a build without a release version
+(dev, or from modified sources) must be the same binary (same digest).
 Its index is --index, else $JOB_COMPLETION_INDEX (a Kubernetes Indexed
 Job), else the coordinator's choice.
 
 Exit codes: 0 the run finished · 2 refused (token, TLS certificate,
-version, scenario, index) or invalid scenario · 3 the coordinator or the server could not be
-reached, or the coordinator was lost (the agent stops its load on its own
+version, scenario, overrides, input data, index) or invalid scenario ·
+3 the coordinator or the server could not be reached, or the
+coordinator was lost (the agent stops its load on its own
 after three missed heartbeats).`,
 		Example: `  PERFSCEN_AGENT_TOKEN=… perfscen agent --coordinator coordinator.perf.svc:7700 scenario.yaml
   perfscen agent --coordinator 10.0.0.5:7700 --index 2 --token-file /var/run/secrets/perfscen/token scenario.yaml`,

@@ -28,7 +28,7 @@ type fleetFlags struct {
 func (f *fleetFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.agents, "agents", 0, "coordinate this many agents (perfscen agent) that generate the load; 0: load from this process")
 	fl.StringVar(&f.listen, "listen", fleet.DefaultListen, "with --agents: where agents dial in (loopback unless told otherwise, e.g. 0.0.0.0:7700)")
-	fl.StringVar(&f.tokenFile, "token-file", "", "with --agents: file holding the shared agent token (default: $"+fleet.TokenEnv+")")
+	fl.StringVar(&f.tokenFile, "token-file", "", "with --agents: file holding the shared agent token (default: $"+fleet.TokenEnv+"; not needed with --agents-tls-client-ca)")
 	fl.DurationVar(&f.wait, "agent-wait", fleet.DefaultWait, "with --agents: how long to wait for every agent to join and be ready before exit 3")
 	fl.DurationVar(&f.heartbeat, "heartbeat", fleet.DefaultHeartbeat, "with --agents: heartbeat period; three missed lose an agent (exit 3)")
 	fl.StringVar(&f.tlsCert, "agents-tls-cert", "", "with --agents: serve agents over TLS with this PEM certificate")
