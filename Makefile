@@ -24,7 +24,14 @@ test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod
 	@# The gate-soundness simulation runs 200 replicates per noise model
 	@# here; the full 2000 (the goals' sample size) are `make soundness-sim`.
 	@[ -d ../shared/triton ] || [ -n "$$PERFSCEN_TRITON_DIR" ] || echo "SKIP: no ../shared/triton: the tests against the real Triton (test/triton, internal/kinds/tritoncapi) will not run"
+	@# A worktree finds the folder beside its main checkout, as the test does.
+	@[ -d ../shared/torchserve ] || [ -d "$$(dirname "$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null || echo .)")/../shared/torchserve" ] || echo "SKIP: no ../shared/torchserve: the conformance tests against the real TorchServe 0.12.0 (test/conformance TestRealTorchServe*) will not run"
 	$(GO) test -race -timeout 15m ./...
+	@# Skipped under -race, run here without it: the 64 MiB timing cases
+	@# (tens of seconds under the detector, seconds without) and the
+	@# gate-soundness simulation at 200 replicates (236 s against 24 s).
+	$(GO) test -timeout 5m -run 'TestWaitIsTheServersTime|TestTimingSplitAnyTensorSize' ./internal/transport ./test/conformance
+	$(GO) test -timeout 5m -run 'TestSoundness' ./internal/verdict
 
 soundness-sim: ## the full gate-soundness simulation: 2000 seeded replicates per noise model (CI runs it)
 	PERFSCEN_SOUNDNESS=full $(GO) test -count=1 -timeout 20m -run TestSoundness ./internal/verdict

@@ -17,7 +17,7 @@ import (
 //     refused, reset, timed out) a concurrency-mode worker waits before
 //     its next request, 5 ms after the first failure in a row, doubling
 //     up to 250 ms: at most 10 failed attempts in any second per worker
-//     (8 in the first second of a run of failures, 4 a second after).
+//     (9 in the first second of a run of failures, 4 a second after).
 //     Any reply (a success or an error the server sent) ends the run of
 //     failures. Request-rate workers do not wait: the schedule bounds
 //     their attempts.

@@ -40,6 +40,21 @@ func TestBackoffSchedule(t *testing.T) {
 	if f.backoff() != backoffCap {
 		t.Errorf("backoff after %d failures %v, want the cap %v", f.n, f.backoff(), backoffCap)
 	}
+	// The figures docs/scenario.md and backoff.go's comment quote: 9
+	// attempts in the first second of a run of failures (the first one
+	// included), 4 a second once at the cap.
+	first, later := 0, 0
+	for _, a := range attempts {
+		switch {
+		case a < time.Second:
+			first++
+		case a >= 2*time.Second && a < 3*time.Second:
+			later++
+		}
+	}
+	if first != 9 || later != 4 {
+		t.Errorf("%d attempts in the first second and %d in the third, want 9 and 4: %v", first, later, attempts)
+	}
 }
 
 // A server that goes away in the middle of a long window: the workers

