@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -51,7 +52,10 @@ func (g serverGate) Clone() credentials.TransportCredentials {
 // name.
 func handshakeRefusal(err error) string {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, context.Canceled) {
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		// A connection held open without a word until the server's
+		// handshake deadline is no agent either.
 		return ""
 	}
 	var header tls.RecordHeaderError

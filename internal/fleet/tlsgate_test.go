@@ -13,6 +13,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -36,6 +37,7 @@ func TestHandshakeRefusal(t *testing.T) {
 	}{
 		{"closed before a word", io.EOF, ""},
 		{"closed mid-record", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), ""},
+		{"silent until the deadline", &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}, ""},
 		{"plaintext", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, "it dialled without TLS"},
 		{"no certificate", errors.New("tls: client didn't provide a certificate"), "presented no client certificate signed by --agents-tls-client-ca"},
 		{"certificate refused", expired, "its client certificate (CN=agent-3) is not signed by --agents-tls-client-ca: x509: certificate has expired"},
