@@ -180,19 +180,29 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	go func() { recvErr <- a.receive(ctx, finished) }()
 	defer a.stopAll()
 
+	// notReady tells the coordinator why this agent cannot take part and
+	// waits until it has heard: it answers by finishing the run (or the
+	// stream ends). Returning at once would cancel the stream, and with
+	// it the message still on its way, leaving the coordinator to report
+	// the agent missing instead of naming the cause.
+	notReady := func(ready *fleetpb.Ready, err error) error {
+		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: ready}})
+		select {
+		case <-finished:
+		case <-recvErr:
+		case <-time.After(missedBeats * a.beat):
+		case <-ctx.Done():
+		}
+		return err
+	}
 	servers, closeAll, err := opts.Open(ctx)
 	if err != nil {
-		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{
-			Error: err.Error(), Invalid: failure.KindOf(err) == failure.InvalidInput}}})
-		a.flush()
-		return err
+		return notReady(&fleetpb.Ready{Error: err.Error(), Invalid: failure.KindOf(err) == failure.InvalidInput}, err)
 	}
 	defer closeAll()
 	run, err := engine.NewAgentRun(opts.Plan, servers, a.index, opts.Engine)
 	if err != nil {
-		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{Error: err.Error(), Invalid: true}}})
-		a.flush()
-		return failure.Invalid(err)
+		return notReady(&fleetpb.Ready{Error: err.Error(), Invalid: true}, failure.Invalid(err))
 	}
 	a.run.Store(run)
 	defer run.Close()
@@ -321,18 +331,6 @@ func (a *agent) post(msg *fleetpb.AgentMessage) {
 	select {
 	case a.send <- msg:
 	case <-a.quit:
-	}
-}
-
-// flush gives queued messages (a failed Ready) a moment to leave.
-func (a *agent) flush() {
-	deadline := time.After(time.Second)
-	for len(a.send) > 0 {
-		select {
-		case <-deadline:
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
 	}
 }
 
