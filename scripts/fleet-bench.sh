@@ -6,7 +6,8 @@
 # so drift hits every configuration alike. Prints, per run, total
 # throughput and the merged p50 and p99 (medians over the kept trials),
 # and for distributed runs the coordinator's cost: bytes of window reports
-# per agent per window, and its CPU time (user + system, everything it did:
+# per agent per window (the messages alone, and every byte of the agents'
+# connections: framing, TLS, probes, heartbeats), and its CPU time (user + system, everything it did:
 # opening the server, statistics calls, merging) per agent per window.
 #
 #   scripts/fleet-bench.sh            # or: make bench-fleet
@@ -84,14 +85,17 @@ for round in $(seq "$rounds"); do
     for a in "${agents[@]}"; do wait "$a" || true; done
     printf '%d agent(s)        ' "$n"
     summary "$work/dist.json"
-    python3 - "$work/dist.json" "$work/coord.cpu" "$n" <<'PY'
-import json, sys
+    python3 - "$work/dist.json" "$work/coord.cpu" "$n" "$work/coord.err" <<'PY'
+import json, re, sys
 r = json.load(open(sys.argv[1]))
 u, s = map(float, open(sys.argv[2]).read().split()[-2:])
 n = int(sys.argv[3])
 w = sum(a["windows"] for a in r["agents"]) / n
 b = sum(a["window_bytes"] for a in r["agents"]) / sum(a["windows"] for a in r["agents"])
-print(f'  | {b:5.0f} B/agent/window, coordinator CPU {1000*(u+s)/(n*w):5.1f} ms/agent/window ({w:.0f} windows each)')
+# The coordinator's count of every byte of the agents' connections.
+m = re.search(r"connections carried \d+ bytes in, \d+ out .*: (\d+) in and (\d+) out per agent per window", open(sys.argv[4]).read())
+wire = f", whole connection {m[1]} in + {m[2]} out B/agent/window" if m else ""
+print(f'  | reports {b:5.0f} B/agent/window{wire}, coordinator CPU {1000*(u+s)/(n*w):5.1f} ms/agent/window ({w:.0f} windows each)')
 PY
   done
 done

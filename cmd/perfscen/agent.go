@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/fleet"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/scenariorun"
@@ -34,25 +35,30 @@ func newAgentCmd(e *env) *cobra.Command {
 		connectTimeout time.Duration
 		tlsCA, tlsCert string
 		tlsKey, tlsSN  string
+		set            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --coordinator HOST:PORT FILE",
 		Short: "Generate a share of a distributed run's load for its coordinator (perfscen run --agents)",
 		Long: `agent dials the coordinator (perfscen run --agents N on another host), proves
-itself with the shared token, reaches the scenario's servers and then runs
-the sessions the coordinator starts: its share of each point's concurrency
+itself with the shared token or its client certificate (mutual TLS),
+reaches the scenario's servers and then runs the sessions the
+coordinator starts: its share of each point's concurrency
 or request rate, on the coordinator's clock, sending every window's
 latency histogram and counters back. The coordinator decides everything;
 the agent prints no report.
 
 The agent needs no inbound port. It must run the coordinator's perfscen
-version with the same scenario file (same hash), else it is refused.
+version with the same scenario file, --set overrides and input data
+(same hashes), else it is refused; a build without a release version
+(dev, or from modified sources) must be the same binary (same digest).
 Its index is --index, else $JOB_COMPLETION_INDEX (a Kubernetes Indexed
 Job), else the coordinator's choice.
 
-Exit codes: 0 the run finished · 2 refused (token, version, scenario,
-index) or invalid scenario · 3 the coordinator or the server could not be
-reached, or the coordinator was lost (the agent stops its load on its own
+Exit codes: 0 the run finished · 2 refused (token, TLS certificate,
+version, scenario, overrides, input data, index) or invalid scenario ·
+3 the coordinator or the server could not be reached, or the
+coordinator was lost (the agent stops its load on its own
 after three missed heartbeats).`,
 		Example: `  PERFSCEN_AGENT_TOKEN=… perfscen agent --coordinator coordinator.perf.svc:7700 scenario.yaml
   perfscen agent --coordinator 10.0.0.5:7700 --index 2 --token-file /var/run/secrets/perfscen/token scenario.yaml`,
@@ -61,7 +67,10 @@ after three missed heartbeats).`,
 			if coordinator == "" {
 				return usageError(cmd, fmt.Errorf("--coordinator is required"))
 			}
-			pl, err := scenario.LoadPlan(args[0], e.getenv)
+			// The coordinator's --set flags, given again here: the agent
+			// builds the same plan, and the coordinator refuses an agent
+			// whose overrides differ from its own.
+			pl, err := scenario.LoadPlanWith(args[0], e.getenv, set)
 			if err != nil {
 				printScenarioError(e, args[0], err)
 				return exitSilently(exitcode.Invalid)
@@ -90,13 +99,17 @@ after three missed heartbeats).`,
 			if err != nil {
 				return exitcode.AsInvalid(err)
 			}
+			id, err := e.fleetVersion()
+			if err != nil {
+				return failure.Env(err)
+			}
 			host, _ := os.Hostname()
 			if name == "" {
 				name = host
 			}
 			err = fleet.RunAgent(e.ctx, fleet.AgentOptions{
 				Coordinator: coordinator, Index: index, Name: name, Host: host, Token: token,
-				Version: e.perfscenVersion(), Plan: pl, JoinTimeout: joinTimeout, Log: e.stderr, Net: e.net,
+				Version: id, Plan: pl, JoinTimeout: joinTimeout, Log: e.stderr, Net: e.net,
 				Clock: fleet.NewClock(skew), TLS: tlsCfg,
 				Open: func(ctx context.Context) (map[string]kinds.Server, func(), error) {
 					servers, _, closeAll, err := scenariorun.OpenServers(ctx, pl, kinds.Env{ConnectTimeout: connectTimeout, Net: e.net})
@@ -116,6 +129,7 @@ after three missed heartbeats).`,
 	fl.StringVar(&tokenFile, "token-file", "", "file holding the shared agent token (default: $"+fleet.TokenEnv+")")
 	fl.DurationVar(&joinTimeout, "join-timeout", fleet.DefaultJoinTimeout, "how long to keep trying to reach the coordinator before exit 3")
 	fl.DurationVar(&connectTimeout, "connect-timeout", runner.DefaultConnectTimeout, "how long to wait for the server to answer ready before exit 3")
+	fl.StringArrayVar(&set, "set", nil, "path=value override of the scenario, as the coordinator's perfscen run --set (repeatable; the same flags in the same order, else refused)")
 	fl.StringVar(&tlsCA, "tls-ca", "", "dial the coordinator over TLS, verifying it with this PEM CA")
 	fl.StringVar(&tlsCert, "tls-cert", "", "PEM client certificate for a coordinator that requires one (mutual TLS)")
 	fl.StringVar(&tlsKey, "tls-key", "", "PEM key of --tls-cert")

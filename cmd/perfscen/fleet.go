@@ -28,20 +28,12 @@ type fleetFlags struct {
 func (f *fleetFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.agents, "agents", 0, "coordinate this many agents (perfscen agent) that generate the load; 0: load from this process")
 	fl.StringVar(&f.listen, "listen", fleet.DefaultListen, "with --agents: where agents dial in (loopback unless told otherwise, e.g. 0.0.0.0:7700)")
-	fl.StringVar(&f.tokenFile, "token-file", "", "with --agents: file holding the shared agent token (default: $"+fleet.TokenEnv+")")
+	fl.StringVar(&f.tokenFile, "token-file", "", "with --agents: file holding the shared agent token (default: $"+fleet.TokenEnv+"; not needed with --agents-tls-client-ca)")
 	fl.DurationVar(&f.wait, "agent-wait", fleet.DefaultWait, "with --agents: how long to wait for every agent to join and be ready before exit 3")
 	fl.DurationVar(&f.heartbeat, "heartbeat", fleet.DefaultHeartbeat, "with --agents: heartbeat period; three missed lose an agent (exit 3)")
 	fl.StringVar(&f.tlsCert, "agents-tls-cert", "", "with --agents: serve agents over TLS with this PEM certificate")
 	fl.StringVar(&f.tlsKey, "agents-tls-key", "", "with --agents: the PEM key of --agents-tls-cert")
 	fl.StringVar(&f.tlsCA, "agents-tls-client-ca", "", "with --agents: require agents' client certificates signed by this PEM CA (mutual TLS)")
-}
-
-// perfscenVersion is this binary's version, or the one a test gives.
-func (e *env) perfscenVersion() string {
-	if e.version != "" {
-		return e.version
-	}
-	return version
 }
 
 // startFleet checks that the plan can be sharded among the agents, listens
@@ -58,8 +50,12 @@ func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error
 	if err != nil {
 		return nil, failure.Invalid(err)
 	}
+	id, err := e.fleetVersion()
+	if err != nil {
+		return nil, failure.Env(err)
+	}
 	c, err := fleet.Listen(fleet.CoordinatorOptions{Agents: f.fleet.agents, Listen: f.fleet.listen, Token: token,
-		Version: e.perfscenVersion(), Plan: pl, Heartbeat: f.fleet.heartbeat, Wait: f.fleet.wait, Log: e.stderr, Net: e.net, TLS: tlsCfg})
+		Version: id, Plan: pl, Heartbeat: f.fleet.heartbeat, Wait: f.fleet.wait, Log: e.stderr, Net: e.net, TLS: tlsCfg})
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +81,10 @@ func finishFleet(e *env, c *fleet.Coordinator, run *result.Run) {
 	c.Finish(reason)
 	windows, bytes := c.Cost()
 	if n := len(c.Agents()); windows > 0 && n > 0 {
-		fmt.Fprintf(e.stderr, "perfscen: %d agent(s) sent %d window report(s), %d bytes: %.0f bytes per agent per window\n",
+		in, out := c.Wire()
+		fmt.Fprintf(e.stderr, "perfscen: %d agent(s) sent %d window report(s), %d bytes: %.0f bytes per agent per window (report messages alone)\n",
 			n, windows, bytes, float64(bytes)/float64(windows))
+		fmt.Fprintf(e.stderr, "perfscen: the agents' connections carried %d bytes in, %d out (all of it: framing, TLS, clock probes, heartbeats, control): %.0f in and %.0f out per agent per window\n",
+			in, out, float64(in)/float64(windows), float64(out)/float64(windows))
 	}
 }

@@ -104,6 +104,88 @@ func TestFleetRefusesAgents(t *testing.T) {
 	}
 }
 
+// --set overrides reach the agents as the coordinator's own flags: an
+// agent given the same overrides in the same order takes part and runs
+// the overridden plan; one without them, or with others, is refused and
+// named (exit 2), since it would measure another plan than the one
+// decided.
+func TestFleetOverrides(t *testing.T) {
+	t.Parallel()
+	set := []string{"--set", "load.iterations=90", "--set", "load.concurrency=3"}
+	cases := []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"none", nil, "--set none, the coordinator's --set [load.iterations=90 load.concurrency=3]"},
+		{"other values", []string{"--set", "load.iterations=90", "--set", "load.concurrency=6"}, "--set [load.iterations=90 load.concurrency=6], the coordinator's"},
+		{"other order", []string{"--set", "load.concurrency=3", "--set", "load.iterations=90"}, "--set [load.concurrency=3 load.iterations=90], the coordinator's"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := newFleetLab(t, nil)
+				sc := l.scenario("fleet.yaml", fleetIterations)
+				c := l.coordinator(1, sc, set...)
+				odd := l.start("agent", "", nil, append([]string{"agent", "--coordinator", "coordinator:7700", "--name", "odd", sc}, tc.flags...)...)
+				if odd.wait() != 2 || !strings.Contains(odd.err.String(), tc.want) {
+					t.Fatalf("want exit 2 saying %q\n%v", tc.want, odd)
+				}
+				a := l.agent(0, sc, nil, set...)
+				if c.wait() != 0 || a.wait() != 0 {
+					t.Fatalf("%v\n%v", c, a)
+				}
+				if !strings.Contains(c.err.String(), `refused agent "odd" from`) || !strings.Contains(c.err.String(), tc.want) {
+					t.Errorf("coordinator:\n%s", c.err.String())
+				}
+				run := readResult(t, filepath.Join(l.dir, "out.json"))
+				if len(run.Points) != 1 || run.Points[0].ID != "simple/c=3" || run.Points[0].Summary.Requests != 90 || l.served("simple") != 90 {
+					t.Errorf("points %+v, server %d", run.Points, l.served("simple"))
+				}
+			})
+		})
+	}
+}
+
+const fleetWithData = `
+version: 1
+name: fleet
+server: {url: "server:8000", protocol: http}
+models: [{name: simple, input_data: data/simple.json}]
+load: {mode: iterations, concurrency: 2, iterations: 40}
+measurement: {window: 1s}
+thresholds: [errors == 0]
+`
+
+// The scenario's hash covers its own bytes; the input data it names is
+// compared too: an agent whose copy of the data differs (same scenario
+// file, other requests) is refused and named, exit 2, and one with the
+// same data in another directory takes part.
+func TestFleetRefusesOtherInputData(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newFleetLab(t, nil)
+		data := `{"data": [{"INPUT0": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], "INPUT1": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]}]}`
+		sc := l.scenario("fleet.yaml", fleetWithData)
+		l.scenario("data/simple.json", data)
+		same := l.scenario("same/fleet.yaml", fleetWithData)
+		l.scenario("same/data/simple.json", data)
+		other := l.scenario("other/fleet.yaml", fleetWithData)
+		l.scenario("other/data/simple.json", strings.ReplaceAll(data, "1, 1, 1", "2, 2, 2"))
+		c := l.coordinator(1, sc)
+		odd := l.start("agent", "", nil, "agent", "--coordinator", "coordinator:7700", "--name", "odd", other)
+		if odd.wait() != 2 || !strings.Contains(odd.err.String(), "refused this agent: the input data the scenario names (data/simple.json) has hash") {
+			t.Fatalf("%v", odd)
+		}
+		if a := l.agent(0, same, nil); c.wait() != 0 || a.wait() != 0 {
+			t.Fatalf("%v\n%v", c, a)
+		}
+		if !strings.Contains(c.err.String(), `refused agent "odd" from`) || !strings.Contains(c.err.String(), "(not the same files)") {
+			t.Errorf("coordinator:\n%s", c.err.String())
+		}
+	})
+}
+
 // Mistakes that no agent can fix stop before any load, exit 2, naming
 // what is wrong; a coordinator nobody answers at stops the agent with
 // exit 3 after its join timeout.
@@ -122,6 +204,16 @@ func TestFleetBadInput(t *testing.T) {
 		{name: "coordinator without a token", body: fleetSlow, want: 2, msg: "agents need a shared token",
 			vars: map[string]string{"PERFSCEN_AGENT_TOKEN": ""},
 			args: func(sc string) []string { return []string{"run", "--agents", "1", sc} }},
+		{name: "coordinator without a token, TLS without client certificates", body: fleetSlow, want: 2,
+			msg:  "agents need a shared token (set PERFSCEN_AGENT_TOKEN or --token-file) or mutual TLS (--agents-tls-client-ca)",
+			vars: map[string]string{"PERFSCEN_AGENT_TOKEN": ""},
+			args: func(sc string) []string {
+				pki := newTestPKI(t, filepath.Dir(sc), "fleet")
+				return []string{"run", "--agents", "1", "--agents-tls-cert", pki.serverCert, "--agents-tls-key", pki.serverKey, sc}
+			}},
+		{name: "client CA without the coordinator's certificate", body: fleetSlow, want: 2,
+			msg:  "--agents-tls-cert and --agents-tls-key go together",
+			args: func(sc string) []string { return []string{"run", "--agents", "1", "--agents-tls-client-ca", sc, sc} }},
 		{name: "embedded server", body: "version: 1\nserver: {embedded: true}\nmodels: [{name: simple}]\n", want: 2, msg: "server.embedded: agents need a server they can all reach",
 			args: func(sc string) []string { return []string{"run", "--agents", "1", sc} }},
 		{name: "count windows", body: strings.Replace(fleetSlow, "measurement: {window: 1s,", "measurement: {mode: count_windows,", 1), want: 2,
@@ -132,10 +224,6 @@ func TestFleetBadInput(t *testing.T) {
 				other := filepath.Join(filepath.Dir(sc), "other.yaml")
 				writeFile(t, other, strings.Replace(fleetSlow, "name: fleet", "name: other", 1))
 				return []string{"run", "--agents", "1", sc, other}
-			}},
-		{name: "overrides on the coordinator alone", body: fleetSlow, want: 2, msg: "--set with --agents: the agents load the scenario file as it is",
-			args: func(sc string) []string {
-				return []string{"run", "--agents", "1", "--set", "measurement.window=2s", sc}
 			}},
 		{name: "coordinator address without a port", body: fleetSlow, want: 2, msg: `--coordinator "coordinator": want host:port`,
 			args: func(sc string) []string { return []string{"agent", "--coordinator", "coordinator", sc} }},
@@ -384,23 +472,89 @@ func epochs(log, before, after string) []string {
 }
 
 // Agents reach a coordinator that serves TLS and asks for client
-// certificates when they verify it and present one; an agent dialling
-// it in plaintext never joins (exit 3 after its join timeout).
+// certificates when they verify it and present one. Agents its mutual
+// TLS refuses (no certificate, one of another CA) are named by address
+// in its log and the result's notes and exit 2 at once, as for a wrong
+// token; an agent dialling it in plaintext is named too, and finds out
+// by a probe that the coordinator speaks TLS: exit 2 as well.
 func TestFleetMutualTLS(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newFleetLab(t, nil)
+		pki, other := newTestPKI(t, l.dir, "fleet"), newTestPKI(t, l.dir, "other")
+		sc := l.scenario("fleet.yaml", fleetIterations)
+		c := l.coordinator(2, sc, "--agents-tls-cert", pki.serverCert, "--agents-tls-key", pki.serverKey, "--agents-tls-client-ca", pki.caFile)
+		verify := []string{"--tls-ca", pki.caFile, "--tls-server-name", "127.0.0.1", "--join-timeout", "1h"}
+		nocert := l.agent(7, sc, nil, verify...)
+		stranger := l.agent(8, sc, nil, append(verify, "--tls-cert", other.clientCert, "--tls-key", other.clientKey)...)
+		plain := l.agent(5, sc, nil, "--join-timeout", "1h")
+		for _, a := range []*proc{nocert, stranger} {
+			if a.wait() != 2 || !strings.Contains(a.err.String(), "mutual TLS refused this agent's certificate (--tls-cert)") {
+				t.Fatalf("want exit 2, refused by mutual TLS\n%v", a)
+			}
+		}
+		// The other way round: an agent that does not trust the
+		// coordinator's certificate stops as soon, and is named too.
+		wary := l.agent(9, sc, nil, "--tls-ca", other.caFile, "--tls-server-name", "127.0.0.1", "--join-timeout", "1h",
+			"--tls-cert", pki.clientCert, "--tls-key", pki.clientKey)
+		if wary.wait() != 2 || !strings.Contains(wary.err.String(), "its certificate is not one this agent trusts (--tls-ca, --tls-server-name)") {
+			t.Fatalf("want exit 2, the coordinator not trusted\n%v", wary)
+		}
+		if plain.wait() != 2 || !strings.Contains(plain.err.String(), "TLS with the coordinator at coordinator:7700: it serves TLS and this agent dialled without (give --tls-ca") {
+			t.Fatalf("want exit 2, dialled without TLS\n%v", plain)
+		}
+		tlsFlags := append(verify, "--tls-cert", pki.clientCert, "--tls-key", pki.clientKey)
+		a0, a1 := l.agent(0, sc, nil, tlsFlags...), l.agent(1, sc, nil, tlsFlags...)
+		if c.wait() != 0 || a0.wait() != 0 || a1.wait() != 0 {
+			t.Fatalf("%v\n%v", c, a0)
+		}
+		wants := []string{"mutual TLS: it presented no client certificate signed by --agents-tls-client-ca (give the agent --tls-cert and --tls-key)",
+			"it dialled without TLS; this coordinator serves TLS",
+			"TLS: the agent did not accept the coordinator's certificate"}
+		run := readResult(t, filepath.Join(l.dir, "out.json"))
+		notes := strings.Join(run.Notes, "\n")
+		for _, want := range wants {
+			if !strings.Contains(c.err.String(), "refused an agent from ") || !strings.Contains(c.err.String(), want) {
+				t.Errorf("coordinator does not say %q:\n%s", want, c.err.String())
+			}
+			if !strings.Contains(notes, want) {
+				t.Errorf("notes lack %q: %q", want, run.Notes)
+			}
+		}
+		// The agent without a certificate and the one with another CA's
+		// (Go's client sends none the coordinator did not ask for) come
+		// from one host here: one note; the plaintext agent's retries too.
+		if len(run.Agents) != 2 || len(run.Notes) != 3 {
+			t.Errorf("agents %+v, notes %q", run.Agents, run.Notes)
+		}
+	})
+}
+
+// Mutual TLS alone admits agents, as the token alone does: a coordinator
+// without a token that requires client certificates runs with agents
+// that carry none, and still refuses an agent without a certificate.
+func TestFleetMutualTLSWithoutToken(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		l := newFleetLab(t, nil)
 		pki := newTestPKI(t, l.dir, "fleet")
 		sc := l.scenario("fleet.yaml", fleetIterations)
-		c := l.coordinator(2, sc, "--agents-tls-cert", pki.serverCert, "--agents-tls-key", pki.serverKey, "--agents-tls-client-ca", pki.caFile)
-		plain := l.agent(5, sc, nil, "--join-timeout", "3s")
-		tlsFlags := []string{"--tls-ca", pki.caFile, "--tls-cert", pki.clientCert, "--tls-key", pki.clientKey, "--tls-server-name", "127.0.0.1"}
-		a0, a1 := l.agent(0, sc, nil, tlsFlags...), l.agent(1, sc, nil, tlsFlags...)
-		if c.wait() != 0 || a0.wait() != 0 || a1.wait() != 0 {
-			t.Fatalf("%v\n%v", c, a0)
+		noToken := map[string]string{"PERFSCEN_AGENT_TOKEN": ""}
+		c := l.start("coordinator", "", noToken, "run", "-q", "--agents", "2", "--listen", "coordinator:7700", "--agent-wait", "10s",
+			"--out", filepath.Join(l.dir, "out.json"), "--agents-tls-cert", pki.serverCert, "--agents-tls-key", pki.serverKey,
+			"--agents-tls-client-ca", pki.caFile, sc)
+		verify := []string{"--tls-ca", pki.caFile, "--tls-server-name", "127.0.0.1"}
+		if a := l.agent(5, sc, map[string]string{"PERFSCEN_AGENT_TOKEN": ""}, verify...); a.wait() != 2 {
+			t.Fatalf("an agent with neither token nor certificate joined\n%v", a)
 		}
-		if plain.wait() != 3 || !strings.Contains(plain.err.String(), "could not reach the coordinator") {
-			t.Fatal(plain)
+		tlsFlags := append(verify, "--tls-cert", pki.clientCert, "--tls-key", pki.clientKey)
+		a0 := l.agent(0, sc, map[string]string{"PERFSCEN_AGENT_TOKEN": ""}, tlsFlags...)
+		a1 := l.agent(1, sc, map[string]string{"PERFSCEN_AGENT_TOKEN": ""}, tlsFlags...)
+		if c.wait() != 0 || a0.wait() != 0 || a1.wait() != 0 {
+			t.Fatalf("%v\n%v\n%v", c, a0, a1)
+		}
+		if got := l.served("simple"); got != 600 {
+			t.Errorf("server answered %d, want 600", got)
 		}
 	})
 }

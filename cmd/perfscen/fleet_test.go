@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,8 +94,18 @@ func TestFleetThreeAgentsOneVerdict(t *testing.T) {
 					t.Errorf("agent %+v", a)
 				}
 			}
-			if !strings.Contains(c.err.String(), "bytes per agent per window") {
+			if !strings.Contains(c.err.String(), "bytes per agent per window (report messages alone)") {
 				t.Errorf("no cost line:\n%s", c.err.String())
+			}
+			// The whole connections carry the reports and more (framing,
+			// probes, heartbeats): counted at the socket, never less.
+			var reports, in, out, windows int64
+			for _, line := range strings.Split(c.err.String(), "\n") {
+				fmt.Sscanf(line, "perfscen: 3 agent(s) sent %d window report(s), %d bytes", &windows, &reports)
+				fmt.Sscanf(line, "perfscen: the agents' connections carried %d bytes in, %d out", &in, &out)
+			}
+			if windows == 0 || reports == 0 || in <= reports || out == 0 {
+				t.Errorf("%d windows, reports %d bytes, connections %d in, %d out:\n%s", windows, reports, in, out, c.err.String())
 			}
 		})
 	})

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	"github.com/perfscen/perfscen/runner/result"
 )
 
 // The mix example on the fake clock: interactive beside batch on one
@@ -106,4 +109,139 @@ func TestMixSweepWithBaseline(t *testing.T) {
 			}
 		}
 	})
+}
+
+const mixTwoServersScenario = `
+version: 1
+name: mix-two-servers
+servers:
+  left:
+    embedded: true
+    embedded_models: {simple: {added_latency: 10ms}}
+  right:
+    embedded: true
+    embedded_models: {delay: {delay: 20ms}}
+models:
+  - {name: left/simple, alias: fast}
+  - {name: right/delay, alias: slow, shapes: {INPUT0: [16]}}
+mixes:
+  - {name: both, models: {left/fast: {concurrency: 2}, right/slow: {concurrency: 1}}}
+measurement: {window: 500ms, trials: 3, max_trials: 3, stability: 50%}
+thresholds:
+  - errors == 0
+  - {check: throughput >= 140/s, models: [both]}
+  - {check: p99 < 30ms, models: [both/left/fast]}
+`
+
+// A mix across two servers, one model on each, run as one unit: each
+// member's figures come from its own server (its server figures count
+// its own requests, none of the other's), the members' windows cover the
+// same seconds, and the whole mix sums their requests and throughput.
+func TestMixAcrossTwoServers(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		sc := writeScenario(t, dir, "mix-two-servers.yaml", mixTwoServersScenario)
+		out := filepath.Join(dir, "out.json")
+		code, stdout, stderr := runMem(t, "run", "-q", "--out", out, sc)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		run := readResult(t, out)
+		byID := map[string]int{}
+		var ids []string
+		for i, p := range run.Points {
+			byID[p.ID] = i
+			ids = append(ids, p.ID)
+		}
+		if got := strings.Join(ids, " "); got != "both/left/fast/c=2 both/right/slow/c=1 both/all" {
+			t.Fatalf("points %s", got)
+		}
+		fast, slow, all := run.Points[byID["both/left/fast/c=2"]], run.Points[byID["both/right/slow/c=1"]], run.Points[byID["both/all"]]
+		if fast.Server != "left" || slow.Server != "right" || fast.Mix != "both" || slow.Mix != "both" || all.Mix != "both" {
+			t.Errorf("servers %q %q, mixes %q %q %q", fast.Server, slow.Server, fast.Mix, slow.Mix, all.Mix)
+		}
+		if len(fast.Trials) != 3 || len(slow.Trials) != 3 || len(all.Trials) != 3 {
+			t.Fatalf("trials %d %d %d", len(fast.Trials), len(slow.Trials), len(all.Trials))
+		}
+		for i := range 3 {
+			f, s, a := fast.Trials[i], slow.Trials[i], all.Trials[i]
+			if !f.Start.Equal(s.Start) || f.Duration != s.Duration || !a.Start.Equal(f.Start) {
+				t.Errorf("trial %d: windows %v+%v, %v+%v, whole mix %v", i, f.Start, f.Duration, s.Start, s.Duration, a.Start)
+			}
+			if a.Metrics.Requests != f.Metrics.Requests+s.Metrics.Requests || a.Metrics.Requests == 0 {
+				t.Errorf("trial %d: whole mix %d requests, members %d + %d", i, a.Metrics.Requests, f.Metrics.Requests, s.Metrics.Requests)
+			}
+			// Each server counted its own member's requests only (give or
+			// take the requests in flight at a window's edge, which the
+			// server counts when they end and the client when they began).
+			for _, m := range []struct {
+				name string
+				tr   result.Trial
+				c    int64
+			}{{"fast", f, 2}, {"slow", s, 1}} {
+				if sv := m.tr.Metrics.Server; sv == nil || sv.RequestCount < m.tr.Metrics.Requests-m.c || sv.RequestCount > m.tr.Metrics.Requests+m.c {
+					t.Errorf("trial %d: %s's server figures %+v for %d requests", i, m.name, sv, m.tr.Metrics.Requests)
+				}
+			}
+			if f.Metrics.Server != nil && s.Metrics.Server != nil &&
+				(a.Metrics.Server == nil || a.Metrics.Server.RequestCount != f.Metrics.Server.RequestCount+s.Metrics.Server.RequestCount) {
+				t.Errorf("trial %d: whole mix's server figures %+v, members' %d + %d", i, a.Metrics.Server, f.Metrics.Server.RequestCount, s.Metrics.Server.RequestCount)
+			}
+		}
+		// simple runs one request at a time for 10 ms (two outstanding
+		// wait 20 ms each), delay 20 ms: 100/s and 50/s on the fake clock,
+		// each at its own server's pace, 150/s together.
+		fs, ss, as := fast.Summary, slow.Summary, all.Summary
+		if as.Requests != fs.Requests+ss.Requests || fs.Throughput < 90 || fs.Throughput > 110 || ss.Throughput < 45 || ss.Throughput > 55 ||
+			math.Abs(as.Throughput-(fs.Throughput+ss.Throughput)) > 1e-6*as.Throughput {
+			t.Errorf("summaries: fast %d %.1f/s, slow %d %.1f/s, whole mix %d %.1f/s", fs.Requests, fs.Throughput, ss.Requests, ss.Throughput, as.Requests, as.Throughput)
+		}
+		if !strings.Contains(stdout, "pass   │ threshold │ throughput >= 140/s │ both/all") || !strings.Contains(stdout, "PASS") {
+			t.Errorf("report:\n%s", stdout)
+		}
+	})
+}
+
+const mixConflicting = `version: 1
+server: {embedded: true}
+models:
+  - {name: simple, alias: interactive}
+  - {name: delay, alias: batch, shapes: {INPUT0: [16]}}
+mixes:
+  - name: busy
+    models:
+      interactive: {concurrency: 1}
+      batch: {concurrency: 2, request_rate: 50}
+`
+
+// An invalid mix stops every command that loads it with exit 2 before
+// any load, naming the file, line and field: run, validate, plan, an
+// agent, and the coordinator of a distributed run.
+func TestInvalidMixExits2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sc := writeScenario(t, dir, "conflict.yaml", mixConflicting)
+	want := "conflict.yaml:10:14: mixes[0].models.batch: the loads conflict: concurrency and request_rate are given; give one"
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"run", []string{"run", "-q", sc}, want},
+		{"validate", []string{"validate", sc}, want},
+		{"plan", []string{"plan", sc}, want},
+		{"agent", []string{"agent", "--coordinator", "127.0.0.1:7700", sc}, want},
+		{"coordinator", []string{"run", "--agents", "2", sc}, want},
+		{"the parser's collection", []string{"run", "-q", "@scenario/testdata/invalid/mixes.yaml"},
+			"mixes.yaml:21:7: mixes[1].models: the shares add up to 110% of the mix's request_rate; at most 100%"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runMem(t, tc.args...)
+			if code != 2 || !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("exit %d, want 2 saying %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+			}
+		})
+	}
 }

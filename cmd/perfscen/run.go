@@ -89,12 +89,6 @@ See docs/distributed.md.`,
 			if f.fleet.agents > 0 && len(files) != 1 {
 				return usageError(cmd, fmt.Errorf("--agents runs one scenario; got %d", len(files)))
 			}
-			if f.fleet.agents > 0 && len(f.set) > 0 {
-				// Agents load the file as it is and are checked against
-				// its bytes: an override on the coordinator alone would
-				// have them measure another scenario than the one decided.
-				return usageError(cmd, fmt.Errorf("--set with --agents: the agents load the scenario file as it is; put the settings in the file"))
-			}
 			debug := e.getenv("PERFSCEN_DEBUG_GOROUTINES") != ""
 			start := runtime.NumGoroutine()
 			if debug {

@@ -69,10 +69,53 @@ type agent struct {
 	run   atomic.Pointer[engine.AgentRun]
 	beat  time.Duration
 	index int
+	data  string // DataDigest of the plan
 
 	mu       sync.Mutex
 	sessions map[uint64]chan struct{}
 	wg       sync.WaitGroup
+
+	// tlsRefused closes when a handshake says the coordinator and this
+	// agent will never agree (a certificate refused either way);
+	// tlsErr is why.
+	tlsRefused chan struct{}
+	tlsOnce    sync.Once
+	tlsErr     error
+	probing    atomic.Bool
+}
+
+// silentClose hears of a plaintext connection the coordinator closed
+// without a word, and asks (one probe at a time) whether it serves TLS:
+// then no retry will ever join, and the agent stops with a
+// configuration error.
+func (a *agent) silentClose() {
+	if !a.probing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer a.probing.Store(false)
+		if speaksTLS(context.Background(), a.dial) {
+			a.refusedByTLS(errors.New("it serves TLS and this agent dialled without (give --tls-ca, and --tls-cert with --tls-key if it asks for client certificates)"))
+		}
+	}()
+}
+
+// dial opens a raw connection to the coordinator, for probes.
+func (a *agent) dial(ctx context.Context) (net.Conn, error) {
+	if a.opts.Net != nil {
+		return a.opts.Net.Dial(ctx, "tcp", a.opts.Coordinator)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", a.opts.Coordinator)
+}
+
+// refusedByTLS ends the join at once: retrying a handshake that failed
+// on a certificate only fails again.
+func (a *agent) refusedByTLS(err error) {
+	a.tlsOnce.Do(func() {
+		a.tlsErr = err
+		close(a.tlsRefused)
+	})
 }
 
 // RunAgent joins the coordinator and serves its sessions until it
@@ -94,9 +137,15 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	if err != nil || host == "" || port == "" {
 		return failure.Invalid(fmt.Errorf("--coordinator %q: want host:port", opts.Coordinator))
 	}
-	creds := insecure.NewCredentials()
+	data, _, err := DataDigest(opts.Plan)
+	if err != nil {
+		return failure.Invalid(err)
+	}
+	a := &agent{opts: opts, data: data, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
+		sessions: map[uint64]chan struct{}{}, tlsRefused: make(chan struct{})}
+	creds := credentials.TransportCredentials(plainGate{insecure.NewCredentials(), a.silentClose})
 	if opts.TLS != nil {
-		creds = credentials.NewTLS(opts.TLS)
+		creds = clientGate{credentials.NewTLS(opts.TLS), a.refusedByTLS}
 	}
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 30 * time.Second, Timeout: 10 * time.Second})}
@@ -114,8 +163,6 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	a := &agent{opts: opts, send: make(chan *fleetpb.AgentMessage, 64), quit: make(chan struct{}),
-		sessions: map[uint64]chan struct{}{}}
 	welcome, err := a.join(ctx, fleetpb.NewFleetClient(conn))
 	if err != nil {
 		return err
@@ -133,19 +180,29 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	go func() { recvErr <- a.receive(ctx, finished) }()
 	defer a.stopAll()
 
+	// notReady tells the coordinator why this agent cannot take part and
+	// waits until it has heard: it answers by finishing the run (or the
+	// stream ends). Returning at once would cancel the stream, and with
+	// it the message still on its way, leaving the coordinator to report
+	// the agent missing instead of naming the cause.
+	notReady := func(ready *fleetpb.Ready, err error) error {
+		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: ready}})
+		select {
+		case <-finished:
+		case <-recvErr:
+		case <-time.After(missedBeats * a.beat):
+		case <-ctx.Done():
+		}
+		return err
+	}
 	servers, closeAll, err := opts.Open(ctx)
 	if err != nil {
-		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{
-			Error: err.Error(), Invalid: failure.KindOf(err) == failure.InvalidInput}}})
-		a.flush()
-		return err
+		return notReady(&fleetpb.Ready{Error: err.Error(), Invalid: failure.KindOf(err) == failure.InvalidInput}, err)
 	}
 	defer closeAll()
 	run, err := engine.NewAgentRun(opts.Plan, servers, a.index, opts.Engine)
 	if err != nil {
-		a.post(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Ready{Ready: &fleetpb.Ready{Error: err.Error(), Invalid: true}}})
-		a.flush()
-		return failure.Invalid(err)
+		return notReady(&fleetpb.Ready{Error: err.Error(), Invalid: true}, failure.Invalid(err))
 	}
 	a.run.Store(run)
 	defer run.Close()
@@ -210,6 +267,8 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 			if context.Cause(jctx) == timeout {
 				streamCancel()
 			}
+		case <-a.tlsRefused:
+			streamCancel()
 		case <-ctx.Done():
 		}
 	}()
@@ -219,7 +278,7 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 		idx := int32(a.opts.Index)
 		err = stream.Send(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Hello{Hello: &fleetpb.Hello{
 			Name: a.opts.Name, Host: a.opts.Host, Index: idx, Version: a.opts.Version,
-			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash}}})
+			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash, DataHash: a.data, Overrides: a.opts.Plan.Overrides}}})
 	}
 	var first *fleetpb.CoordinatorMessage
 	if err == nil {
@@ -229,6 +288,11 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 	jcancel(nil)
 	if err != nil {
 		streamCancel()
+		select {
+		case <-a.tlsRefused:
+			return nil, failure.Invalid(fmt.Errorf("TLS with the coordinator at %s: %w", a.opts.Coordinator, a.tlsErr))
+		default:
+		}
 		if !stopped || context.Cause(jctx) == timeout {
 			return nil, failure.Env(fmt.Errorf("could not reach the coordinator at %s within %s%s", a.opts.Coordinator, a.opts.JoinTimeout, a.probe(ctx)))
 		}
@@ -255,14 +319,7 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 func (a *agent) probe(ctx context.Context) string {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var c net.Conn
-	var err error
-	if a.opts.Net != nil {
-		c, err = a.opts.Net.Dial(pctx, "tcp", a.opts.Coordinator)
-	} else {
-		var d net.Dialer
-		c, err = d.DialContext(pctx, "tcp", a.opts.Coordinator)
-	}
+	c, err := a.dial(pctx)
 	if err != nil {
 		return ": " + err.Error()
 	}
@@ -274,18 +331,6 @@ func (a *agent) post(msg *fleetpb.AgentMessage) {
 	select {
 	case a.send <- msg:
 	case <-a.quit:
-	}
-}
-
-// flush gives queued messages (a failed Ready) a moment to leave.
-func (a *agent) flush() {
-	deadline := time.After(time.Second)
-	for len(a.send) > 0 {
-		select {
-		case <-deadline:
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
 	}
 }
 

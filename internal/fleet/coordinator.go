@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,7 +53,8 @@ type CoordinatorOptions struct {
 	Agents int
 	// Listen is the address to listen on (DefaultListen).
 	Listen string
-	// Token is the shared secret agents must present (required).
+	// Token is the shared secret agents must present; required unless
+	// TLS requires and verifies client certificates (mutual TLS).
 	Token string
 	// Version is this perfscen's; agents must run the same.
 	Version string
@@ -93,7 +95,14 @@ type Coordinator struct {
 	finished bool
 
 	windows atomic.Int64 // window reports received
-	bytes   atomic.Int64 // their size on the wire
+	bytes   atomic.Int64 // their protobuf size
+	// data is the digest of the scenario's input-data files (DataDigest),
+	// dataFiles their names.
+	data      string
+	dataFiles []string
+	// wireIn and wireOut are every byte of the agents' connections
+	// (countingListener), received and sent.
+	wireIn, wireOut atomic.Int64
 }
 
 // member is one agent in the coordinator.
@@ -120,8 +129,8 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if opts.Agents < 1 {
 		return nil, failure.Invalid(fmt.Errorf("--agents %d: at least one agent", opts.Agents))
 	}
-	if opts.Token == "" {
-		return nil, failure.Invalid(fmt.Errorf("agents need a shared token: set %s or --token-file", TokenEnv))
+	if opts.Token == "" && (opts.TLS == nil || opts.TLS.ClientAuth != tls.RequireAndVerifyClientCert) {
+		return nil, failure.Invalid(fmt.Errorf("agents need a shared token (set %s or --token-file) or mutual TLS (--agents-tls-client-ca)", TokenEnv))
 	}
 	if opts.Listen == "" {
 		opts.Listen = DefaultListen
@@ -148,11 +157,19 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if err != nil {
 		return nil, failure.Env(fmt.Errorf("listening for agents on %s: %w", opts.Listen, err))
 	}
-	c := &Coordinator{opts: opts, clock: NewClock(0), ln: ln, changed: make(chan struct{}),
+	data, files, err := DataDigest(opts.Plan)
+	if err != nil {
+		return nil, failure.Invalid(err)
+	}
+	c := &Coordinator{opts: opts, clock: NewClock(0), changed: make(chan struct{}), data: data, dataFiles: files,
 		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{})}
+	c.ln = countingListener{ln, &c.wireIn, &c.wireOut}
+	ln = c.ln
 	var so []grpc.ServerOption
 	if opts.TLS != nil {
-		so = append(so, grpc.Creds(credentials.NewTLS(opts.TLS)))
+		so = append(so, grpc.Creds(serverGate{credentials.NewTLS(opts.TLS), func(addr, why string) {
+			c.refuse("an agent from "+addr, why, true)
+		}}))
 	}
 	c.srv = grpc.NewServer(so...)
 	fleetpb.RegisterFleetServer(c.srv, &handler{c: c})
@@ -226,6 +243,25 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 			return failure.Env(errors.New(msg))
 		}
 	}
+}
+
+// refuse records and logs an agent refused: its name, why, and whether
+// its setup was at fault (a token, certificate, version or scenario: the
+// run's exit is then 2 when the agents fall short).
+func (c *Coordinator) refuse(name, reason string, invalid bool) {
+	entry := name + ": " + reason
+	c.mu.Lock()
+	if slices.Contains(c.refused, entry) {
+		// The same agent retrying the same mistake (a TLS handshake
+		// gRPC retries): named once.
+		c.mu.Unlock()
+		return
+	}
+	c.refused = append(c.refused, entry)
+	c.invalid = c.invalid || invalid
+	c.notifyLocked()
+	c.mu.Unlock()
+	c.logf("refused %s: %s", name, reason)
 }
 
 // members are the joined agents in index order.
@@ -309,8 +345,14 @@ func (c *Coordinator) Info() []result.Agent {
 }
 
 // Cost is the coordinator's traffic for the figures: window reports
-// received and their bytes on the wire.
+// received and the size of their protobuf messages (no framing).
 func (c *Coordinator) Cost() (windows, bytes int64) { return c.windows.Load(), c.bytes.Load() }
+
+// Wire is every byte the agents' connections carried, in (from the
+// agents) and out: TLS, HTTP/2 and gRPC framing, handshakes, clock
+// probes, heartbeats, session control and reports; only TCP/IP lies
+// below.
+func (c *Coordinator) Wire() (in, out int64) { return c.wireIn.Load(), c.wireOut.Load() }
 
 // engine.Remote
 
@@ -463,12 +505,7 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	}
 	refuse := func(invalid bool, format string, args ...any) error {
 		reason := fmt.Sprintf(format, args...)
-		c.mu.Lock()
-		c.refused = append(c.refused, name+": "+reason)
-		c.invalid = c.invalid || invalid
-		c.notifyLocked()
-		c.mu.Unlock()
-		c.logf("refused %s: %s", name, reason)
+		c.refuse(name, reason, invalid)
 		_ = stream.Send(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Refusal{Refusal: &fleetpb.Refusal{Reason: reason, Invalid: invalid}}})
 		code := codes.FailedPrecondition
 		if invalid {
@@ -476,14 +513,26 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 		}
 		return status.Error(code, reason)
 	}
-	if err := checkToken(stream.Context(), c.opts.Token); err != nil {
-		return refuse(true, "%v", err)
+	// Without a token, mutual TLS alone vouched for the agent (Listen
+	// allows no other way); with both, both must hold.
+	if c.opts.Token != "" {
+		if err := checkToken(stream.Context(), c.opts.Token); err != nil {
+			return refuse(true, "%v", err)
+		}
 	}
 	if hello.Version != c.opts.Version {
 		return refuse(true, "perfscen version %s, the coordinator runs %s", hello.Version, c.opts.Version)
 	}
 	if p := c.opts.Plan; p != nil && hello.ScenarioHash != p.ScenarioHash {
 		return refuse(true, "scenario %s has hash %.12s…, the coordinator's %s has %.12s… (not the same file)", hello.Scenario, hello.ScenarioHash, p.Scenario, p.ScenarioHash)
+	}
+	if p := c.opts.Plan; p != nil && !slices.Equal(hello.Overrides, p.Overrides) {
+		return refuse(true, "--set %s, the coordinator's --set %s (agents take the coordinator's --set flags, in its order)",
+			overridesText(hello.Overrides), overridesText(p.Overrides))
+	}
+	if hello.DataHash != c.data {
+		return refuse(true, "the input data the scenario names (%s) has hash %s, the coordinator's has %s (not the same files)",
+			strings.Join(c.dataFiles, ", "), shortHash(hello.DataHash), shortHash(c.data))
 	}
 	m := &member{name: hello.Name, host: hello.Host, addr: addr, version: hello.Version,
 		send: make(chan *fleetpb.CoordinatorMessage, 64), quit: make(chan struct{}),
@@ -706,4 +755,21 @@ func (c *Coordinator) scenario() string {
 		return ""
 	}
 	return c.opts.Plan.Scenario
+}
+
+func shortHash(h string) string {
+	if h == "" {
+		return "none (no files)"
+	}
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
+}
+
+func overridesText(set []string) string {
+	if len(set) == 0 {
+		return "none"
+	}
+	return "[" + strings.Join(set, " ") + "]"
 }

@@ -8,24 +8,24 @@ import (
 )
 
 // ServerTLS is the coordinator's TLS: its certificate and key, and with
-// clientCA, mutual TLS (agents must present a certificate it signed) on
-// top of the token.
+// clientCA, mutual TLS (agents must present a certificate it signed),
+// alone or on top of the token. Its messages name perfscen run's flags.
 func ServerTLS(cert, key, clientCA string) (*tls.Config, error) {
 	if cert == "" && key == "" && clientCA == "" {
 		return nil, nil
 	}
 	if cert == "" || key == "" {
-		return nil, fmt.Errorf("--tls-cert and --tls-key go together")
+		return nil, fmt.Errorf("--agents-tls-cert and --agents-tls-key go together (--agents-tls-client-ca needs both)")
 	}
 	pair, err := tls.LoadX509KeyPair(cert, key)
 	if err != nil {
-		return nil, fmt.Errorf("--tls-cert: %w", err)
+		return nil, fmt.Errorf("--agents-tls-cert: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	if clientCA != "" {
 		pool, err := certPool(clientCA)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca: %w", err)
+			return nil, fmt.Errorf("--agents-tls-client-ca: %w", err)
 		}
 		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}

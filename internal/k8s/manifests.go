@@ -217,7 +217,9 @@ func (o *Options) agentsJob() job {
 	// The agent's index is the Indexed Job's completion index, which
 	// Kubernetes sets as JOB_COMPLETION_INDEX in every pod.
 	args := []string{"agent", "--coordinator", o.coordinatorAddr(), "--token-file", path.Join(tokenDir, "token"),
-		"--join-timeout", o.JoinTimeout, path.Join(scenarioDir, o.ScenarioFile)}
+		"--join-timeout", o.JoinTimeout}
+	args = append(args, o.setFlags()...)
+	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
 	c := container{Name: "agent", Image: o.Image, Args: args, VolumeMounts: mounts,
 		Resources: resources(o.AgentCPU, o.AgentMemory)}
 	n := o.Agents
@@ -233,6 +235,24 @@ func (o *Options) agentsJob() job {
 					Affinity: &affinity{PodAntiAffinity: &podAntiAffinity{Preferred: []weightedPodAffinityTerm{{
 						Weight: 100, PodAffinityTerm: podAffinityTerm{TopologyKey: "kubernetes.io/hostname",
 							LabelSelector: labelSelector{MatchLabels: o.labels("agent")}}}}}}}}}}
+}
+
+// setFlags are the coordinator's --set overrides among RunFlags, in
+// order: agents must build the same plan, and the coordinator refuses
+// those whose overrides differ.
+func (o *Options) setFlags() []string {
+	var out []string
+	for i := 0; i < len(o.RunFlags); i++ {
+		f := o.RunFlags[i]
+		switch {
+		case strings.HasPrefix(f, "--set="):
+			out = append(out, f)
+		case f == "--set" && i+1 < len(o.RunFlags):
+			out = append(out, f, o.RunFlags[i+1])
+			i++
+		}
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

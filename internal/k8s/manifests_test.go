@@ -198,6 +198,18 @@ func TestManifestsVariants(t *testing.T) {
 	if q := o.agents.Spec.Template.Spec.Containers[0].Resources.Requests.Cpu(); q.MilliValue() != 1500 {
 		t.Errorf("agent cpu %v", q)
 	}
+	// The coordinator's --set overrides go to the agents too, in order:
+	// the coordinator refuses agents whose plan they would not match.
+	opts = testOptions()
+	opts.RunFlags = append(opts.RunFlags, "--set=measurement.window=2s", "--set", "load.concurrency=8")
+	if b, err = Write(opts); err != nil {
+		t.Fatal(err)
+	}
+	o = decode(t, b)
+	agentArgs := strings.Join(o.agents.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(agentArgs, "--set=measurement.window=2s --set load.concurrency=8 /etc/perfscen/") || strings.Contains(agentArgs, "junit") {
+		t.Errorf("agent args: %s", agentArgs)
+	}
 	bad := []struct {
 		mod  func(o *Options)
 		want string

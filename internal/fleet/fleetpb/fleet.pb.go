@@ -309,10 +309,17 @@ type Hello struct {
 	Host  string                 `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
 	// index is the agent's index (a Kubernetes completion index, a CI matrix
 	// entry); -1 lets the coordinator choose.
-	Index         int32  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
-	Version       string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
-	Scenario      string `protobuf:"bytes,5,opt,name=scenario,proto3" json:"scenario,omitempty"`
-	ScenarioHash  string `protobuf:"bytes,6,opt,name=scenario_hash,json=scenarioHash,proto3" json:"scenario_hash,omitempty"`
+	Index        int32  `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
+	Version      string `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	Scenario     string `protobuf:"bytes,5,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	ScenarioHash string `protobuf:"bytes,6,opt,name=scenario_hash,json=scenarioHash,proto3" json:"scenario_hash,omitempty"`
+	// data_hash is the sha256 of the input-data files the scenario names
+	// (names relative to the scenario's directory, and contents); empty
+	// when it names none. The scenario's hash covers its own bytes only.
+	DataHash string `protobuf:"bytes,7,opt,name=data_hash,json=dataHash,proto3" json:"data_hash,omitempty"`
+	// overrides are the agent's --set flags, in order: they change the plan
+	// as much as the file does, so they must be the coordinator's.
+	Overrides     []string `protobuf:"bytes,8,rep,name=overrides,proto3" json:"overrides,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -387,6 +394,20 @@ func (x *Hello) GetScenarioHash() string {
 		return x.ScenarioHash
 	}
 	return ""
+}
+
+func (x *Hello) GetDataHash() string {
+	if x != nil {
+		return x.DataHash
+	}
+	return ""
+}
+
+func (x *Hello) GetOverrides() []string {
+	if x != nil {
+		return x.Overrides
+	}
+	return nil
 }
 
 type Welcome struct {
@@ -1392,14 +1413,16 @@ const file_fleet_proto_rawDesc = "" +
 	"\x05start\x18\x04 \x01(\v2\x1f.perfscen.fleet.v1.StartSessionH\x00R\x05start\x124\n" +
 	"\x04stop\x18\x05 \x01(\v2\x1e.perfscen.fleet.v1.StopSessionH\x00R\x04stop\x123\n" +
 	"\x06finish\x18\x06 \x01(\v2\x19.perfscen.fleet.v1.FinishH\x00R\x06finishB\x06\n" +
-	"\x04body\"\xa0\x01\n" +
+	"\x04body\"\xdb\x01\n" +
 	"\x05Hello\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\x12\x1a\n" +
 	"\bscenario\x18\x05 \x01(\tR\bscenario\x12#\n" +
-	"\rscenario_hash\x18\x06 \x01(\tR\fscenarioHash\"l\n" +
+	"\rscenario_hash\x18\x06 \x01(\tR\fscenarioHash\x12\x1b\n" +
+	"\tdata_hash\x18\a \x01(\tR\bdataHash\x12\x1c\n" +
+	"\toverrides\x18\b \x03(\tR\toverrides\"l\n" +
 	"\aWelcome\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x16\n" +
 	"\x06agents\x18\x02 \x01(\x05R\x06agents\x12\x10\n" +
