@@ -40,6 +40,7 @@ type Estimation struct {
 func Estimate(p *plan.Plan) Estimation {
 	m := p.Measurement
 	e := Estimation{PerPoint: make([]time.Duration, len(p.Points))}
+	grouped := false
 	for i, pt := range p.Points {
 		if pt.Stage != nil {
 			// A stage lasts its duration, in whole windows.
@@ -60,6 +61,13 @@ func Estimate(p *plan.Plan) Estimation {
 		}
 		best := m.Warmup + time.Duration(StabilityWindows+m.Trials)*w
 		worst := m.Warmup + time.Duration(max(m.MaxTrials, StabilityWindows)+m.Trials)*w
+		if pt.Group != 0 {
+			// Interleaved points measure each trial in a session of its
+			// own (A B A B …), and every session warms up first.
+			best += time.Duration(m.Trials) * m.Warmup
+			worst += time.Duration(m.Trials) * m.Warmup
+			grouped = true
+		}
 		e.PerPoint[i] = best
 		if pt.Together != 0 && i > 0 && p.Points[i-1].Together == pt.Together {
 			continue // the members of a mix step share its seconds
@@ -69,6 +77,9 @@ func Estimate(p *plan.Plan) Estimation {
 	}
 	e.Assumption = fmt.Sprintf("per point: warm-up + (%d stabilization windows + %d trials) × window at best, (%d max trials + %d trials) × window at worst",
 		StabilityWindows, m.Trials, m.MaxTrials, m.Trials)
+	if grouped && m.Warmup > 0 {
+		e.Assumption += "; interleaved points warm up again before each trial"
+	}
 	if len(p.Searches) > 0 {
 		w := m.Window
 		if m.Mode == plan.CountWindows {

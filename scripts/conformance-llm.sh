@@ -29,9 +29,17 @@ if [ -z "${OLLAMA:-}" ]; then
   OLLAMA="$tmp/bin/ollama"
 fi
 go run ./scripts/ggufgen -o "$tmp/tiny.gguf"
-printf 'FROM %s\n' "$tmp/tiny.gguf" > "$tmp/Modelfile"
+# One compute thread: the model is 0.5 MB, and ggml's threads spin on a
+# barrier at every layer, which on a busy 2-core machine turns a 10 ms
+# request into seconds (32 tokens: 2.6 s with 2 threads, 10 ms with 1, at
+# load 11), and the shipped scenarios' 30 s timeouts then trip at
+# concurrency 32.
+printf 'FROM %s\nPARAMETER num_thread 1\n' "$tmp/tiny.gguf" > "$tmp/Modelfile"
 
-export OLLAMA_HOST="127.0.0.1:$LLM_PORT" OLLAMA_MODELS="$tmp/models"
+# Ollama's default of one sequence at a time unless OLLAMA_NUM_PARALLEL
+# says otherwise.
+: "${OLLAMA_NUM_PARALLEL:=1}"
+export OLLAMA_HOST="127.0.0.1:$LLM_PORT" OLLAMA_MODELS="$tmp/models" OLLAMA_NUM_PARALLEL
 "$OLLAMA" serve > "$tmp/ollama.log" 2>&1 &
 server=$!
 for _ in $(seq 1 100); do
@@ -40,6 +48,11 @@ for _ in $(seq 1 100); do
 done
 "$OLLAMA" create tiny -f "$tmp/Modelfile"
 "$OLLAMA" --version || true
+echo "conformance-llm: $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), OLLAMA_NUM_PARALLEL=$OLLAMA_NUM_PARALLEL"
 
-PERFSCEN_LLM_URL="http://$OLLAMA_HOST" PERFSCEN_LLM_MODEL=tiny \
-  go test -count=1 -v -timeout 30m -run TestLLMAgainstARealServer ./test/conformance
+if ! PERFSCEN_LLM_URL="http://$OLLAMA_HOST" PERFSCEN_LLM_MODEL=tiny \
+  go test -count=1 -v -timeout 30m -run TestLLMAgainstARealServer ./test/conformance; then
+  echo "conformance-llm: FAILED; the server's log ends:"
+  tail -n 20 "$tmp/ollama.log"
+  exit 1
+fi

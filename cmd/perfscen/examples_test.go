@@ -6,12 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/memnet"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -22,6 +26,9 @@ import (
 // baseline update of a scenario) are long-running or need the machine
 // quiet, so their command lines are checked as cobra would take them:
 // the command exists, its flags parse and its arguments are accepted.
+// Those that run the quickstart scenario also run whole, on the fake
+// clock and an in-memory network (onFakeClock): a few seconds, and the
+// same figures however busy the machine is.
 func TestHelpExamplesRun(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -86,6 +93,9 @@ func TestHelpExamplesRun(t *testing.T) {
 				n++
 				if measures(args) {
 					checkParses(t, rootCmd, args)
+					if onFakeClock(args) {
+						runOnFakeClock(t, c.CommandPath(), part, want)
+					}
 					continue
 				}
 				// Each example stands alone: a baseline an earlier one
@@ -107,6 +117,67 @@ func TestHelpExamplesRun(t *testing.T) {
 }
 
 var exitRE = regexp.MustCompile(`exit (\d)`)
+
+// onFakeClock says whether an example that measures can run whole in the
+// test: a run of the quickstart scenario alone (its model sleeps 10 ms, so
+// the fake clock moves; the engine-comparison models compute on the CPU,
+// and a fake clock never moves for them).
+func onFakeClock(args []string) bool {
+	if len(args) < 2 || args[0] != "run" || slices.Contains(args, "--agents") {
+		return false
+	}
+	return args[1] == "scenarios/quickstart.yaml"
+}
+
+// runOnFakeClock runs the example line (shell words: quotes group) on
+// synctest's clock with the embedded server on an in-memory network, in
+// the current directory (the example layout), and checks its exit code.
+func runOnFakeClock(t *testing.T, cmd, line string, want int) {
+	t.Run(line, func(t *testing.T) {
+		args := shellWords(line)[1:]
+		synctest.Test(t, func(t *testing.T) {
+			var mem memnet.Network
+			var out, errb bytes.Buffer
+			e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv,
+				net: &kinds.Net{Listen: mem.Listen, Dial: mem.Dial}}
+			code := runEnv(e, args)
+			if code == 0 && !strings.Contains(out.String(), "checks passed") {
+				t.Errorf("example %q: exit 0 without a verdict of passed checks:\n%s", line, out.String())
+			}
+			if code != want {
+				t.Errorf("example %q (in %s --help), run on the fake clock: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", line, cmd, code, want, out.String(), errb.String())
+			}
+		})
+	})
+}
+
+// shellWords splits a command line as a shell would for the examples:
+// on blanks, with single or double quotes grouping ('sweep.concurrency=[1, 2]').
+func shellWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quote, in := rune(0), false
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote == 0 && (r == '\'' || r == '"'):
+			quote, in = r, true
+		case quote == 0 && (r == ' ' || r == '\t'):
+			if in {
+				out, in = append(out, cur.String()), false
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
 
 // measures says whether a command line starts a server or sends load.
 func measures(args []string) bool {

@@ -114,7 +114,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	if est.Extra > 0 {
 		fmt.Fprintf(w, " (%s of it extra trials)", roundDuration(est.Extra))
 	}
-	fmt.Fprintf(w, "\n  (%s; excludes server start-up and connection set-up)\n", est.Assumption)
+	fmt.Fprintf(w, "\n  (%s; assumes the machine keeps up with the windows, so a busy one takes longer; excludes server start-up and connection set-up)\n", est.Assumption)
 	return nil
 }
 

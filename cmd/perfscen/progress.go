@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
@@ -58,6 +59,7 @@ func progressFor(e *env, f reportFlags, pl *plan.Plan) func(engine.Event) {
 	if pl != nil {
 		est := scenario.Estimate(pl)
 		p.best, p.worst = est.Total, est.Worst
+		p.plan = pl
 	}
 	p.start = p.now()
 	return p.event
@@ -74,6 +76,24 @@ type progress struct {
 	windows      int
 	lastLine     time.Time
 	pointStarted time.Time
+	plan         *plan.Plan // for each point's throughput unit; nil: infer/s
+}
+
+// unit is what a point's throughput counts: requests for an openai-kind
+// server (an LLM request is not an inference of a batch), else
+// inferences, as in the reports.
+func (p *progress) unit(pt *plan.Point) string {
+	if p.plan == nil || pt == nil {
+		return "infer/s"
+	}
+	srv, ok := p.plan.ServerOf(pt.Server)
+	if all := p.plan.AllServers(); !ok && len(all) == 1 {
+		srv = all[0]
+	}
+	if srv.Kind == plan.KindOpenAI {
+		return "req/s"
+	}
+	return "infer/s"
 }
 
 func (p *progress) event(ev engine.Event) {
@@ -93,7 +113,7 @@ func (p *progress) event(ev engine.Event) {
 		if ev.Stable {
 			state = "stable"
 		}
-		figs := windowFigures(ev)
+		figs := windowFigures(ev, p.unit(ev.Point))
 		if p.terminal {
 			fmt.Fprintf(p.w, "\r\033[K%s: window %d, %s, %s", where, p.windows, figs, state)
 			return
@@ -106,8 +126,12 @@ func (p *progress) event(ev engine.Event) {
 	case engine.PointDone:
 		r := ev.Result
 		m := r.FigureMetrics()
-		line := fmt.Sprintf("%s: %s, %d trial(s), %.1f infer/s, p50 %s, p99 %s, %d error(s)", where, r.Status, len(r.Trials),
-			m.Throughput, duration(m.P50Us), duration(m.P99Us), m.Errors)
+		rate := numfmt.Value(m.Throughput, p.unit(ev.Point))
+		if m.LLM != nil && m.LLM.OutputTokensPerSec > 0 {
+			rate += ", " + numfmt.Value(m.LLM.OutputTokensPerSec, "tokens/s")
+		}
+		line := fmt.Sprintf("%s: %s, %d trial(s), %s, p50 %s, p99 %s, %d error(s)", where, r.Status, len(r.Trials),
+			rate, duration(m.P50Us), duration(m.P99Us), m.Errors)
 		if p.terminal {
 			fmt.Fprintf(p.w, "\r\033[K%s\n", line)
 			return
@@ -116,11 +140,11 @@ func (p *progress) event(ev engine.Event) {
 	}
 }
 
-// windowFigures are a window's throughput, median and p99 latency and
-// errors.
-func windowFigures(ev engine.Event) string {
+// windowFigures are a window's throughput (in unit), median and p99
+// latency and errors.
+func windowFigures(ev engine.Event, unit string) string {
 	w := ev.Window
-	s := fmt.Sprintf("%.1f infer/s", w.Throughput)
+	s := numfmt.Value(w.Throughput, unit)
 	if m := ev.Metrics; m != nil {
 		s += fmt.Sprintf(", p50 %s, p99 %s", duration(m.P50Us), duration(m.P99Us))
 	} else {
@@ -144,17 +168,13 @@ func (p *progress) elapsed(now time.Time) string {
 
 func roundDur(d time.Duration) time.Duration { return d.Round(time.Second) }
 
-// duration renders microseconds for people.
+// duration renders microseconds for people in the shared number format;
+// "-" where nothing completed.
 func duration(us float64) string {
-	switch {
-	case us <= 0:
+	if us <= 0 {
 		return "-"
-	case us < 1000:
-		return fmt.Sprintf("%.0fus", us)
-	case us < 1e6:
-		return fmt.Sprintf("%.1fms", us/1e3)
 	}
-	return fmt.Sprintf("%.2fs", us/1e6)
+	return numfmt.Micros(us)
 }
 
 // rollup is one scenario's line in the closing table of a run over

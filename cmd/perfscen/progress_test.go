@@ -37,18 +37,42 @@ func TestProgressLinesInALog(t *testing.T) {
 	if len(lines) != 5 {
 		t.Fatalf("%d lines, want 5:\n%s", len(lines), buf.String())
 	}
-	want := "progress: [2/4] simple/c=2: window 10, 92.0 infer/s, p50 20.1ms, p99 42.2ms, 0 error(s), stabilizing; elapsed 10s of an estimated 1m36s–3m40s"
+	want := "progress: [2/4] simple/c=2: window 10, 92.0 infer/s, p50 20.14ms, p99 42.17ms, 0 error(s), stabilizing; elapsed 10s of an estimated 1m36s–3m40s"
 	if lines[1] != want {
 		t.Errorf("window line\n got %q\nwant %q", lines[1], want)
 	}
 	if !strings.Contains(lines[3], "window 25") || !strings.Contains(lines[3], "stable;") {
 		t.Errorf("the window that made the point stable is always shown: %q", lines[3])
 	}
-	if !strings.HasPrefix(lines[4], "progress: [2/4] simple/c=2: stable, 1 trial(s), 92.0 infer/s, p50 20.1ms, p99 42.2ms, 0 error(s); elapsed 25s") {
+	if !strings.HasPrefix(lines[4], "progress: [2/4] simple/c=2: stable, 1 trial(s), 92.0 infer/s, p50 20.14ms, p99 42.17ms, 0 error(s); elapsed 25s") {
 		t.Errorf("point line %q", lines[4])
 	}
 	if strings.Contains(buf.String(), "\r") {
 		t.Error("carriage returns in a log")
+	}
+}
+
+// Progress speaks the reports' number format (µs, never "us") and, for an
+// openai-kind server, counts requests and tokens, not inferences.
+func TestProgressUnitsAndFormat(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pl := &plan.Plan{Server: plan.Server{Kind: plan.KindOpenAI}}
+	p := &progress{w: &buf, now: func() time.Time { return clock }, start: clock, plan: pl}
+	pt := &plan.Point{ID: "llm/c=8"}
+	p.event(engine.Event{Kind: engine.WindowDone, Total: 1, Point: pt, Stable: true,
+		Window: &result.Window{Throughput: 41.26}, Metrics: &result.Metrics{P50Us: 895, P99Us: 1032}})
+	m := result.Metrics{Throughput: 41.26, P50Us: 895, P99Us: 1032, LLM: &result.LLMMetrics{OutputTokensPerSec: 1320.4}}
+	p.event(engine.Event{Kind: engine.PointDone, Total: 1, Point: pt,
+		Result: &result.Point{ID: pt.ID, Status: result.PointStable, Summary: m}})
+	got := buf.String()
+	for _, want := range []string{"window 1, 41.3 req/s, p50 895µs, p99 1.03ms", "stable, 0 trial(s), 41.3 req/s, 1320.4 tokens/s, p50 895µs"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "infer/s") || strings.Contains(got, "us,") {
+		t.Errorf("inferences or raw us in an LLM run's progress:\n%s", got)
 	}
 }
 

@@ -397,7 +397,20 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 			set(&p, v)
 		}
 	}
+	if p.Summary.Server != nil {
+		p.Summary.Absent = append(p.Summary.Absent, serverCountsAbsent...)
+		sort.Strings(p.Summary.Absent)
+	}
 	return p, nil
+}
+
+// serverCountsAbsent are the server block's figures no perf_analyzer CSV
+// carries: it has the server's queue and compute columns, but neither its
+// counts nor its average request time ("Network+Server Send/Recv" is the
+// client's latency less the server's parts, not the server's own time).
+var serverCountsAbsent = []string{
+	result.ServerAbsent + "avg_request_us", result.ServerAbsent + "execution_count",
+	result.ServerAbsent + "inference_count", result.ServerAbsent + "request_count",
 }
 
 func parseLevel(name string, row int, col, cell string) (level, error) {

@@ -114,11 +114,15 @@ func ParseGenAIPerf(name string, r io.Reader, opts Options) ([]result.Point, err
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	p := newPoint(opts.Model, lv, opts.BatchSize, opts.Protocol, "")
+	p.Columns = map[string]string{}
 	var (
 		header  []string // the current table's header
 		seen    = map[string]bool{}
 		skipped []string
 		latency bool
+		// carriedStats are the request latency row's statistics the file
+		// has a value for.
+		carriedStats = map[string]bool{}
 	)
 	for {
 		rec, line, err := readRecord(cr, name)
@@ -157,6 +161,7 @@ func ParseGenAIPerf(name string, r io.Reader, opts Options) ([]result.Point, err
 			return nil, fmt.Errorf("%s:%d:1: metric %q appears twice", name, line, metric)
 		}
 		seen[metric] = true
+		keepColumns(&p, header, rec)
 		if header[1] == "Value" {
 			set, ok := genaiSystemMetrics[metric]
 			switch {
@@ -184,15 +189,21 @@ func ParseGenAIPerf(name string, r io.Reader, opts Options) ([]result.Point, err
 		if unit != "ms" {
 			return nil, fmt.Errorf("%s:%d:1: metric %q: unit %q, want ms", name, line, metric, unit)
 		}
-		var min float64
+		var min, std float64
 		for i := 1; i < len(rec); i++ {
 			cell := strings.TrimSpace(rec[i])
 			if cell == "N/A" {
 				continue
 			}
 			field := genaiStats[header[i]]
-			if header[i] == "min" {
+			switch header[i] {
+			case "min":
 				field = func(*result.Distribution) *float64 { return &min }
+			case "std":
+				field = func(*result.Distribution) *float64 { return &std }
+			}
+			if metric == genaiRequestLatency && field != nil {
+				carriedStats[header[i]] = true
 			}
 			if field == nil {
 				continue
@@ -203,9 +214,10 @@ func ParseGenAIPerf(name string, r io.Reader, opts Options) ([]result.Point, err
 		}
 		if metric == genaiRequestLatency {
 			s := &p.Summary
-			s.LatencyAvgUs, s.P50Us, s.P90Us, s.P95Us, s.P99Us, s.LatencyMaxUs, s.LatencyMinUs = d.AvgUs, d.P50Us, d.P90Us, d.P95Us, d.P99Us, d.MaxUs, min
+			s.LatencyAvgUs, s.P50Us, s.P90Us, s.P95Us, s.P99Us, s.LatencyMaxUs, s.LatencyMinUs, s.LatencyStdUs = d.AvgUs, d.P50Us, d.P90Us, d.P95Us, d.P99Us, d.MaxUs, min, std
 		}
 	}
+	p.Summary.Absent = genaiAbsent(carriedStats, seen["Request Count"], p.Summary.LLM != nil)
 	if !seen["Request Throughput"] {
 		return nil, fmt.Errorf("%s: genai-perf CSV has no %q row", name, "Request Throughput (per sec)")
 	}
@@ -216,9 +228,56 @@ func ParseGenAIPerf(name string, r io.Reader, opts Options) ([]result.Point, err
 		"its inter-token latency (per request, (latency − TTFT)/(tokens − 1)) as perfscen's TPOT; "+
 		"it has no distribution of chunk gaps (perfscen's ITL)")
 	if len(skipped) > 0 {
-		p.Notes = append(p.Notes, "not imported (no perfscen figure): "+strings.Join(skipped, ", "))
+		p.Notes = append(p.Notes, "no perfscen figure, kept as written in the point's columns: "+strings.Join(skipped, ", "))
+	}
+	if len(p.Summary.Absent) > 0 {
+		p.Notes = append(p.Notes, "not in the file, so absent (not 0): "+strings.Join(p.Summary.Absent, ", "))
 	}
 	return []result.Point{p}, nil
+}
+
+// keepColumns keeps every cell of a row in the point's columns: a request
+// table row as "Metric (unit) stat" (the sequence lengths included), a
+// run-total row under its metric's name.
+func keepColumns(p *result.Point, header, rec []string) {
+	name := strings.TrimSpace(rec[0])
+	if header[1] == "Value" {
+		p.Columns[name] = strings.TrimSpace(rec[1])
+		return
+	}
+	for i := 1; i < len(rec); i++ {
+		p.Columns[name+" "+strings.TrimSpace(header[i])] = strings.TrimSpace(rec[i])
+	}
+}
+
+// genaiLatencyStats maps the request latency row's statistics to the
+// figures they carry.
+var genaiLatencyStats = map[string]string{
+	"avg": "latency_avg_us", "std": "latency_std_us", "min": "latency_min_us", "max": "latency_max_us",
+	"p50": "p50_us", "p90": "p90_us", "p95": "p95_us", "p99": "p99_us",
+}
+
+// genaiAbsent lists, sorted, the figures a genai-perf CSV did not carry:
+// it never splits the client's time into send/receive and wait, nor counts
+// errors or token totals (only their rates); the latency figures are
+// those its request latency row has a value for.
+func genaiAbsent(latency map[string]bool, requests, hasLLM bool) []string {
+	out := []string{"client_send_recv_us", "client_wait_us", "error_rate", "errors"}
+	for stat, key := range genaiLatencyStats {
+		if !latency[stat] {
+			out = append(out, key)
+		}
+	}
+	if !requests {
+		out = append(out, "requests")
+	}
+	if hasLLM {
+		for _, k := range []string{"input_tokens", "itl", "output_tokens", "streamed", "tokens_from_chunks", "tokens_from_usage"} {
+			out = append(out, result.LLMAbsent+k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkGenAIHeader accepts a request table with genai-perf's statistic

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,7 @@ type logParser struct {
 	curLine int
 	section int
 	hasData bool
+	seen    map[string]bool // the figures the current block carried, by JSON key
 	failed  string
 	blocks  int
 }
@@ -171,6 +173,7 @@ func (lp *logParser) start(n int, lv level) error {
 	lp.curLine = n
 	lp.section = secNone
 	lp.hasData = false
+	lp.seen = map[string]bool{}
 	lp.failed = ""
 	lp.blocks++
 	return nil
@@ -185,6 +188,11 @@ func (lp *logParser) finish() {
 	p := *lp.cur
 	lp.cur = nil
 	applyServiceKind(&p, lp.kind)
+	// Merged with what the service kind left out (a dynamic gRPC split).
+	p.Summary.Absent = slices.Compact(slices.Sorted(slices.Values(append(p.Summary.Absent, lp.absent(p.Summary.Server != nil)...))))
+	if len(p.Summary.Absent) > 0 && lp.hasData {
+		p.Notes = append(p.Notes, "not in the log, so absent (not 0): "+strings.Join(p.Summary.Absent, ", "))
+	}
 	if !lp.hasData {
 		p.Status = result.PointUnstable
 		msg := lp.failed
@@ -196,12 +204,44 @@ func (lp *logParser) finish() {
 	lp.points = append(lp.points, p)
 }
 
+// logFigures are the figures a perf_analyzer console log may carry, by
+// their result JSON keys. It never prints the latency's minimum or
+// maximum, nor an error count (perf_analyzer stops on errors instead);
+// those, and any line a block lacks, are absent, never 0.
+var logFigures = []string{
+	"client_send_recv_us", "client_wait_us", "error_rate", "errors",
+	"latency_avg_us", "latency_max_us", "latency_min_us", "latency_std_us",
+	"p50_us", "p90_us", "p95_us", "p99_us", "requests",
+}
+
+// logServerFigures are the server block's figures a log may carry.
+var logServerFigures = []string{"avg_request_us", "execution_count", "inference_count", "request_count"}
+
+// absent lists, sorted, the figures the current block did not carry.
+func (lp *logParser) absent(hasServer bool) []string {
+	var out []string
+	for _, k := range logFigures {
+		if !lp.seen[k] {
+			out = append(out, k)
+		}
+	}
+	if hasServer {
+		for _, k := range logServerFigures {
+			if !lp.seen[result.ServerAbsent+k] {
+				out = append(out, result.ServerAbsent+k)
+			}
+		}
+	}
+	return out
+}
+
 func (lp *logParser) client(n, col int, key, val string) error {
 	m := &lp.cur.Summary
 	switch {
 	case key == "Request count":
 		v, err := lp.integer(n, col, key, val)
 		m.Requests = v
+		lp.seen["requests"] = true
 		return err
 	case key == "Delayed Request Count":
 		v, err := lp.integer(n, col, key, val)
@@ -219,8 +259,10 @@ func (lp *logParser) client(n, col int, key, val string) error {
 			return err
 		}
 		m.LatencyAvgUs = v
+		lp.seen["latency_avg_us"] = true
 		if sd, ok := strings.CutPrefix(rest, "standard deviation "); ok {
 			m.LatencyStdUs, err = lp.usec(n, col, key, sd)
+			lp.seen["latency_std_us"] = true
 		}
 		return err
 	case isPercentileColumn(key):
@@ -235,6 +277,7 @@ func (lp *logParser) client(n, col int, key, val string) error {
 		case "p99 latency":
 			m.P99Us = v
 		}
+		lp.seen[strings.TrimSuffix(key, " latency")+"_us"] = true
 		return err
 	case key == "Avg HTTP time" || key == "Avg gRPC time":
 		lp.cur.Protocol = plan.ProtocolHTTP
@@ -264,8 +307,10 @@ func (lp *logParser) clientSplit(n, col int, key, val string) error {
 		switch label {
 		case "response wait":
 			m.ClientWaitUs = v
+			lp.seen["client_wait_us"] = true
 		case "send/recv", "(un)marshal request/response", "send", "receive", "marshal", "unmarshal":
 			m.ClientSendRecvUs += v
+			lp.seen["client_send_recv_us"] = true
 		}
 	}
 	return nil
@@ -277,15 +322,19 @@ func (lp *logParser) server(n, col int, key, val string) error {
 	switch key {
 	case "Inference count":
 		s.InferenceCount, err = lp.integer(n, col, key, val)
+		lp.seen[result.ServerAbsent+"inference_count"] = true
 	case "Execution count":
 		s.ExecutionCount, err = lp.integer(n, col, key, val)
+		lp.seen[result.ServerAbsent+"execution_count"] = true
 	case "Successful request count", "Request count":
 		s.RequestCount, err = lp.integer(n, col, key, val)
+		lp.seen[result.ServerAbsent+"request_count"] = true
 	case "Avg request latency":
 		avg, parts := splitParen(val)
 		if s.AvgRequestUs, err = lp.usec(n, col, key, avg); err != nil {
 			return err
 		}
+		lp.seen[result.ServerAbsent+"avg_request_us"] = true
 		terms, err := lp.terms(n, col, key, parts)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -72,6 +73,12 @@ func applyServiceKind(p *result.Point, kind string) {
 	}
 	if kind == KindDynamicGRPC {
 		p.Summary.ClientSendRecvUs, p.Summary.ClientWaitUs = 0, 0
+		for _, k := range []string{"client_send_recv_us", "client_wait_us"} {
+			if !slices.Contains(p.Summary.Absent, k) {
+				p.Summary.Absent = append(p.Summary.Absent, k)
+			}
+		}
+		slices.Sort(p.Summary.Absent)
 		p.Notes = append(p.Notes, "perf_analyzer's dynamic gRPC client times a whole stream as send and receive, the server's time included, with no response wait between: its client send/receive split is not imported")
 	}
 }

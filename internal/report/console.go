@@ -208,8 +208,8 @@ func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 			fmt.Fprintf(w, "      %s\n", e)
 		}
 	}
-	if s := m.Server; s != nil {
-		serverBlock(w, s)
+	if m.Server != nil {
+		serverBlock(w, m)
 	}
 	llmBlock(w, p)
 	if p.Validation.Enabled {
@@ -220,7 +220,8 @@ func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 	}
 }
 
-func serverBlock(w io.Writer, s *result.ServerStats) {
+func serverBlock(w io.Writer, m *result.Metrics) {
+	s := m.Server
 	fmt.Fprintf(w, "  Server: \n")
 	if s.Reset {
 		fmt.Fprintf(w, "    Statistics reset during the measurement (server restarted); not shown\n")
@@ -234,11 +235,20 @@ func serverBlock(w io.Writer, s *result.ServerStats) {
 		fmt.Fprintf(w, "    Avg request latency: %.0f usec (the server reports no queue or compute breakdown)\n", truncUs(s.AvgRequestUs))
 		return
 	}
-	fmt.Fprintf(w, "    Inference count: %d\n", s.InferenceCount)
-	fmt.Fprintf(w, "    Execution count: %d\n", s.ExecutionCount)
-	fmt.Fprintf(w, "    Successful request count: %d\n", s.RequestCount)
+	count := func(key string, n int64) string {
+		return carried(m, result.ServerAbsent+key, strconv.FormatInt(n, 10))
+	}
+	fmt.Fprintf(w, "    Inference count: %s\n", count("inference_count", s.InferenceCount))
+	fmt.Fprintf(w, "    Execution count: %s\n", count("execution_count", s.ExecutionCount))
+	fmt.Fprintf(w, "    Successful request count: %s\n", count("request_count", s.RequestCount))
 	req, q := truncUs(s.AvgRequestUs), truncUs(s.QueueUs)
 	in, inf, out := truncUs(s.ComputeInputUs), truncUs(s.ComputeInferUs), truncUs(s.ComputeOutputUs)
+	if m.IsAbsent(result.ServerAbsent + "avg_request_us") {
+		// No total to take the overhead from: the parts the file has.
+		fmt.Fprintf(w, "    Avg request latency: %s (queue %.0f usec + compute input %.0f usec + compute infer %.0f usec + compute output %.0f usec)\n",
+			notCarried, q, in, inf, out)
+		return
+	}
 	// perf_analyzer floors each average before taking the overhead.
 	overhead := req - q - (in + inf + out)
 	if overhead < 0 {

@@ -65,8 +65,16 @@ func llmBlock(w io.Writer, p *result.Point) {
 		return
 	}
 	fmt.Fprintf(w, "  LLM: \n")
-	fmt.Fprintf(w, "    Output tokens: %d (%s/s, from %s); input tokens: %s\n", l.OutputTokens,
-		strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64), tokenSource(l), inputTokens(l))
+	out, in := strconv.FormatInt(l.OutputTokens, 10), inputTokens(l)
+	if figs.IsAbsent(result.LLMAbsent + "output_tokens") {
+		// An import with token rates but no totals (genai-perf).
+		out = notCarried
+	}
+	if figs.IsAbsent(result.LLMAbsent + "input_tokens") {
+		in = notCarried
+	}
+	fmt.Fprintf(w, "    Output tokens: %s (%s/s, from %s); input tokens: %s\n", out,
+		strconv.FormatFloat(l.OutputTokensPerSec, 'f', 1, 64), tokenSource(l), in)
 	for _, d := range []struct {
 		name string
 		d    result.Distribution

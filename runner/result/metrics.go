@@ -113,6 +113,15 @@ func (m *Metrics) IsAbsent(key string) bool {
 	return key != "" && slices.Contains(m.Absent, key)
 }
 
+// ServerAbsent and LLMAbsent prefix Absent's keys for the figures of the
+// server and LLM blocks ("server.request_count", "llm.input_tokens"): an
+// imported perf_analyzer CSV has the server's queue and compute times but
+// none of its counts, a genai-perf CSV token rates but no token totals.
+const (
+	ServerAbsent = "server."
+	LLMAbsent    = "llm."
+)
+
 // MarshalJSON leaves the absent figures out: a reader finds no key
 // rather than a 0.
 func (m Metrics) MarshalJSON() ([]byte, error) {
@@ -121,7 +130,23 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 	if err != nil || len(m.Absent) == 0 {
 		return b, err
 	}
-	// Drop the absent keys, keeping the others in field order.
+	return dropKeys(b, func(key string, v json.RawMessage) (json.RawMessage, bool, error) {
+		if m.IsAbsent(key) {
+			return nil, false, nil
+		}
+		if (key == "server" || key == "llm") && len(v) > 0 && v[0] == '{' {
+			nested, err := dropKeys(v, func(k string, v json.RawMessage) (json.RawMessage, bool, error) {
+				return v, !m.IsAbsent(key + "." + k), nil
+			})
+			return nested, true, err
+		}
+		return v, true, nil
+	})
+}
+
+// dropKeys rewrites the JSON object b through keep, which returns each
+// member's new value and whether to keep it, in field order.
+func dropKeys(b []byte, keep func(key string, v json.RawMessage) (json.RawMessage, bool, error)) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if _, err := dec.Token(); err != nil {
 		return nil, err
@@ -139,7 +164,11 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 		key, _ := k.(string)
-		if m.IsAbsent(key) {
+		v, ok, err := keep(key, v)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			continue
 		}
 		if !first {

@@ -53,3 +53,26 @@ func TestVocabularyHasNoDuplicates(t *testing.T) {
 		t.Errorf("%d types for %d tokens", len(types), len(tokens))
 	}
 }
+
+// docs/llm.md gives the vocabulary's size: 3 control tokens, 256 bytes,
+// 12 words and 52 letter pieces, one of them ("▁a") a word already.
+func TestVocabularySize(t *testing.T) {
+	if tokens, _ := vocab(); len(tokens) != 322 {
+		t.Errorf("%d tokens, docs/llm.md says 322", len(tokens))
+	}
+}
+
+// The output rows of the control tokens and of the bytes 0x80-0xFF weigh
+// the embedding's constant component negatively, so no reply is empty.
+func TestControlTokensSteeredOff(t *testing.T) {
+	tokens, _ := vocab()
+	if tokens[0] != "<unk>" || tokens[2] != "</s>" || tokens[3+0x80] != "<0x80>" || tokens[3+0x100] != "▁" {
+		t.Fatalf("control tokens moved: %q", tokens[:3])
+	}
+	if steer("token_embd.weight", 57, 0, 0.01) != 1 || steer("output.weight", 2, 0, 0.01) >= -1 ||
+		steer("output.weight", 3, 0, 0.01) != 0.01 || steer("blk.0.attn_q.weight", 0, 0, 0.01) != 0.01 ||
+		steer("output.weight", 3+0x80, 0, 0.01) >= -1 || steer("output.weight", 3+0xFF, 0, 0.01) >= -1 ||
+		steer("output.weight", 3+0x7F, 0, 0.01) != 0.01 || steer("output.weight", 3+0x100, 0, 0.01) != 0.01 {
+		t.Error("steering touches the wrong weights")
+	}
+}
