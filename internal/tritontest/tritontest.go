@@ -210,8 +210,12 @@ func start(ctx context.Context, o Options) (*Server, error) {
 	}
 	s := &Server{HTTP: "127.0.0.1:" + ports[0], GRPC: "127.0.0.1:" + ports[1], Metrics: "127.0.0.1:" + ports[2],
 		log: &lockedBuffer{}, done: make(chan struct{})}
+	// Triton waits --exit-timeout-secs (30 by default) for models to
+	// unload; on a loaded machine the Python backend's stubs can take all
+	// of it, and a wait as long as Stop's own ended in SIGKILL. Ten
+	// seconds, then Triton exits by itself, well inside Stop's grace.
 	args := append([]string{"--http-port", ports[0], "--grpc-port", ports[1], "--metrics-port", ports[2],
-		"--model-repository", o.Repo}, o.Args...)
+		"--model-repository", o.Repo, "--exit-timeout-secs", "10"}, o.Args...)
 	s.cmd = exec.Command(filepath.Join(o.Dir, "run-triton"), args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	// The kernel sends SIGTERM when the test process dies however it dies
@@ -268,16 +272,17 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 // Log is what the server printed so far.
 func (s *Server) Log() string { return s.log.String() }
 
-// Stop sends SIGTERM and waits for the server to exit (SIGKILL after 30 s).
+// Stop sends SIGTERM and waits for the server to exit (SIGKILL after 60 s,
+// well past the 10 s Triton gives its models to unload).
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-s.done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(60 * time.Second):
 			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 			<-s.done
-			s.stopErr = errors.New("tritonserver ignored SIGTERM for 30 s; killed")
+			s.stopErr = errors.New("tritonserver ignored SIGTERM for 60 s; killed")
 		}
 	})
 	return s.stopErr
