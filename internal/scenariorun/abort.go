@@ -23,29 +23,13 @@ func abortHook(p *plan.Plan) func(*plan.Point, *result.Window, *result.Metrics) 
 				continue
 			}
 			v, ok := m.Value(th.Metric)
-			if !ok || !holds(v, th.Op, th.Value) {
+			if !ok || !plan.Holds(v, th.Op, th.Value) {
 				continue
 			}
 			return fmt.Sprintf("abort_on `%s`: %s is %s", th.Text, th.Metric, valueText(th.Metric, v)), true
 		}
 		return "", false
 	}
-}
-
-func holds(v float64, op string, bound float64) bool {
-	switch op {
-	case "<":
-		return v < bound
-	case "<=":
-		return v <= bound
-	case ">":
-		return v > bound
-	case ">=":
-		return v >= bound
-	case "==":
-		return v == bound
-	}
-	return false
 }
 
 func valueText(metric string, v float64) string {

@@ -44,7 +44,7 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool) verdict {
 		switch {
 		case !ok:
 			v.probe.Outcome = result.ProbeFailed
-		case holds(val, s.Condition.Op, s.Condition.Value):
+		case plan.Holds(val, s.Condition.Op, s.Condition.Value):
 			v.probe.Outcome = result.ProbeMeets
 		default:
 			v.probe.Outcome = result.ProbeFails
@@ -61,29 +61,14 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool) verdict {
 	// The interval meets the bound when every value in it does; it fails
 	// when none does. Which end decides depends on the direction.
 	switch {
-	case holds(lo, s.Condition.Op, s.Condition.Value) && holds(hi, s.Condition.Op, s.Condition.Value):
+	case plan.Holds(lo, s.Condition.Op, s.Condition.Value) && plan.Holds(hi, s.Condition.Op, s.Condition.Value):
 		v.probe.Outcome = result.ProbeMeets
-	case !holds(lo, s.Condition.Op, s.Condition.Value) && !holds(hi, s.Condition.Op, s.Condition.Value):
+	case !plan.Holds(lo, s.Condition.Op, s.Condition.Value) && !plan.Holds(hi, s.Condition.Op, s.Condition.Value):
 		v.probe.Outcome = result.ProbeFails
 	default:
 		v.probe.Outcome, v.undecided = result.ProbeInconclusive, true
 	}
 	return v
-}
-
-// holds evaluates v op bound.
-func holds(v float64, op string, bound float64) bool {
-	switch op {
-	case "<":
-		return v < bound
-	case "<=":
-		return v <= bound
-	case ">":
-		return v > bound
-	case ">=":
-		return v >= bound
-	}
-	return false
 }
 
 // trialValues are the condition metric's value in each kept trial with

@@ -109,7 +109,7 @@ func compareSearched(cmp plan.Comparison, b bound, cand, ref *result.Point) Chec
 	}
 	c.Value = cv / rv
 	c.Effect = c.Value - 1
-	ok, _ := compare(c.Value, b.op, b.ratio)
+	ok := plan.Holds(c.Value, b.op, b.ratio)
 	if ok {
 		c.Status = StatusPass
 	}

@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/perfscen/perfscen/internal/numfmt"
 
@@ -53,7 +52,7 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 				if th.Value != 0 {
 					c.Effect = v/th.Value - 1
 				}
-				holds, err := compare(v, th.Op, th.Value)
+				holds, err := plan.Compare(v, th.Op, th.Value)
 				switch {
 				case err != nil:
 					c.Status, c.Message = StatusFail, err.Error()
@@ -86,22 +85,4 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 // failed (imported points carry no counts and are taken at their word).
 func finishedNothing(p *result.Point) bool {
 	return p.Status != result.PointImported && p.Summary.Requests == 0 && p.Summary.Errors == 0
-}
-
-// compare evaluates v op bound; "==" allows a relative 1e-9 for float
-// round-off in unit conversion.
-func compare(v float64, op string, bound float64) (bool, error) {
-	switch op {
-	case "<":
-		return v < bound, nil
-	case "<=":
-		return v <= bound, nil
-	case ">":
-		return v > bound, nil
-	case ">=":
-		return v >= bound, nil
-	case "==":
-		return math.Abs(v-bound) <= 1e-9*math.Max(math.Abs(v), math.Abs(bound)), nil
-	}
-	return false, fmt.Errorf("unknown operator %q", op)
 }

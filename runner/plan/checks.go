@@ -1,6 +1,10 @@
 package plan
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // Checks are the pass/fail rules of a scenario, evaluated by verdict.
 type Checks struct {
@@ -69,4 +73,30 @@ type Baseline struct {
 	// Required turns "this testbed has no history" from a warning into an
 	// environment failure (exit 3), for CI jobs that must be gated.
 	Required bool `json:"required,omitempty"`
+}
+
+// Compare evaluates v op bound for a threshold's operator (< <= > >= ==);
+// "==" allows a relative 1e-9 for float round-off in unit conversion. It
+// is the one rule thresholds, abort conditions and searches judge by.
+func Compare(v float64, op string, bound float64) (bool, error) {
+	switch op {
+	case "<":
+		return v < bound, nil
+	case "<=":
+		return v <= bound, nil
+	case ">":
+		return v > bound, nil
+	case ">=":
+		return v >= bound, nil
+	case "==":
+		return math.Abs(v-bound) <= 1e-9*math.Max(math.Abs(v), math.Abs(bound)), nil
+	}
+	return false, fmt.Errorf("unknown operator %q", op)
+}
+
+// Holds is Compare for an operator already checked: an unknown one never
+// holds.
+func Holds(v float64, op string, bound float64) bool {
+	ok, _ := Compare(v, op, bound)
+	return ok
 }

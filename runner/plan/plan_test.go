@@ -100,3 +100,25 @@ func TestPromptsAt(t *testing.T) {
 		t.Error("a model without prompts has prompts at a point")
 	}
 }
+
+// Thresholds, abort conditions and searches judge by one operator rule.
+func TestCompare(t *testing.T) {
+	tests := []struct {
+		v, bound float64
+		op       string
+		want     bool
+	}{
+		{1, 2, "<", true}, {2, 2, "<", false}, {2, 2, "<=", true}, {3, 2, "<=", false},
+		{3, 2, ">", true}, {2, 2, ">", false}, {2, 2, ">=", true}, {1, 2, ">=", false},
+		{0.1 + 0.2, 0.3, "==", true}, {0.31, 0.3, "==", false},
+	}
+	for _, tc := range tests {
+		got, err := Compare(tc.v, tc.op, tc.bound)
+		if err != nil || got != tc.want || Holds(tc.v, tc.op, tc.bound) != tc.want {
+			t.Errorf("%v %s %v: %v, %v; want %v", tc.v, tc.op, tc.bound, got, err, tc.want)
+		}
+	}
+	if _, err := Compare(1, "=<", 2); err == nil || Holds(1, "=<", 2) {
+		t.Error("an unknown operator compared")
+	}
+}
