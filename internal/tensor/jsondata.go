@@ -164,7 +164,7 @@ func FromJSONData(name string, dt DataType, shape []int64, data json.RawMessage)
 		return t, fmt.Errorf("tensor %q: data has trailing content after the JSON value", name)
 	}
 	if _, isList := tree.([]any); !isList {
-		return t, fmt.Errorf("tensor %q: data must be a JSON array, got %s", name, jsonKind(tree))
+		return t, fmt.Errorf("tensor %q: data must be a JSON array, got %s", name, JSONKind(tree))
 	}
 	var flat []any
 	flat = flatten(flat, tree)
@@ -189,7 +189,9 @@ func flatten(dst []any, v any) []any {
 	return dst
 }
 
-func jsonKind(v any) string {
+// JSONKind names the kind of a decoded JSON value (UseNumber) as error
+// messages say it: "a number", "an array", "null".
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -214,7 +216,7 @@ func encodeJSONElements(dt DataType, flat []any) ([]byte, error) {
 		for i, e := range flat {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("element %d: BYTES data must be a string, got %s", i, jsonKind(e))
+				return nil, fmt.Errorf("element %d: BYTES data must be a string, got %s", i, JSONKind(e))
 			}
 			out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
 			out = append(out, s...)
@@ -228,7 +230,7 @@ func encodeJSONElements(dt DataType, flat []any) ([]byte, error) {
 		for i, e := range flat {
 			b, ok := e.(bool)
 			if !ok {
-				return nil, fmt.Errorf("element %d: BOOL data must be true or false, got %s", i, jsonKind(e))
+				return nil, fmt.Errorf("element %d: BOOL data must be true or false, got %s", i, JSONKind(e))
 			}
 			if b {
 				out[i] = 1
@@ -240,7 +242,7 @@ func encodeJSONElements(dt DataType, flat []any) ([]byte, error) {
 	for i, e := range flat {
 		num, ok := e.(json.Number)
 		if !ok {
-			return nil, fmt.Errorf("element %d: %s data must be a number, got %s", i, dt, jsonKind(e))
+			return nil, fmt.Errorf("element %d: %s data must be a number, got %s", i, dt, JSONKind(e))
 		}
 		if err := putJSONNumber(dt, out, i, string(num)); err != nil {
 			return nil, fmt.Errorf("element %d: %w", i, err)

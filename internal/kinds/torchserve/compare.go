@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/perfscen/perfscen/internal/tensor"
 )
 
 // checker compares replies with one request's expectation; the expected
@@ -66,7 +68,7 @@ func (c *checker) diff(path string, want, got any) string {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			return fmt.Sprintf("%s: got %s, want an object", path, kindOf(got))
+			return fmt.Sprintf("%s: got %s, want an object", path, tensor.JSONKind(got))
 		}
 		keys := make([]string, 0, len(w))
 		for k := range w {
@@ -93,7 +95,7 @@ func (c *checker) diff(path string, want, got any) string {
 	case []any:
 		g, ok := got.([]any)
 		if !ok {
-			return fmt.Sprintf("%s: got %s, want an array", path, kindOf(got))
+			return fmt.Sprintf("%s: got %s, want an array", path, tensor.JSONKind(got))
 		}
 		if len(g) != len(w) {
 			return fmt.Sprintf("%s: got %d elements, want %d", path, len(g), len(w))
@@ -107,7 +109,7 @@ func (c *checker) diff(path string, want, got any) string {
 	case json.Number:
 		g, ok := got.(json.Number)
 		if !ok {
-			return fmt.Sprintf("%s: got %s, want the number %s", path, kindOf(got), w)
+			return fmt.Sprintf("%s: got %s, want the number %s", path, tensor.JSONKind(got), w)
 		}
 		if !c.numbersMatch(w, g) {
 			if c.tol > 0 {
@@ -148,24 +150,6 @@ func (c *checker) numbersMatch(w, g json.Number) bool {
 		return false
 	}
 	return d <= c.tol || d <= c.tol*math.Min(math.Abs(wf), math.Abs(gf))
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 func show(v any) string {
