@@ -141,7 +141,7 @@ cell_perfscen() { # PROTO C N
 }
 
 cell_ghz() { # C N
-	timed "$TMP/cpu" "$GHZ" --insecure --import-paths internal/kinds/kserve/wire/inferencepb --proto internal/kinds/kserve/wire/inferencepb/grpc_service.proto \
+	timed "$TMP/cpu" "$GHZ" --insecure --import-paths internal/kservev2/inferencepb --proto internal/kservev2/inferencepb/grpc_service.proto \
 		--call inference.GRPCInferenceService/ModelInfer -D "$GHZ_BODY" -n "$2" -c "$1" --connections 1 \
 		--format json -o "$TMP/ghz.json" "$GRPC_ADDR" >"$TMP/ghz.log" 2>&1 || die "ghz failed: $(tail -n 5 "$TMP/ghz.log")"
 	jq -r '"\(.statusCodeDistribution.OK // 0) \(.count - (.statusCodeDistribution.OK // 0)) \(.rps)"' "$TMP/ghz.json" | tr '\n' ' '

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the Go code for internal/kinds/kserve/wire/inferencepb and
+# Regenerates the Go code for internal/kservev2/inferencepb and
 # internal/kinds/tfserving/tfservingpb from our hand-written .proto files.
 # Plugin versions are pinned so the committed output is reproducible.
 set -euo pipefail
@@ -20,10 +20,10 @@ GOBIN="$root/bin" go install "google.golang.org/protobuf/cmd/protoc-gen-go@${PRO
 GOBIN="$root/bin" go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@${PROTOC_GEN_GO_GRPC_VERSION}"
 
 PATH="$root/bin:$PATH" protoc \
-	-I internal/kinds/kserve/wire/inferencepb \
-	--go_out=internal/kinds/kserve/wire/inferencepb --go_opt=paths=source_relative \
-	--go-grpc_out=internal/kinds/kserve/wire/inferencepb --go-grpc_opt=paths=source_relative \
-	internal/kinds/kserve/wire/inferencepb/model_config.proto internal/kinds/kserve/wire/inferencepb/grpc_service.proto
+	-I internal/kservev2/inferencepb \
+	--go_out=internal/kservev2/inferencepb --go_opt=paths=source_relative \
+	--go-grpc_out=internal/kservev2/inferencepb --go-grpc_opt=paths=source_relative \
+	internal/kservev2/inferencepb/model_config.proto internal/kservev2/inferencepb/grpc_service.proto
 
 # kind grpc: the embedded demo service (internal/kinds/grpc/demopb).
 PATH="$root/bin:$PATH" protoc \

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 const benchElems = 1024
@@ -18,7 +18,7 @@ func BenchmarkInferIdentityHTTP(b *testing.B) {
 	s := startServer(b, Options{Models: []string{"identity_fp32"}})
 	header := []byte(`{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,` + strconv.Itoa(benchElems) +
 		`],"parameters":{"binary_data_size":` + strconv.Itoa(4*benchElems) + `}}],"parameters":{"binary_data_output":true}}`)
-	body := wire.EncodeBinaryBody(header, make([]byte, 4*benchElems))
+	body := kservev2.EncodeBinaryBody(header, make([]byte, 4*benchElems))
 	url := "http://" + s.HTTPAddr() + "/v2/models/identity_fp32/infer"
 	// Go's transport asks for gzip by default; the server would honour it.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
@@ -27,7 +27,7 @@ func BenchmarkInferIdentityHTTP(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-			req.Header.Set(wire.HeaderContentLength, strconv.Itoa(len(header)))
+			req.Header.Set(kservev2.HeaderContentLength, strconv.Itoa(len(header)))
 			resp, err := client.Do(req)
 			if err != nil {
 				b.Error(err)

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 func int32Bytes(v ...int32) []byte {
@@ -42,22 +42,22 @@ func TestHTTPBinaryMixed(t *testing.T) {
 		},
 	})
 	body := append(append([]byte{}, header...), int32Bytes(in1...)...)
-	rep := do(t, s, "POST", "/v2/models/simple/infer", map[string]string{wire.HeaderContentLength: strconv.Itoa(len(header))}, body)
+	rep := do(t, s, "POST", "/v2/models/simple/infer", map[string]string{kservev2.HeaderContentLength: strconv.Itoa(len(header))}, body)
 	if rep.status != 200 {
 		t.Fatalf("status %d: %s", rep.status, rep.body)
 	}
 	if ct := rep.header.Get("Content-Type"); ct != "application/octet-stream" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	hl, err := strconv.Atoi(rep.header.Get(wire.HeaderContentLength))
+	hl, err := strconv.Atoi(rep.header.Get(kservev2.HeaderContentLength))
 	if err != nil || hl+64 != len(rep.body) {
-		t.Fatalf("header length %q with body %d bytes", rep.header.Get(wire.HeaderContentLength), len(rep.body))
+		t.Fatalf("header length %q with body %d bytes", rep.header.Get(kservev2.HeaderContentLength), len(rep.body))
 	}
-	var resp wire.InferResponse
+	var resp kservev2.InferResponse
 	if err := json.Unmarshal(rep.body[:hl], &resp); err != nil {
 		t.Fatal(err)
 	}
-	if sz, _, _ := wire.BinaryDataSize(resp.Outputs[0].Parameters); sz != 64 || resp.Outputs[0].Data != nil {
+	if sz, _, _ := kservev2.BinaryDataSize(resp.Outputs[0].Parameters); sz != 64 || resp.Outputs[0].Data != nil {
 		t.Errorf("OUTPUT0 entry %+v", resp.Outputs[0])
 	}
 	want0 := make([]int32, 16)
@@ -93,7 +93,7 @@ func TestHTTPBinaryOutputDefault(t *testing.T) {
 		"inputs":     []any{map[string]any{"name": "INPUT0", "datatype": "INT32", "shape": []int{1, 3}, "data": []int{7, 8, 9}}},
 	})
 	rep := do(t, s, "POST", "/v2/models/identity_int32/infer", nil, body)
-	hl, _ := strconv.Atoi(rep.header.Get(wire.HeaderContentLength))
+	hl, _ := strconv.Atoi(rep.header.Get(kservev2.HeaderContentLength))
 	if rep.status != 200 || hl == 0 || !bytes.Equal(rep.body[hl:], int32Bytes(7, 8, 9)) {
 		t.Fatalf("status %d header %d body %q", rep.status, hl, rep.body)
 	}
@@ -101,12 +101,12 @@ func TestHTTPBinaryOutputDefault(t *testing.T) {
 
 func TestHTTPRawBinaryRequest(t *testing.T) {
 	s := startServer(t, Options{Models: []string{"identity_int32"}})
-	rep := do(t, s, "POST", "/v2/models/identity_int32/infer", map[string]string{wire.HeaderContentLength: "0"}, int32Bytes(1, 2, 3, 4))
-	hl, _ := strconv.Atoi(rep.header.Get(wire.HeaderContentLength))
+	rep := do(t, s, "POST", "/v2/models/identity_int32/infer", map[string]string{kservev2.HeaderContentLength: "0"}, int32Bytes(1, 2, 3, 4))
+	hl, _ := strconv.Atoi(rep.header.Get(kservev2.HeaderContentLength))
 	if rep.status != 200 || !bytes.Equal(rep.body[hl:], int32Bytes(1, 2, 3, 4)) {
 		t.Fatalf("status %d: %q", rep.status, rep.body)
 	}
-	var resp wire.InferResponse
+	var resp kservev2.InferResponse
 	if err := json.Unmarshal(rep.body[:hl], &resp); err != nil || len(resp.Outputs) != 1 || !equalInt64(resp.Outputs[0].Shape, []int64{1, 4}) {
 		t.Fatalf("response header %s (%v)", rep.body[:hl], err)
 	}

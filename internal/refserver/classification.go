@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -76,8 +76,8 @@ func classify(o inferOutput, k int, batched bool) (inferOutput, error) {
 }
 
 // classParam reads an output's classification count; 0 when absent.
-func classParam(p wire.Parameters, name string) (int, error) {
-	v, ok, err := p.Int64(wire.ParamClassification)
+func classParam(p kservev2.Parameters, name string) (int, error) {
+	v, ok, err := p.Int64(kservev2.ParamClassification)
 	if err != nil || (ok && v <= 0) {
 		return 0, errorf(codeInvalidArg, "output '%s': parameter 'classification' must be an integer greater than 0", name)
 	}

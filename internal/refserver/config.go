@@ -1,8 +1,8 @@
 package refserver
 
 import (
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // serverExtensions is what server metadata reports, in Triton's order.
@@ -32,10 +32,10 @@ func (m *loadedModel) modelConfig() *inferencepb.ModelConfig {
 		Parameters: map[string]*inferencepb.ModelParameter{},
 	}
 	for _, in := range d.inputs {
-		cfg.Input = append(cfg.Input, &inferencepb.ModelInput{Name: in.name, DataType: wire.DataTypeProto(in.dtype), Dims: in.dims})
+		cfg.Input = append(cfg.Input, &inferencepb.ModelInput{Name: in.name, DataType: kservev2.DataTypeProto(in.dtype), Dims: in.dims})
 	}
 	for _, out := range d.outputs {
-		cfg.Output = append(cfg.Output, &inferencepb.ModelOutput{Name: out.name, DataType: wire.DataTypeProto(out.dtype), Dims: out.dims})
+		cfg.Output = append(cfg.Output, &inferencepb.ModelOutput{Name: out.name, DataType: kservev2.DataTypeProto(out.dtype), Dims: out.dims})
 	}
 	if d.decoupled {
 		cfg.ModelTransactionPolicy = &inferencepb.ModelTransactionPolicy{Decoupled: true}
@@ -65,17 +65,17 @@ func (m *loadedModel) entryParams(fn func(k, v string)) {
 
 // metadata is the model's KServe metadata; batching models get a leading
 // -1 batch dimension.
-func (m *loadedModel) metadata() wire.ModelMetadata {
+func (m *loadedModel) metadata() kservev2.ModelMetadata {
 	d := m.def
-	md := wire.ModelMetadata{Name: d.name, Versions: []string{modelVersion}, Platform: d.platform}
-	conv := func(specs []tensorSpec) []wire.TensorMetadata {
-		out := make([]wire.TensorMetadata, len(specs))
+	md := kservev2.ModelMetadata{Name: d.name, Versions: []string{modelVersion}, Platform: d.platform}
+	conv := func(specs []tensorSpec) []kservev2.TensorMetadata {
+		out := make([]kservev2.TensorMetadata, len(specs))
 		for i, s := range specs {
 			shape := s.dims
 			if d.maxBatchSize > 0 {
 				shape = append([]int64{-1}, s.dims...)
 			}
-			out[i] = wire.TensorMetadata{Name: s.name, DataType: s.dtype, Shape: shape}
+			out[i] = kservev2.TensorMetadata{Name: s.name, DataType: s.dtype, Shape: shape}
 		}
 		return out
 	}

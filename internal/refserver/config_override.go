@@ -10,8 +10,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // A load request may carry a model config ("config" parameter, JSON) that
@@ -121,7 +121,7 @@ func sameTensors(kind string, specs []tensorSpec, given []configTensor) error {
 			return fmt.Errorf("config override %s '%s' is not an %s of the model", kind, g.name, kind)
 		}
 		s := specs[i]
-		dt, err := wire.DataTypeFromProto(g.dt)
+		dt, err := kservev2.DataTypeFromProto(g.dt)
 		if err != nil || dt != s.dtype {
 			return fmt.Errorf("config override %s '%s' has data type %s, the model's is %s", kind, g.name, g.dt, s.dtype.ConfigName())
 		}

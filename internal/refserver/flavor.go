@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // Flavor is the kind of server the reference server imitates. Clients meet
@@ -70,7 +70,7 @@ func (s *Server) plainHTTP(next http.Handler) http.Handler {
 		switch {
 		case len(seg) == 0:
 			s.onlyGET(w, r, func(w http.ResponseWriter, _ *http.Request) {
-				writeJSON(w, http.StatusOK, wire.ServerMetadata{Name: KServeServerName, Version: s.version, Extensions: []string{}})
+				writeJSON(w, http.StatusOK, kservev2.ServerMetadata{Name: KServeServerName, Version: s.version, Extensions: []string{}})
 			})
 		case seg[0] == "health":
 			next.ServeHTTP(w, r)
@@ -111,8 +111,8 @@ func plainModelPath(seg []string) bool {
 // shared-memory extensions cannot read. The body is put back for the
 // handler that follows.
 func checkPlainInfer(r *http.Request) error {
-	if r.Header.Get(wire.HeaderContentLength) != "" {
-		return errorf(codeInvalidArg, "%s: the binary tensor data extension is not supported", wire.HeaderContentLength)
+	if r.Header.Get(kservev2.HeaderContentLength) != "" {
+		return errorf(codeInvalidArg, "%s: the binary tensor data extension is not supported", kservev2.HeaderContentLength)
 	}
 	if r.Header.Get("Content-Encoding") != "" {
 		return errorf(codeInvalidArg, "Content-Encoding %q is not supported", r.Header.Get("Content-Encoding"))
@@ -123,12 +123,12 @@ func checkPlainInfer(r *http.Request) error {
 		return errorf(codeInvalidArg, "reading request body: %v", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var req wire.InferRequest
+	var req kservev2.InferRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil // the handler reports malformed JSON as it always does
 	}
-	if _, ok := req.Parameters[wire.ParamBinaryDataOutput]; ok {
-		return errorf(codeInvalidArg, "parameter '%s': the binary tensor data extension is not supported", wire.ParamBinaryDataOutput)
+	if _, ok := req.Parameters[kservev2.ParamBinaryDataOutput]; ok {
+		return errorf(codeInvalidArg, "parameter '%s': the binary tensor data extension is not supported", kservev2.ParamBinaryDataOutput)
 	}
 	for _, in := range req.Inputs {
 		if err := plainTensorParams("input", in.Name, in.Parameters); err != nil {
@@ -146,17 +146,17 @@ func checkPlainInfer(r *http.Request) error {
 // maxPlainBody bounds the copy a plain-flavour infer body is read into.
 const maxPlainBody = 1 << 30
 
-func plainTensorParams(kind, name string, p wire.Parameters) error {
-	for _, k := range []string{wire.ParamBinaryDataSize, wire.ParamBinaryData} {
+func plainTensorParams(kind, name string, p kservev2.Parameters) error {
+	for _, k := range []string{kservev2.ParamBinaryDataSize, kservev2.ParamBinaryData} {
 		if _, ok := p[k]; ok {
 			return errorf(codeInvalidArg, "%s '%s': parameter '%s': the binary tensor data extension is not supported", kind, name, k)
 		}
 	}
-	if _, ok := p[wire.ParamShmRegion]; ok {
-		return errorf(codeInvalidArg, "%s '%s': parameter '%s': shared memory is not supported", kind, name, wire.ParamShmRegion)
+	if _, ok := p[kservev2.ParamShmRegion]; ok {
+		return errorf(codeInvalidArg, "%s '%s': parameter '%s': shared memory is not supported", kind, name, kservev2.ParamShmRegion)
 	}
-	if _, ok := p[wire.ParamClassification]; ok {
-		return errorf(codeInvalidArg, "%s '%s': parameter '%s': the classification extension is not supported", kind, name, wire.ParamClassification)
+	if _, ok := p[kservev2.ParamClassification]; ok {
+		return errorf(codeInvalidArg, "%s '%s': parameter '%s': the classification extension is not supported", kind, name, kservev2.ParamClassification)
 	}
 	return nil
 }
@@ -206,15 +206,15 @@ func (s *Server) grpcFlavorOptions() []grpc.ServerOption {
 // extension the plain flavour does not have.
 func plainGRPCInfer(r *inferencepb.ModelInferRequest) error {
 	for _, in := range r.GetInputs() {
-		if _, ok := in.GetParameters()[wire.ParamShmRegion]; ok {
+		if _, ok := in.GetParameters()[kservev2.ParamShmRegion]; ok {
 			return status.Errorf(codes.InvalidArgument, "input '%s': shared memory is not supported", in.GetName())
 		}
 	}
 	for _, o := range r.GetOutputs() {
-		if _, ok := o.GetParameters()[wire.ParamShmRegion]; ok {
+		if _, ok := o.GetParameters()[kservev2.ParamShmRegion]; ok {
 			return status.Errorf(codes.InvalidArgument, "output '%s': shared memory is not supported", o.GetName())
 		}
-		if _, ok := o.GetParameters()[wire.ParamClassification]; ok {
+		if _, ok := o.GetParameters()[kservev2.ParamClassification]; ok {
 			return status.Errorf(codes.InvalidArgument, "output '%s': the classification extension is not supported", o.GetName())
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 func TestParseFlavor(t *testing.T) {
@@ -61,7 +61,7 @@ func TestPlainHTTPEndpoints(t *testing.T) {
 			}
 		}
 	}
-	var md wire.ServerMetadata
+	var md kservev2.ServerMetadata
 	if err := json.Unmarshal(do(t, plain, "GET", "/v2", nil, nil).body, &md); err != nil {
 		t.Fatal(err)
 	}
@@ -77,15 +77,15 @@ func TestPlainHTTPInferIsJSONOnly(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("FP16 as JSON: %d %s", r.status, r.body)
 	}
-	if r.header.Get(wire.HeaderContentLength) != "" || !strings.Contains(string(r.body), `"data":[1.5,-2]`) {
-		t.Errorf("FP16 reply = %s (header length %q), want FP16 data as JSON numbers", r.body, r.header.Get(wire.HeaderContentLength))
+	if r.header.Get(kservev2.HeaderContentLength) != "" || !strings.Contains(string(r.body), `"data":[1.5,-2]`) {
+		t.Errorf("FP16 reply = %s (header length %q), want FP16 data as JSON numbers", r.body, r.header.Get(kservev2.HeaderContentLength))
 	}
 	refused := []struct {
 		name, body string
 		header     map[string]string
 	}{
 		{"binary input", `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","parameters":{"binary_data_size":4}}]}` + "\x01\x00\x00\x00",
-			map[string]string{wire.HeaderContentLength: "95"}},
+			map[string]string{kservev2.HeaderContentLength: "95"}},
 		{"binary_data_output", `{"parameters":{"binary_data_output":true},"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","data":[1]}]}`, nil},
 		{"binary_data output", `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","data":[1]}],"outputs":[{"name":"OUTPUT0","parameters":{"binary_data":false}}]}`, nil},
 		{"shared memory", `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"INT32","parameters":{"shared_memory_region":"r","shared_memory_byte_size":4}}]}`, nil},
@@ -137,7 +137,7 @@ func TestPlainGRPCCoreOnly(t *testing.T) {
 	if _, err := g.ModelInfer(ctx, in); err != nil {
 		t.Errorf("ModelInfer with raw contents: %v", err)
 	}
-	in.Inputs[0].Parameters = map[string]*inferencepb.InferParameter{wire.ParamShmRegion: {ParameterChoice: &inferencepb.InferParameter_StringParam{StringParam: "r"}}}
+	in.Inputs[0].Parameters = map[string]*inferencepb.InferParameter{kservev2.ParamShmRegion: {ParameterChoice: &inferencepb.InferParameter_StringParam{StringParam: "r"}}}
 	if _, err := g.ModelInfer(ctx, in); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("ModelInfer with a shared-memory input: %v, want InvalidArgument", err)
 	}

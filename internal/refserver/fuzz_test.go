@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // FuzzHTTPInfer feeds arbitrary bodies and header lengths to the infer
@@ -34,7 +34,7 @@ func FuzzHTTPInfer(f *testing.F) {
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(string(body)))
 		req.URL.Path = "/v2/models/" + model + "/infer"
 		if headerLen >= 0 {
-			req.Header.Set(wire.HeaderContentLength, strconv.Itoa(headerLen))
+			req.Header.Set(kservev2.HeaderContentLength, strconv.Itoa(headerLen))
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -5,8 +5,8 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // grpcService implements Triton's GRPCInferenceService over the server.
@@ -45,7 +45,7 @@ func (g *grpcService) ModelMetadata(_ context.Context, r *inferencepb.ModelMetad
 		return nil, grpcErr(err)
 	}
 	md := m.metadata()
-	conv := func(ts []wire.TensorMetadata) []*inferencepb.ModelMetadataResponse_TensorMetadata {
+	conv := func(ts []kservev2.TensorMetadata) []*inferencepb.ModelMetadataResponse_TensorMetadata {
 		out := make([]*inferencepb.ModelMetadataResponse_TensorMetadata, len(ts))
 		for i, t := range ts {
 			out[i] = &inferencepb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape}
@@ -79,8 +79,8 @@ func (g *grpcService) ModelStatistics(_ context.Context, r *inferencepb.ModelSta
 	return out, nil
 }
 
-func statsToProto(s wire.ModelStats) *inferencepb.ModelStatistics {
-	d := func(x wire.StatDuration) *inferencepb.StatisticDuration {
+func statsToProto(s kservev2.ModelStats) *inferencepb.ModelStatistics {
+	d := func(x kservev2.StatDuration) *inferencepb.StatisticDuration {
 		return &inferencepb.StatisticDuration{Count: x.Count, Ns: x.Ns}
 	}
 	is := s.InferenceStats
@@ -113,8 +113,8 @@ func (g *grpcService) RepositoryIndex(_ context.Context, r *inferencepb.Reposito
 	return out, nil
 }
 
-func repoParams(ps map[string]*inferencepb.ModelRepositoryParameter) wire.Parameters {
-	out := wire.Parameters{}
+func repoParams(ps map[string]*inferencepb.ModelRepositoryParameter) kservev2.Parameters {
+	out := kservev2.Parameters{}
 	for k, v := range ps {
 		switch x := v.GetParameterChoice().(type) {
 		case *inferencepb.ModelRepositoryParameter_StringParam:

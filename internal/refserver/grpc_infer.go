@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -65,7 +65,7 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 			return nil, errorf(codeInvalidArg, "input '%s': %v", in.GetName(), err)
 		}
 		ii := inferInput{name: in.GetName(), dtype: dt, shape: in.GetShape()}
-		ref, err := shmParams(wire.ParamsFromProto(in.GetParameters()), "input", in.GetName())
+		ref, err := shmParams(kservev2.ParamsFromProto(in.GetParameters()), "input", in.GetName())
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 				return nil, errorf(codeInvalidArg, "contents field must not be specified when using raw_input_contents for '%s' for model '%s'", in.GetName(), r.GetModelName())
 			}
 			contents := in.GetContents()
-			ii.decode = func(dt tensor.DataType, _ []int64) ([]byte, error) { return wire.ContentsToRaw(dt, contents) }
+			ii.decode = func(dt tensor.DataType, _ []int64) ([]byte, error) { return kservev2.ContentsToRaw(dt, contents) }
 		default:
 			if next >= len(raws) {
 				return nil, errorf(codeInvalidArg, "input '%s' for model '%s' has no data: no contents, shared memory or raw_input_contents entry", in.GetName(), r.GetModelName())
@@ -97,12 +97,12 @@ func parseGRPCInfer(r *inferencepb.ModelInferRequest) (*inferRequest, error) {
 		req.outputs = []outputRequest{}
 	}
 	for _, o := range r.GetOutputs() {
-		ref, err := shmParams(wire.ParamsFromProto(o.GetParameters()), "output", o.GetName())
+		ref, err := shmParams(kservev2.ParamsFromProto(o.GetParameters()), "output", o.GetName())
 		if err != nil {
 			return nil, err
 		}
 		cls := 0
-		if c, ok := o.GetParameters()[wire.ParamClassification]; ok {
+		if c, ok := o.GetParameters()[kservev2.ParamClassification]; ok {
 			v, isInt := c.GetParameterChoice().(*inferencepb.InferParameter_Int64Param)
 			if !isInt {
 				return nil, errorf(codeInvalidArg, "invalid value type for 'classification' parameter, expected int64_param")

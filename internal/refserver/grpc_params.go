@@ -4,8 +4,8 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // paramEnableEmptyFinal is the one triton_* request key Triton accepts over
@@ -36,6 +36,6 @@ func grpcRequestParams(ps map[string]*inferencepb.InferParameter, req *inferRequ
 		}
 		delete(rest, k)
 	}
-	_, err := parseRequestParams(wire.ParamsFromProto(rest), &req.seq, &req.timeout)
+	_, err := parseRequestParams(kservev2.ParamsFromProto(rest), &req.seq, &req.timeout)
 	return err
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // Handler returns the HTTP/REST API (KServe v2 plus Triton extensions).
@@ -147,7 +147,7 @@ func notFound(w http.ResponseWriter) {
 }
 
 func methodNotAllowed(w http.ResponseWriter) {
-	b, _ := json.Marshal(wire.Error{Error: "Method Not Allowed"})
+	b, _ := json.Marshal(kservev2.Error{Error: "Method Not Allowed"})
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusMethodNotAllowed)
 	w.Write(b)
@@ -161,7 +161,7 @@ func plainOK(w http.ResponseWriter) {
 
 // writePlainError is writeError under Content-Type text/plain.
 func writePlainError(w http.ResponseWriter, err error) {
-	b, _ := json.Marshal(wire.Error{Error: err.Error()})
+	b, _ := json.Marshal(kservev2.Error{Error: err.Error()})
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(httpStatus(err))
 	w.Write(b)
@@ -181,11 +181,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errDropped) {
 		err = errorf(codeUnavailable, "%v", err)
 	}
-	writeJSON(w, httpStatus(err), wire.Error{Error: err.Error()})
+	writeJSON(w, httpStatus(err), kservev2.Error{Error: err.Error()})
 }
 
 func (s *Server) httpServerMetadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, wire.ServerMetadata{Name: ServerName, Version: s.version, Extensions: serverExtensions})
+	writeJSON(w, http.StatusOK, kservev2.ServerMetadata{Name: ServerName, Version: s.version, Extensions: serverExtensions})
 }
 
 func (s *Server) httpModelMetadata(w http.ResponseWriter, model, version string) {
@@ -203,7 +203,7 @@ func (s *Server) httpModelConfig(w http.ResponseWriter, model, version string) {
 		writeError(w, err)
 		return
 	}
-	b, err := wire.MarshalModelConfigJSON(m.modelConfig())
+	b, err := kservev2.MarshalModelConfigJSON(m.modelConfig())
 	if err != nil {
 		writeError(w, errorf(codeInternal, "%v", err))
 		return
@@ -218,12 +218,12 @@ func (s *Server) httpStats(w http.ResponseWriter, model, version string) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.StatisticsResponse{ModelStats: stats})
+	writeJSON(w, http.StatusOK, kservev2.StatisticsResponse{ModelStats: stats})
 }
 
 // modelStats collects statistics for one model (and version) or for all
 // loaded models when model is "".
-func (s *Server) modelStats(model, version string) ([]wire.ModelStats, error) {
+func (s *Server) modelStats(model, version string) ([]kservev2.ModelStats, error) {
 	var models []*loadedModel
 	if model == "" {
 		models = s.repo.loadedModels()
@@ -234,28 +234,28 @@ func (s *Server) modelStats(model, version string) ([]wire.ModelStats, error) {
 		}
 		models = []*loadedModel{m}
 	}
-	out := make([]wire.ModelStats, 0, len(models))
+	out := make([]kservev2.ModelStats, 0, len(models))
 	for _, m := range models {
 		out = append(out, toKServeStats(m.stats.snapshot()))
 	}
 	return out, nil
 }
 
-func toKServeStats(s ModelStats) wire.ModelStats {
-	d := func(x durationStat) wire.StatDuration { return wire.StatDuration{Count: x.Count, Ns: x.NS} }
-	ks := wire.ModelStats{
+func toKServeStats(s ModelStats) kservev2.ModelStats {
+	d := func(x durationStat) kservev2.StatDuration { return kservev2.StatDuration{Count: x.Count, Ns: x.NS} }
+	ks := kservev2.ModelStats{
 		Name: s.Name, Version: s.Version, LastInference: s.LastInference,
 		InferenceCount: s.InferenceCount, ExecutionCount: s.ExecutionCount,
-		InferenceStats: wire.InferStats{
+		InferenceStats: kservev2.InferStats{
 			Success: d(s.Success), Fail: d(s.Fail), Queue: d(s.Queue),
 			ComputeInput: d(s.ComputeInput), ComputeInfer: d(s.ComputeInfer), ComputeOutput: d(s.ComputeOutput),
 		},
-		ResponseStats: map[string]wire.ResponseStats{},
-		BatchStats:    []wire.BatchStats{},
-		MemoryUsage:   []wire.MemoryUsage{},
+		ResponseStats: map[string]kservev2.ResponseStats{},
+		BatchStats:    []kservev2.BatchStats{},
+		MemoryUsage:   []kservev2.MemoryUsage{},
 	}
 	for _, b := range s.Batches {
-		ks.BatchStats = append(ks.BatchStats, wire.BatchStats{
+		ks.BatchStats = append(ks.BatchStats, kservev2.BatchStats{
 			BatchSize: b.BatchSize, ComputeInput: d(b.ComputeInput), ComputeInfer: d(b.ComputeInfer), ComputeOutput: d(b.ComputeOutput),
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // readJSONBody decodes an optional JSON body into v; an empty body leaves
@@ -31,7 +31,7 @@ func (s *Server) routeRepository(w http.ResponseWriter, r *http.Request, seg []s
 		s.onlyPOST(w, r, s.httpRepositoryIndex)
 	case len(seg) == 3 && seg[0] == "models" && (seg[2] == "load" || seg[2] == "unload"):
 		s.onlyPOST(w, r, func(w http.ResponseWriter, r *http.Request) {
-			var req wire.RepositoryControlRequest
+			var req kservev2.RepositoryControlRequest
 			if err := readJSONBody(r, &req); err != nil {
 				writeError(w, err)
 				return
@@ -52,7 +52,7 @@ func (s *Server) routeRepository(w http.ResponseWriter, r *http.Request, seg []s
 
 // repositoryControl loads or unloads a model; a load may carry a config
 // override ("config", JSON text).
-func (s *Server) repositoryControl(model string, load bool, params wire.Parameters) error {
+func (s *Server) repositoryControl(model string, load bool, params kservev2.Parameters) error {
 	if !load {
 		return s.repo.unload(model)
 	}
@@ -75,14 +75,14 @@ func (s *Server) repositoryControl(model string, load bool, params wire.Paramete
 }
 
 func (s *Server) httpRepositoryIndex(w http.ResponseWriter, r *http.Request) {
-	var req wire.RepositoryIndexRequest
+	var req kservev2.RepositoryIndexRequest
 	if err := readJSONBody(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	out := []wire.RepositoryModel{}
+	out := []kservev2.RepositoryModel{}
 	for _, e := range s.repo.index(req.Ready) {
-		out = append(out, wire.RepositoryModel{Name: e.name, Version: e.version, State: e.state, Reason: e.reason})
+		out = append(out, kservev2.RepositoryModel{Name: e.name, Version: e.version, State: e.state, Reason: e.reason})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -102,9 +102,9 @@ func (s *Server) routeSystemShm(w http.ResponseWriter, r *http.Request, seg []st
 				writeError(w, err)
 				return
 			}
-			out := make([]wire.SystemSharedMemoryStatus, len(regs))
+			out := make([]kservev2.SystemSharedMemoryStatus, len(regs))
 			for i, reg := range regs {
-				out[i] = wire.SystemSharedMemoryStatus{Name: reg.name, Key: reg.key, Offset: reg.offset, ByteSize: reg.byteSize}
+				out[i] = kservev2.SystemSharedMemoryStatus{Name: reg.name, Key: reg.key, Offset: reg.offset, ByteSize: reg.byteSize}
 			}
 			writeJSON(w, http.StatusOK, out)
 		})
@@ -114,7 +114,7 @@ func (s *Server) routeSystemShm(w http.ResponseWriter, r *http.Request, seg []st
 			return
 		}
 		s.onlyPOST(w, r, func(w http.ResponseWriter, r *http.Request) {
-			var req wire.SystemSharedMemoryRegister
+			var req kservev2.SystemSharedMemoryRegister
 			if err := readJSONBody(r, &req); err != nil {
 				writeError(w, err)
 				return

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -55,7 +55,7 @@ func (s *Server) httpInfer(w http.ResponseWriter, r *http.Request, model, versio
 	h := w.Header()
 	if headerLen < len(resp) {
 		h.Set("Content-Type", "application/octet-stream")
-		h.Set(wire.HeaderContentLength, strconv.Itoa(headerLen))
+		h.Set(kservev2.HeaderContentLength, strconv.Itoa(headerLen))
 	} else {
 		h.Set("Content-Type", "application/json")
 	}
@@ -82,9 +82,9 @@ func dropConnection(w http.ResponseWriter) {
 // parseHTTPInfer turns an infer body into an inferRequest. binaryDefault
 // is the binary_data_output request parameter.
 func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version string) (*inferRequest, bool, error) {
-	hl := h.Get(wire.HeaderContentLength)
+	hl := h.Get(kservev2.HeaderContentLength)
 	if hl != "" {
-		n, err := wire.ParseHeaderLength(hl, len(body))
+		n, err := kservev2.ParseHeaderLength(hl, len(body))
 		if err != nil {
 			return nil, false, errorf(codeInvalidArg, "%v", err)
 		}
@@ -95,10 +95,10 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 	}
 	header, rest := body, []byte(nil)
 	if hl != "" {
-		n, _ := wire.ParseHeaderLength(hl, len(body))
-		header, rest, _ = wire.SplitBinaryBody(body, n)
+		n, _ := kservev2.ParseHeaderLength(hl, len(body))
+		header, rest, _ = kservev2.SplitBinaryBody(body, n)
 	}
-	var kr wire.InferRequest
+	var kr kservev2.InferRequest
 	if err := json.Unmarshal(header, &kr); err != nil {
 		return nil, false, errorf(codeInvalidArg, "failed to parse the request JSON buffer: %v", err)
 	}
@@ -109,12 +109,12 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 	}
 	if hl == "" {
 		for _, in := range kr.Inputs {
-			if _, ok := in.Parameters[wire.ParamBinaryDataSize]; ok {
+			if _, ok := in.Parameters[kservev2.ParamBinaryDataSize]; ok {
 				return nil, false, errorf(codeInvalidArg, "must specify valid 'Infer-Header-Content-Length' in request header and 'binary_data_size' when passing inputs in binary data format")
 			}
 		}
 	}
-	bins, err := wire.SliceInputs(kr.Inputs, rest)
+	bins, err := kservev2.SliceInputs(kr.Inputs, rest)
 	if err != nil {
 		return nil, false, errorf(codeInvalidArg, "%v", err)
 	}
@@ -130,7 +130,7 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 	}
 	for _, o := range kr.Outputs {
 		or := outputRequest{name: o.Name, binary: binaryDefault}
-		if b, ok, err := o.Parameters.Bool(wire.ParamBinaryData); err != nil {
+		if b, ok, err := o.Parameters.Bool(kservev2.ParamBinaryData); err != nil {
 			return nil, false, errorf(codeInvalidArg, "output '%s': %v", o.Name, err)
 		} else if ok {
 			or.binary = b
@@ -139,7 +139,7 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 		if err != nil {
 			return nil, false, err
 		}
-		if ref != nil && or.binary && o.Parameters[wire.ParamBinaryData] == true {
+		if ref != nil && or.binary && o.Parameters[kservev2.ParamBinaryData] == true {
 			return nil, false, errorf(codeInvalidArg, "Output can't set both 'shared_memory_region' and 'binary_data'")
 		}
 		if ref != nil {
@@ -157,14 +157,14 @@ func (s *Server) parseHTTPInfer(h http.Header, body []byte, model, version strin
 // httpInput builds one input from its JSON form and binary bytes.
 // halfJSON accepts FP16 and BF16 as JSON numbers, which plain KServe v2
 // servers do and Triton does not.
-func httpInput(in wire.InferInput, bin []byte, halfJSON bool) (inferInput, error) {
+func httpInput(in kservev2.InferInput, bin []byte, halfJSON bool) (inferInput, error) {
 	dt, err := tensor.ParseDataType(string(in.DataType))
 	if err != nil {
 		return inferInput{}, errorf(codeInvalidArg, "input '%s': %v", in.Name, err)
 	}
 	ii := inferInput{name: in.Name, dtype: dt, shape: in.Shape}
 	hasData := len(in.Data) > 0 && string(in.Data) != "null"
-	_, hasBin := in.Parameters[wire.ParamBinaryDataSize]
+	_, hasBin := in.Parameters[kservev2.ParamBinaryDataSize]
 	ref, err := shmParams(in.Parameters, "input", in.Name)
 	if err != nil {
 		return ii, err
@@ -197,16 +197,16 @@ func httpInput(in wire.InferInput, bin []byte, halfJSON bool) (inferInput, error
 }
 
 // shmParams reads a tensor's shared_memory_* parameters; nil when absent.
-func shmParams(p wire.Parameters, kind, name string) (*shmRef, error) {
-	region, hasRegion, err := p.String(wire.ParamShmRegion)
+func shmParams(p kservev2.Parameters, kind, name string) (*shmRef, error) {
+	region, hasRegion, err := p.String(kservev2.ParamShmRegion)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "%s '%s': %v", kind, name, err)
 	}
-	size, hasSize, err := p.Int64(wire.ParamShmByteSize)
+	size, hasSize, err := p.Int64(kservev2.ParamShmByteSize)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "%s '%s': %v", kind, name, err)
 	}
-	off, _, err := p.Int64(wire.ParamShmOffset)
+	off, _, err := p.Int64(kservev2.ParamShmOffset)
 	if err != nil {
 		return nil, errorf(codeInvalidArg, "%s '%s': %v", kind, name, err)
 	}
@@ -228,39 +228,39 @@ func makeShmRef(kind, name, region string, hasRegion bool, size int64, hasSize b
 
 // parseRequestParams reads the reserved request parameters (sequence,
 // schedule policy, binary_data_output) and rejects triton_* keys.
-func parseRequestParams(p wire.Parameters, seq *sequenceParams, timeout *time.Duration) (binaryDefault bool, err error) {
+func parseRequestParams(p kservev2.Parameters, seq *sequenceParams, timeout *time.Duration) (binaryDefault bool, err error) {
 	for k := range p {
 		if strings.HasPrefix(k, "triton_") {
 			return false, errorf(codeInvalidArg, "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.")
 		}
 	}
-	switch v := p[wire.ParamSequenceID].(type) {
+	switch v := p[kservev2.ParamSequenceID].(type) {
 	case nil:
 	case string:
 		seq.id = v
 	default:
-		id, err := wire.AnyToInt64(v)
+		id, err := kservev2.AnyToInt64(v)
 		if err != nil || id < 0 {
 			return false, errorf(codeInvalidArg, "parameter 'sequence_id' must be a non-negative integer or a string, got %v", v)
 		}
 		seq.id = strconv.FormatInt(id, 10)
 	}
-	if seq.start, _, err = p.Bool(wire.ParamSequenceStart); err != nil {
+	if seq.start, _, err = p.Bool(kservev2.ParamSequenceStart); err != nil {
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
-	if seq.end, _, err = p.Bool(wire.ParamSequenceEnd); err != nil {
+	if seq.end, _, err = p.Bool(kservev2.ParamSequenceEnd); err != nil {
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
-	for _, k := range []string{wire.ParamPriority, wire.ParamTimeout} {
+	for _, k := range []string{kservev2.ParamPriority, kservev2.ParamTimeout} {
 		v, ok, err := p.Int64(k)
 		if err != nil || (ok && v < 0) {
 			return false, errorf(codeInvalidArg, "parameter '%s' must be a non-negative integer", k)
 		}
-		if k == wire.ParamTimeout {
+		if k == kservev2.ParamTimeout {
 			*timeout = time.Duration(v) * time.Microsecond
 		}
 	}
-	if binaryDefault, _, err = p.Bool(wire.ParamBinaryDataOutput); err != nil {
+	if binaryDefault, _, err = p.Bool(kservev2.ParamBinaryDataOutput); err != nil {
 		return false, errorf(codeInvalidArg, "%v", err)
 	}
 	return binaryDefault, nil
@@ -320,15 +320,15 @@ func rawShape(spec tensorSpec, n int) ([]int64, error) {
 // it; headerLen is the JSON length. halfJSON writes FP16 and BF16 as JSON
 // numbers (plain KServe v2) instead of refusing them (Triton).
 func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault, halfJSON bool) ([]byte, int, error) {
-	resp := wire.InferResponse{ID: id, ModelName: model, ModelVersion: out.version, Outputs: make([]wire.InferOutput, 0, len(out.outputs))}
+	resp := kservev2.InferResponse{ID: id, ModelName: model, ModelVersion: out.version, Outputs: make([]kservev2.InferOutput, 0, len(out.outputs))}
 	var bins [][]byte
 	for _, o := range out.outputs {
-		ko := wire.InferOutput{Name: o.name, DataType: o.dtype, Shape: o.shape}
+		ko := kservev2.InferOutput{Name: o.name, DataType: o.dtype, Shape: o.shape}
 		switch {
 		case o.req.shm != nil:
 			// Written to shared memory: the entry carries no data.
 		case o.req.binary || (o.req.implicit && binaryDefault):
-			ko.Parameters = wire.Parameters{wire.ParamBinaryDataSize: len(o.raw)}
+			ko.Parameters = kservev2.Parameters{kservev2.ParamBinaryDataSize: len(o.raw)}
 			bins = append(bins, o.raw)
 		default:
 			if !tensor.JSONAllowed(o.dtype) && !halfJSON {
@@ -346,5 +346,5 @@ func encodeHTTPInfer(id, model string, out *inferOutcome, binaryDefault, halfJSO
 	if err != nil {
 		return nil, 0, errorf(codeInternal, "encoding response: %v", err)
 	}
-	return wire.EncodeBinaryBody(header, bins...), len(header), nil
+	return kservev2.EncodeBinaryBody(header, bins...), len(header), nil
 }

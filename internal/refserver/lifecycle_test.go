@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 func delayBody() []byte {

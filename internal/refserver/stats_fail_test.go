@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // Triton rejects a request that fails normalization before it is queued and

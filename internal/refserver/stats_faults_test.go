@@ -13,13 +13,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
-func statsOf(t testing.TB, s *Server, model string) wire.ModelStats {
+func statsOf(t testing.TB, s *Server, model string) kservev2.ModelStats {
 	t.Helper()
 	rep := do(t, s, "GET", "/v2/models/"+model+"/stats", nil, nil)
-	var sr wire.StatisticsResponse
+	var sr kservev2.StatisticsResponse
 	if err := json.Unmarshal(rep.body, &sr); err != nil || len(sr.ModelStats) != 1 {
 		t.Fatalf("stats %s (%v)", rep.body, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 func delayGRPCRequest(id string, v float32) *inferencepb.ModelInferRequest {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
@@ -110,10 +110,10 @@ func TestBadHTTPBodies(t *testing.T) {
 		substring string
 	}{
 		{"malformed JSON", nil, `{"inputs":[`, 400, "failed to parse the request JSON"},
-		{"truncated binary", map[string]string{wire.HeaderContentLength: strconv.Itoa(len(hdr))}, hdr + strings.Repeat("\x00", 100), 400, "binary"},
-		{"header length beyond body", map[string]string{wire.HeaderContentLength: "9999"}, hdr, 400, "outside body length"},
+		{"truncated binary", map[string]string{kservev2.HeaderContentLength: strconv.Itoa(len(hdr))}, hdr + strings.Repeat("\x00", 100), 400, "binary"},
+		{"header length beyond body", map[string]string{kservev2.HeaderContentLength: "9999"}, hdr, 400, "outside body length"},
 		{"binary without header", nil, hdr, 400, "Infer-Header-Content-Length"},
-		{"data and binary", map[string]string{wire.HeaderContentLength: "10"}, `{"inputs":[{"name":"INPUT0","shape":[1],"datatype":"INT32","data":[1],"parameters":{"binary_data_size":4}}]}`[:10], 400, ""},
+		{"data and binary", map[string]string{kservev2.HeaderContentLength: "10"}, `{"inputs":[{"name":"INPUT0","shape":[1],"datatype":"INT32","data":[1],"parameters":{"binary_data_size":4}}]}`[:10], 400, ""},
 		{"reserved parameter", nil, `{"parameters":{"triton_x":1},"inputs":[]}`, 400, "reserved for Triton"},
 		{"unknown datatype", nil, `{"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT33","data":[1]}]}`, 400, "unknown datatype"},
 		{"JSON element count", nil, `{"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT32","data":[1,2]},{"name":"INPUT1","shape":[1,16],"datatype":"INT32","data":[1,2]}]}`, 400, "needs 16"},

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/refserver"
 )
 
@@ -50,13 +50,13 @@ func TestBinaryExtensionByteExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := append([]byte(tc.header), tc.binary...)
-			rep := post(t, s, tc.path, map[string]string{wire.HeaderContentLength: strconv.Itoa(len(tc.header))}, body)
+			rep := post(t, s, tc.path, map[string]string{kservev2.HeaderContentLength: strconv.Itoa(len(tc.header))}, body)
 			if rep.status != 200 {
 				t.Fatalf("status %d: %s", rep.status, rep.body)
 			}
-			hl := rep.header.Get(wire.HeaderContentLength)
+			hl := rep.header.Get(kservev2.HeaderContentLength)
 			if (hl != "") != tc.wantHeaderLenPresent {
-				t.Fatalf("%s = %q", wire.HeaderContentLength, hl)
+				t.Fatalf("%s = %q", kservev2.HeaderContentLength, hl)
 			}
 			want := tc.wantHeader + string(tc.wantBinary)
 			if string(rep.body) != want {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
@@ -19,7 +19,7 @@ func TestStatisticsDeltas(t *testing.T) {
 			s := start(t, refserver.Options{Models: []string{"identity_fp32"}})
 			c, infer := connect(t, s, k)
 			ctx := ctxT(t)
-			get := func() wire.ModelStats {
+			get := func() kservev2.ModelStats {
 				st, err := c.ModelStatistics(ctx, "identity_fp32", "1")
 				if err != nil || len(st) != 1 {
 					t.Fatalf("statistics %+v %v", st, err)
@@ -41,7 +41,7 @@ func TestStatisticsDeltas(t *testing.T) {
 				t.Fatal("batch 9 accepted by a max_batch_size 8 model")
 			}
 			after := get()
-			d := func(a, b wire.StatDuration) wire.StatDuration { return a.Sub(b) }
+			d := func(a, b kservev2.StatDuration) kservev2.StatDuration { return a.Sub(b) }
 			ai, bi := after.InferenceStats, before.InferenceStats
 			for name, got := range map[string]uint64{
 				"success": d(ai.Success, bi.Success).Count, "queue": d(ai.Queue, bi.Queue).Count,

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -23,11 +23,11 @@ func FuzzBinaryBodyRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, blob, sizes []byte, name string) {
 		// Each size byte cuts the next tensor from blob; 255 marks a
 		// tensor sent as JSON (no binary part).
-		var outs []wire.InferOutput
+		var outs []kservev2.InferOutput
 		var parts [][]byte
 		off := 0
 		for i, s := range sizes {
-			out := wire.InferOutput{Name: name + strconv.Itoa(i), DataType: tensor.UINT8, Shape: []int64{0}}
+			out := kservev2.InferOutput{Name: name + strconv.Itoa(i), DataType: tensor.UINT8, Shape: []int64{0}}
 			if s == 255 {
 				out.Data = json.RawMessage("[]")
 				outs = append(outs, out)
@@ -36,29 +36,29 @@ func FuzzBinaryBodyRoundTrip(f *testing.F) {
 			}
 			n := min(int(s), len(blob)-off)
 			out.Shape = []int64{int64(n)}
-			out.Parameters = wire.Parameters{"binary_data_size": n}
+			out.Parameters = kservev2.Parameters{"binary_data_size": n}
 			outs = append(outs, out)
 			parts = append(parts, blob[off:off+n])
 			off += n
 		}
-		header, err := json.Marshal(wire.InferResponse{ModelName: "m", Outputs: outs})
+		header, err := json.Marshal(kservev2.InferResponse{ModelName: "m", Outputs: outs})
 		if err != nil {
 			t.Skip(err) // names that are not valid UTF-8 are the caller's problem
 		}
-		body := wire.EncodeBinaryBody(header, parts...)
-		hl, err := wire.ParseHeaderLength(strconv.Itoa(len(header)), len(body))
+		body := kservev2.EncodeBinaryBody(header, parts...)
+		hl, err := kservev2.ParseHeaderLength(strconv.Itoa(len(header)), len(body))
 		if err != nil {
 			t.Fatalf("header length %d refused for a %d-byte body: %v", len(header), len(body), err)
 		}
-		gotHeader, rest, err := wire.SplitBinaryBody(body, hl)
+		gotHeader, rest, err := kservev2.SplitBinaryBody(body, hl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var resp wire.InferResponse
+		var resp kservev2.InferResponse
 		if err := json.Unmarshal(gotHeader, &resp); err != nil {
 			t.Fatalf("header does not decode: %v\n%s", err, gotHeader)
 		}
-		got, err := wire.SliceOutputs(resp.Outputs, rest)
+		got, err := kservev2.SliceOutputs(resp.Outputs, rest)
 		if err != nil {
 			t.Fatalf("slicing what was encoded: %v", err)
 		}

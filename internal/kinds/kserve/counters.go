@@ -2,12 +2,12 @@ package kserve
 
 import (
 	"github.com/perfscen/perfscen/internal/kinds"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // pickStats sums the statistics of model name across the versions listed;
 // version "" takes every version, as the server does for an empty version.
-func pickStats(list []wire.ModelStats, name, version string) (kinds.Counters, bool) {
+func pickStats(list []kservev2.ModelStats, name, version string) (kinds.Counters, bool) {
 	var out kinds.Counters
 	found := false
 	for _, s := range list {
@@ -27,7 +27,7 @@ func pickStats(list []wire.ModelStats, name, version string) (kinds.Counters, bo
 	return out, found
 }
 
-func addDur(d *kinds.Duration, x wire.StatDuration) {
+func addDur(d *kinds.Duration, x kservev2.StatDuration) {
 	d.Count += x.Count
 	d.Ns += x.Ns
 }

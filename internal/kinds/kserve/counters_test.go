@@ -3,16 +3,16 @@ package kserve
 import (
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
-func stats(n uint64) wire.ModelStats {
-	return wire.ModelStats{Name: "m", Version: "1", InferenceCount: n, ExecutionCount: n,
-		InferenceStats: wire.InferStats{Success: wire.StatDuration{Count: n, Ns: n * 1000}}}
+func stats(n uint64) kservev2.ModelStats {
+	return kservev2.ModelStats{Name: "m", Version: "1", InferenceCount: n, ExecutionCount: n,
+		InferenceStats: kservev2.InferStats{Success: kservev2.StatDuration{Count: n, Ns: n * 1000}}}
 }
 
 func TestPickStats(t *testing.T) {
-	list := []wire.ModelStats{stats(10), stats(5), {Name: "other", InferenceCount: 99}}
+	list := []kservev2.ModelStats{stats(10), stats(5), {Name: "other", InferenceCount: 99}}
 	list[1].Version = "2"
 	all, ok := pickStats(list, "m", "")
 	if !ok || all.Inferences != 15 || all.Success.Count != 15 {

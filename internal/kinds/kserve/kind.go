@@ -9,7 +9,7 @@ import (
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/embedded"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -95,7 +95,7 @@ type server struct {
 	plan    *plan.Plan // the plan as seen by this server alone
 	ref     *refserver.Server
 	clients map[plan.Protocol]client.Client
-	md      *wire.ServerMetadata
+	md      *kservev2.ServerMetadata
 	neg     negotiation
 	inputs  func(*plan.Point) (*inputdata.Data, error)
 	specs   map[string]inputdata.ModelSpec // by model alias; nil for FromClient

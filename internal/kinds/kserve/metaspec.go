@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/perfscen/perfscen/internal/inputdata"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // unknownMaxBatch stands for "batches, limit not published": model metadata
@@ -18,10 +18,10 @@ const unknownMaxBatch = math.MaxInt32
 // leading -1; when every tensor has one it is taken as the batch
 // dimension, so batch_size and shapes mean what they mean with a config
 // and throughput counts samples.
-func specFromMetadata(name string, md *wire.ModelMetadata) inputdata.ModelSpec {
+func specFromMetadata(name string, md *kservev2.ModelMetadata) inputdata.ModelSpec {
 	spec := inputdata.ModelSpec{Name: name}
 	batched := len(md.Inputs) > 0
-	for _, group := range [][]wire.TensorMetadata{md.Inputs, md.Outputs} {
+	for _, group := range [][]kservev2.TensorMetadata{md.Inputs, md.Outputs} {
 		for _, t := range group {
 			if len(t.Shape) == 0 || t.Shape[0] != -1 {
 				batched = false

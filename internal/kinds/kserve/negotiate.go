@@ -10,7 +10,7 @@ import (
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -42,7 +42,7 @@ type negotiation struct {
 // negotiate compares what the plan needs with the server's extensions. What
 // the scenario needs and the server lacks is exit 2, naming the extension;
 // what it lacks and nothing depends on becomes one note.
-func negotiate(p *plan.Plan, md *wire.ServerMetadata) (negotiation, error) {
+func negotiate(p *plan.Plan, md *kservev2.ServerMetadata) (negotiation, error) {
 	has := func(ext string) bool { return slices.Contains(md.Extensions, ext) }
 	n := negotiation{noBinary: !has(extBinary), useConfig: has(extConfig), serverStats: has(extStats)}
 	var missing []string
@@ -124,7 +124,7 @@ func firstPoint(p *plan.Plan, f func(plan.Point) bool) string {
 	return ""
 }
 
-func serverName(md *wire.ServerMetadata) string {
+func serverName(md *kservev2.ServerMetadata) string {
 	name := md.Name
 	if name == "" {
 		name = "the server"
@@ -136,7 +136,7 @@ func serverName(md *wire.ServerMetadata) string {
 }
 
 // readServerMetadata asks the server once who it is and what it supports.
-func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*wire.ServerMetadata, error) {
+func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*kservev2.ServerMetadata, error) {
 	timeout := p.Server.Timeout
 	if timeout <= 0 {
 		timeout = kinds.DefaultConnectTimeout

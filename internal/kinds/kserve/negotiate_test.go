@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/failure"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -57,7 +57,7 @@ func TestNegotiate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &plan.Plan{Server: plan.Server{Protocol: "http", TensorFormat: plan.TensorFormat(tc.format)}, Points: tc.points, Checks: tc.checks, Models: tc.models}
-			md := &wire.ServerMetadata{Name: "srv", Version: "1.0", Extensions: tc.ext}
+			md := &kservev2.ServerMetadata{Name: "srv", Version: "1.0", Extensions: tc.ext}
 			n, err := negotiate(p, md)
 			if len(tc.missing) > 0 {
 				if failure.KindOf(err) != failure.InvalidInput {
@@ -81,24 +81,24 @@ func TestNegotiate(t *testing.T) {
 }
 
 func TestSpecFromMetadata(t *testing.T) {
-	tm := func(name string, shape ...int64) wire.TensorMetadata {
-		return wire.TensorMetadata{Name: name, DataType: tensor.FP32, Shape: shape}
+	tm := func(name string, shape ...int64) kservev2.TensorMetadata {
+		return kservev2.TensorMetadata{Name: name, DataType: tensor.FP32, Shape: shape}
 	}
 	cases := []struct {
 		name     string
-		md       wire.ModelMetadata
+		md       kservev2.ModelMetadata
 		maxBatch int
 		in, out  []int64
 	}{
-		{"batching", wire.ModelMetadata{Inputs: []wire.TensorMetadata{tm("x", -1, 4)}, Outputs: []wire.TensorMetadata{tm("y", -1, 2)}},
+		{"batching", kservev2.ModelMetadata{Inputs: []kservev2.TensorMetadata{tm("x", -1, 4)}, Outputs: []kservev2.TensorMetadata{tm("y", -1, 2)}},
 			unknownMaxBatch, []int64{4}, []int64{2}},
-		{"batching, outputs not published", wire.ModelMetadata{Inputs: []wire.TensorMetadata{tm("x", -1, 4)}},
+		{"batching, outputs not published", kservev2.ModelMetadata{Inputs: []kservev2.TensorMetadata{tm("x", -1, 4)}},
 			unknownMaxBatch, []int64{4}, nil},
-		{"fixed leading dim", wire.ModelMetadata{Inputs: []wire.TensorMetadata{tm("x", 1, 4)}, Outputs: []wire.TensorMetadata{tm("y", -1, 2)}},
+		{"fixed leading dim", kservev2.ModelMetadata{Inputs: []kservev2.TensorMetadata{tm("x", 1, 4)}, Outputs: []kservev2.TensorMetadata{tm("y", -1, 2)}},
 			0, []int64{1, 4}, []int64{-1, 2}},
-		{"one input without a leading -1", wire.ModelMetadata{Inputs: []wire.TensorMetadata{tm("x", -1, 4), tm("z", 3)}},
+		{"one input without a leading -1", kservev2.ModelMetadata{Inputs: []kservev2.TensorMetadata{tm("x", -1, 4), tm("z", 3)}},
 			0, []int64{-1, 4}, nil},
-		{"scalar", wire.ModelMetadata{Inputs: []wire.TensorMetadata{tm("x")}}, 0, []int64{}, nil},
+		{"scalar", kservev2.ModelMetadata{Inputs: []kservev2.TensorMetadata{tm("x")}}, 0, []int64{}, nil},
 	}
 	for _, tc := range cases {
 		spec := specFromMetadata("m", &tc.md)

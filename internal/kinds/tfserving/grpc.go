@@ -16,8 +16,8 @@ import (
 	protoenc "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 
-	kservepb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
 	pb "github.com/perfscen/perfscen/internal/kinds/tfserving/tfservingpb"
+	kservepb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )

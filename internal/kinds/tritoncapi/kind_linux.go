@@ -14,7 +14,7 @@ import (
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -28,7 +28,7 @@ func (Kind) Name() string { return Name }
 // model is one plan model as the in-process server describes it.
 type model struct {
 	plan      plan.Model
-	cfg       *wire.ModelConfig
+	cfg       *kservev2.ModelConfig
 	decoupled bool
 }
 
@@ -37,7 +37,7 @@ type server struct {
 	plan   *plan.Plan
 	cfg    config
 	ts     *tserver
-	md     *wire.ServerMetadata
+	md     *kservev2.ServerMetadata
 	models map[string]*model // by alias
 	data   map[string]*inputdata.Data
 	notes  []string

@@ -5,20 +5,20 @@ import (
 	"fmt"
 
 	"github.com/perfscen/perfscen/internal/kinds"
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // countersFromJSON reads TRITONSERVER_ServerModelStatistics' JSON (the
 // statistics extension's document) and sums model name's versions
 // (version "" takes every version listed), as the HTTP and gRPC kinds do.
 func countersFromJSON(b []byte, name, version string) (kinds.Counters, error) {
-	var doc wire.StatisticsResponse
+	var doc kservev2.StatisticsResponse
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return kinds.Counters{}, fmt.Errorf("statistics: %w", err)
 	}
 	var out kinds.Counters
 	found := false
-	add := func(d *kinds.Duration, x wire.StatDuration) {
+	add := func(d *kinds.Duration, x kservev2.StatDuration) {
 		d.Count += x.Count
 		d.Ns += x.Ns
 	}

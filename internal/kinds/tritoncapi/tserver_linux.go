@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // liveServers counts in-process servers not yet deleted; tests assert it
@@ -139,7 +139,7 @@ func version(v string) uintptr {
 	return ^uintptr(0) // -1
 }
 
-func (s *tserver) metadata() (*wire.ServerMetadata, error) {
+func (s *tserver) metadata() (*kservev2.ServerMetadata, error) {
 	var msg uintptr
 	if err := s.l.err(s.l.call("TRITONSERVER_ServerMetadata", s.ptr, uintptr(unsafe.Pointer(&msg)))); err != nil {
 		return nil, err
@@ -148,14 +148,14 @@ func (s *tserver) metadata() (*wire.ServerMetadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	var md wire.ServerMetadata
+	var md kservev2.ServerMetadata
 	if err := json.Unmarshal(b, &md); err != nil {
 		return nil, fmt.Errorf("server metadata: %w", err)
 	}
 	return &md, nil
 }
 
-func (s *tserver) modelConfig(name, ver string) (*wire.ModelConfig, error) {
+func (s *tserver) modelConfig(name, ver string) (*kservev2.ModelConfig, error) {
 	n := cstr(name)
 	var msg uintptr
 	if err := s.l.err(s.l.call("TRITONSERVER_ServerModelConfig", s.ptr, uintptr(unsafe.Pointer(&n[0])), version(ver), 1, uintptr(unsafe.Pointer(&msg)))); err != nil {
@@ -165,11 +165,11 @@ func (s *tserver) modelConfig(name, ver string) (*wire.ModelConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	pb, err := wire.UnmarshalModelConfigJSON(b)
+	pb, err := kservev2.UnmarshalModelConfigJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("model %s config: %w", name, err)
 	}
-	return wire.SummarizeModelConfig(pb)
+	return kservev2.SummarizeModelConfig(pb)
 }
 
 func (s *tserver) statistics(name, ver string) ([]byte, error) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/transport/h2test"
 )
 
@@ -66,9 +66,9 @@ func cannedListener(b *testing.B) string {
 	header := []byte(`{"model_name":"simple","model_version":"1","outputs":[` +
 		`{"name":"OUTPUT0","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}},` +
 		`{"name":"OUTPUT1","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}}]}`)
-	body := wire.EncodeBinaryBody(header, sum, diff)
+	body := kservev2.EncodeBinaryBody(header, sum, diff)
 	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
-		wire.HeaderContentLength + ": " + strconv.Itoa(len(header)) + "\r\n" +
+		kservev2.HeaderContentLength + ": " + strconv.Itoa(len(header)) + "\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 	return serveLoopback(b, func(c net.Conn) { serveCanned(c, reply) })
 }

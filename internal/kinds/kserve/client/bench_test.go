@@ -11,8 +11,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // The benchmark servers answer with a canned reply so that allocs/op is
@@ -24,12 +24,12 @@ func BenchmarkHTTPInfer(b *testing.B) {
 	header := []byte(`{"model_name":"simple","model_version":"1","outputs":[` +
 		`{"name":"OUTPUT0","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}},` +
 		`{"name":"OUTPUT1","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":64}}]}`)
-	reply := wire.EncodeBinaryBody(header, sum, diff)
+	reply := kservev2.EncodeBinaryBody(header, sum, diff)
 	hl, cl := strconv.Itoa(len(header)), strconv.Itoa(len(reply))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		h := w.Header()
-		h[wire.HeaderContentLength] = []string{hl}
+		h[kservev2.HeaderContentLength] = []string{hl}
 		h["Content-Length"] = []string{cl}
 		h["Content-Type"] = []string{"application/octet-stream"}
 		w.Write(reply)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -19,10 +19,10 @@ type Client interface {
 	// ModelReady is (false, nil) when the server says the model is not ready
 	// or unknown. version "" lets the server choose.
 	ModelReady(ctx context.Context, name, version string) (bool, error)
-	ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error)
-	ModelMetadata(ctx context.Context, name, version string) (*wire.ModelMetadata, error)
+	ServerMetadata(ctx context.Context) (*kservev2.ServerMetadata, error)
+	ModelMetadata(ctx context.Context, name, version string) (*kservev2.ModelMetadata, error)
 	ModelConfig(ctx context.Context, name, version string) (*ModelConfig, error)
-	RepositoryIndex(ctx context.Context) ([]wire.RepositoryModel, error)
+	RepositoryIndex(ctx context.Context) ([]kservev2.RepositoryModel, error)
 	LoadModel(ctx context.Context, name string) error
 	UnloadModel(ctx context.Context, name string) error
 	Infer(ctx context.Context, req *InferRequest) (*InferResponse, error)
@@ -32,7 +32,7 @@ type Client interface {
 	RegisterSystemSharedMemory(ctx context.Context, name, key string, offset, byteSize uint64) error
 	// UnregisterSystemSharedMemory with name "" unregisters every region.
 	UnregisterSystemSharedMemory(ctx context.Context, name string) error
-	SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error)
+	SystemSharedMemoryStatus(ctx context.Context, name string) ([]kservev2.SystemSharedMemoryStatus, error)
 	// RegisterCUDASharedMemory registers a CUDA IPC handle (the region
 	// is the caller's device memory; see internal/cuda).
 	RegisterCUDASharedMemory(ctx context.Context, name string, rawHandle []byte, deviceID int64, byteSize uint64) error
@@ -77,10 +77,10 @@ type Stream interface {
 }
 
 // ModelStats is one model version's cumulative statistics.
-type ModelStats = wire.ModelStats
+type ModelStats = kservev2.ModelStats
 
 // ModelConfig is a digest of a model's configuration plus its raw forms.
-type ModelConfig = wire.ModelConfig
+type ModelConfig = kservev2.ModelConfig
 
 // ShmRef places a tensor in a registered shared-memory region.
 type ShmRef struct {

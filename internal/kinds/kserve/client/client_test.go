@@ -13,7 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/shm"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
@@ -293,7 +293,7 @@ func TestMalformedReplies(t *testing.T) {
 					if tc.name == "truncated binary" {
 						hl = strconv.Itoa(len(tc.body) - 4)
 					}
-					w.Header().Set(wire.HeaderContentLength, hl)
+					w.Header().Set(kservev2.HeaderContentLength, hl)
 				}
 				w.Write([]byte(tc.body))
 			}))
@@ -348,7 +348,7 @@ func TestAdminCalls(t *testing.T) {
 				t.Fatalf("ModelStatistics = %v, %v", stats, err)
 			}
 			s := stats[0]
-			if s.InferenceCount != 10 || s.ExecutionCount != 4 || s.InferenceStats.Success != (wire.StatDuration{Count: 5, Ns: 5000}) ||
+			if s.InferenceCount != 10 || s.ExecutionCount != 4 || s.InferenceStats.Success != (kservev2.StatDuration{Count: 5, Ns: 5000}) ||
 				len(s.BatchStats) != 1 || s.BatchStats[0].ComputeInfer.Ns != 800 {
 				t.Errorf("stats = %+v", s)
 			}
@@ -360,7 +360,7 @@ func TestAdminCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 			st, err := c.SystemSharedMemoryStatus(ctx, "")
-			if err != nil || len(st) != 1 || st[0] != (wire.SystemSharedMemoryStatus{Name: "r1", Key: "/perfscen_1_x", ByteSize: 128}) {
+			if err != nil || len(st) != 1 || st[0] != (kservev2.SystemSharedMemoryStatus{Name: "r1", Key: "/perfscen_1_x", ByteSize: 128}) {
 				t.Errorf("status = %+v, %v", st, err)
 			}
 			if err := c.UnregisterSystemSharedMemory(ctx, ""); err != nil {

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 )
 
 // fakeGRPC implements the simple model over gRPC.
@@ -72,7 +72,7 @@ func (f *fakeGRPC) ModelConfig(context.Context, *pb.ModelConfigRequest) (*pb.Mod
 
 func (f *fakeGRPC) ModelStatistics(context.Context, *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
 	s := testStats
-	d := func(x wire.StatDuration) *pb.StatisticDuration {
+	d := func(x kservev2.StatDuration) *pb.StatisticDuration {
 		return &pb.StatisticDuration{Count: x.Count, Ns: x.Ns}
 	}
 	return &pb.ModelStatisticsResponse{ModelStats: []*pb.ModelStatistics{{
@@ -128,7 +128,7 @@ func (f *fakeGRPC) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.Mode
 	raws := map[string][]byte{}
 	ri := 0
 	for _, in := range r.GetInputs() {
-		if _, shm := in.GetParameters()[wire.ParamShmRegion]; shm {
+		if _, shm := in.GetParameters()[kservev2.ParamShmRegion]; shm {
 			reg, off, size, err := f.shmRef(in.GetParameters())
 			if err != nil {
 				return nil, err
@@ -155,7 +155,7 @@ func (f *fakeGRPC) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.Mode
 		names = names[:0]
 		for _, o := range r.GetOutputs() {
 			names = append(names, o.GetName())
-			if _, ok := o.GetParameters()[wire.ParamShmRegion]; ok {
+			if _, ok := o.GetParameters()[kservev2.ParamShmRegion]; ok {
 				shmOut[o.GetName()] = o.GetParameters()
 			}
 		}
@@ -208,12 +208,12 @@ func (f *fakeGRPC) ModelStreamInfer(s grpc.BidiStreamingServer[pb.ModelInferRequ
 }
 
 func (f *fakeGRPC) shmRef(p map[string]*pb.InferParameter) (*pb.SystemSharedMemoryStatusResponse_RegionStatus, uint64, uint64, error) {
-	name := p[wire.ParamShmRegion].GetStringParam()
+	name := p[kservev2.ParamShmRegion].GetStringParam()
 	f.mu.Lock()
 	reg, ok := f.regions[name]
 	f.mu.Unlock()
 	if !ok {
 		return nil, 0, 0, status.Errorf(codes.InvalidArgument, "Unable to find system shared memory region: '%s'", name)
 	}
-	return reg, uint64(p[wire.ParamShmOffset].GetInt64Param()), uint64(p[wire.ParamShmByteSize].GetInt64Param()), nil
+	return reg, uint64(p[kservev2.ParamShmOffset].GetInt64Param()), uint64(p[kservev2.ParamShmByteSize].GetInt64Param()), nil
 }

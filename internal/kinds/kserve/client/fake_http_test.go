@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -57,21 +57,21 @@ func addSub(a, b []byte) (sum, diff []byte, err error) {
 	return tensor.EncodeInt32s(s), tensor.EncodeInt32s(d), nil
 }
 
-var testStats = wire.ModelStats{
+var testStats = kservev2.ModelStats{
 	Name: "simple", Version: "1", InferenceCount: 10, ExecutionCount: 4,
-	InferenceStats: wire.InferStats{Success: wire.StatDuration{Count: 5, Ns: 5000}, Queue: wire.StatDuration{Count: 5, Ns: 100}},
-	BatchStats:     []wire.BatchStats{{BatchSize: 2, ComputeInfer: wire.StatDuration{Count: 4, Ns: 800}}},
+	InferenceStats: kservev2.InferStats{Success: kservev2.StatDuration{Count: 5, Ns: 5000}, Queue: kservev2.StatDuration{Count: 5, Ns: 100}},
+	BatchStats:     []kservev2.BatchStats{{BatchSize: 2, ComputeInfer: kservev2.StatDuration{Count: 4, Ns: 800}}},
 }
 
 // fakeHTTP is a minimal KServe v2 HTTP server for the simple model.
 type fakeHTTP struct {
 	mu      sync.Mutex
 	headers []http.Header // request headers seen on infer
-	regions map[string]wire.SystemSharedMemoryStatus
+	regions map[string]kservev2.SystemSharedMemoryStatus
 }
 
 func newFakeHTTP(t testing.TB) (*fakeHTTP, *httptest.Server) {
-	f := &fakeHTTP{regions: map[string]wire.SystemSharedMemoryStatus{}}
+	f := &fakeHTTP{regions: map[string]kservev2.SystemSharedMemoryStatus{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
@@ -91,35 +91,35 @@ func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/v2/health/ready":
 		w.WriteHeader(400) // "not ready", Triton style
 	case p == "/v2":
-		writeJSON(w, 200, wire.ServerMetadata{Name: "fake", Version: "0", Extensions: []string{"binary_tensor_data"}})
+		writeJSON(w, 200, kservev2.ServerMetadata{Name: "fake", Version: "0", Extensions: []string{"binary_tensor_data"}})
 	case p == "/v2/models/simple/ready":
 		w.WriteHeader(200)
 	case p == "/v2/models/simple" || p == "/v2/models/simple/versions/1":
-		writeJSON(w, 200, wire.ModelMetadata{Name: "simple", Versions: []string{"1"}, Platform: "onnxruntime_onnx",
-			Inputs: []wire.TensorMetadata{{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{-1, 16}}}})
+		writeJSON(w, 200, kservev2.ModelMetadata{Name: "simple", Versions: []string{"1"}, Platform: "onnxruntime_onnx",
+			Inputs: []kservev2.TensorMetadata{{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{-1, 16}}}})
 	case p == "/v2/models/simple/config":
-		b, _ := wire.MarshalModelConfigJSON(simpleConfig())
+		b, _ := kservev2.MarshalModelConfigJSON(simpleConfig())
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(b)
 	case p == "/v2/models/simple/stats" || p == "/v2/models/stats":
-		writeJSON(w, 200, wire.StatisticsResponse{ModelStats: []wire.ModelStats{testStats}})
+		writeJSON(w, 200, kservev2.StatisticsResponse{ModelStats: []kservev2.ModelStats{testStats}})
 	case p == "/v2/repository/index":
-		writeJSON(w, 200, []wire.RepositoryModel{{Name: "simple", Version: "1", State: "READY"}})
+		writeJSON(w, 200, []kservev2.RepositoryModel{{Name: "simple", Version: "1", State: "READY"}})
 	case strings.HasPrefix(p, "/v2/systemsharedmemory"):
 		f.shm(w, r)
 	case p == "/v2/models/simple/infer" || p == "/v2/models/simple/versions/1/infer":
 		if r.Method != http.MethodPost {
-			writeJSON(w, 405, wire.Error{Error: "Method Not Allowed"})
+			writeJSON(w, 405, kservev2.Error{Error: "Method Not Allowed"})
 			return
 		}
 		f.infer(w, r)
 	case strings.HasPrefix(p, "/v2/models/") && strings.HasSuffix(p, "/ready"):
-		writeJSON(w, 400, wire.Error{Error: "Request for unknown model"})
+		writeJSON(w, 400, kservev2.Error{Error: "Request for unknown model"})
 	case strings.HasPrefix(p, "/v2/models/"):
 		name := strings.Split(strings.TrimPrefix(p, "/v2/models/"), "/")[0]
-		writeJSON(w, 400, wire.Error{Error: "Request for unknown model: '" + name + "' is not found"})
+		writeJSON(w, 400, kservev2.Error{Error: "Request for unknown model: '" + name + "' is not found"})
 	default:
-		writeJSON(w, 404, wire.Error{Error: "Not Found"})
+		writeJSON(w, 404, kservev2.Error{Error: "Not Found"})
 	}
 }
 
@@ -134,12 +134,12 @@ func (f *fakeHTTP) shm(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	switch action {
 	case "register":
-		var body wire.SystemSharedMemoryRegister
+		var body kservev2.SystemSharedMemoryRegister
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			writeJSON(w, 400, wire.Error{Error: err.Error()})
+			writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 			return
 		}
-		f.regions[name] = wire.SystemSharedMemoryStatus{Name: name, Key: body.Key, Offset: body.Offset, ByteSize: body.ByteSize}
+		f.regions[name] = kservev2.SystemSharedMemoryStatus{Name: name, Key: body.Key, Offset: body.Offset, ByteSize: body.ByteSize}
 		w.WriteHeader(200)
 	case "unregister":
 		if name == "" {
@@ -149,7 +149,7 @@ func (f *fakeHTTP) shm(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(200)
 	case "status":
-		out := []wire.SystemSharedMemoryStatus{}
+		out := []kservev2.SystemSharedMemoryStatus{}
 		for n, s := range f.regions {
 			if name == "" || n == name {
 				out = append(out, s)
@@ -167,35 +167,35 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
-			writeJSON(w, 400, wire.Error{Error: err.Error()})
+			writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 			return
 		}
 		body = zr
 	}
 	data, err := io.ReadAll(body)
 	if err != nil {
-		writeJSON(w, 400, wire.Error{Error: err.Error()})
+		writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 		return
 	}
 	jsonPart, rest := data, []byte(nil)
-	if v := r.Header.Get(wire.HeaderContentLength); v != "" {
-		n, err := wire.ParseHeaderLength(v, len(data))
+	if v := r.Header.Get(kservev2.HeaderContentLength); v != "" {
+		n, err := kservev2.ParseHeaderLength(v, len(data))
 		if err == nil {
-			jsonPart, rest, err = wire.SplitBinaryBody(data, n)
+			jsonPart, rest, err = kservev2.SplitBinaryBody(data, n)
 		}
 		if err != nil {
-			writeJSON(w, 400, wire.Error{Error: err.Error()})
+			writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 			return
 		}
 	}
-	var req wire.InferRequest
+	var req kservev2.InferRequest
 	if err := json.Unmarshal(jsonPart, &req); err != nil {
-		writeJSON(w, 400, wire.Error{Error: err.Error()})
+		writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 		return
 	}
-	bins, err := wire.SliceInputs(req.Inputs, rest)
+	bins, err := kservev2.SliceInputs(req.Inputs, rest)
 	if err != nil {
-		writeJSON(w, 400, wire.Error{Error: err.Error()})
+		writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 		return
 	}
 	raws := map[string][]byte{}
@@ -206,14 +206,14 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 		case in.Data != nil:
 			t, err := tensor.FromJSONData(in.Name, in.DataType, in.Shape, in.Data)
 			if err != nil {
-				writeJSON(w, 400, wire.Error{Error: err.Error()})
+				writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 				return
 			}
 			raws[in.Name] = t.Raw
 		default:
 			raw, err := f.shmInput(in.Parameters)
 			if err != nil {
-				writeJSON(w, 400, wire.Error{Error: err.Error()})
+				writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 				return
 			}
 			raws[in.Name] = raw
@@ -221,14 +221,14 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	sum, diff, err := addSub(raws["INPUT0"], raws["INPUT1"])
 	if err != nil {
-		writeJSON(w, 400, wire.Error{Error: err.Error()})
+		writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 		return
 	}
 	shape := req.Inputs[0].Shape
-	allBinary, _, _ := req.Parameters.Bool(wire.ParamBinaryDataOutput)
+	allBinary, _, _ := req.Parameters.Bool(kservev2.ParamBinaryDataOutput)
 	type want struct {
 		name   string
-		params wire.Parameters
+		params kservev2.Parameters
 	}
 	wanted := []want{{"OUTPUT0", nil}, {"OUTPUT1", nil}}
 	if len(req.Outputs) > 0 {
@@ -237,26 +237,26 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 			wanted = append(wanted, want{o.Name, o.Parameters})
 		}
 	}
-	resp := wire.InferResponse{ID: req.ID, ModelName: "simple", ModelVersion: "1"}
+	resp := kservev2.InferResponse{ID: req.ID, ModelName: "simple", ModelVersion: "1"}
 	var binaries [][]byte
 	for _, o := range wanted {
 		raw := sum
 		if o.name == "OUTPUT1" {
 			raw = diff
 		}
-		out := wire.InferOutput{Name: o.name, Shape: shape, DataType: tensor.INT32}
-		binary, set, _ := o.params.Bool(wire.ParamBinaryData)
+		out := kservev2.InferOutput{Name: o.name, Shape: shape, DataType: tensor.INT32}
+		binary, set, _ := o.params.Bool(kservev2.ParamBinaryData)
 		if !set {
 			binary = allBinary
 		}
-		if region, ok, _ := o.params.String(wire.ParamShmRegion); ok {
+		if region, ok, _ := o.params.String(kservev2.ParamShmRegion); ok {
 			if err := f.shmOutput(o.params, raw); err != nil {
-				writeJSON(w, 400, wire.Error{Error: err.Error()})
+				writeJSON(w, 400, kservev2.Error{Error: err.Error()})
 				return
 			}
-			out.Parameters = wire.Parameters{wire.ParamShmRegion: region}
+			out.Parameters = kservev2.Parameters{kservev2.ParamShmRegion: region}
 		} else if binary {
-			out.Parameters = wire.Parameters{wire.ParamBinaryDataSize: len(raw)}
+			out.Parameters = kservev2.Parameters{kservev2.ParamBinaryDataSize: len(raw)}
 			binaries = append(binaries, raw)
 		} else {
 			out.Data, _ = tensor.MarshalJSONData(tensor.Tensor{Name: o.name, DataType: tensor.INT32, Shape: shape, Raw: raw})
@@ -264,10 +264,10 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 		resp.Outputs = append(resp.Outputs, out)
 	}
 	header, _ := json.Marshal(resp)
-	payload := wire.EncodeBinaryBody(header, binaries...)
+	payload := kservev2.EncodeBinaryBody(header, binaries...)
 	if len(binaries) > 0 {
 		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set(wire.HeaderContentLength, strconv.Itoa(len(header)))
+		w.Header().Set(kservev2.HeaderContentLength, strconv.Itoa(len(header)))
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -282,10 +282,10 @@ func (f *fakeHTTP) infer(w http.ResponseWriter, r *http.Request) {
 	w.Write(payload)
 }
 
-func (f *fakeHTTP) shmRef(p wire.Parameters) (wire.SystemSharedMemoryStatus, uint64, uint64, error) {
-	name, _, _ := p.String(wire.ParamShmRegion)
-	off, _, _ := p.Int64(wire.ParamShmOffset)
-	size, _, _ := p.Int64(wire.ParamShmByteSize)
+func (f *fakeHTTP) shmRef(p kservev2.Parameters) (kservev2.SystemSharedMemoryStatus, uint64, uint64, error) {
+	name, _, _ := p.String(kservev2.ParamShmRegion)
+	off, _, _ := p.Int64(kservev2.ParamShmOffset)
+	size, _, _ := p.Int64(kservev2.ParamShmByteSize)
 	f.mu.Lock()
 	reg, ok := f.regions[name]
 	f.mu.Unlock()
@@ -295,7 +295,7 @@ func (f *fakeHTTP) shmRef(p wire.Parameters) (wire.SystemSharedMemoryStatus, uin
 	return reg, uint64(off), uint64(size), nil
 }
 
-func (f *fakeHTTP) shmInput(p wire.Parameters) ([]byte, error) {
+func (f *fakeHTTP) shmInput(p kservev2.Parameters) ([]byte, error) {
 	reg, off, size, err := f.shmRef(p)
 	if err != nil {
 		return nil, err
@@ -303,7 +303,7 @@ func (f *fakeHTTP) shmInput(p wire.Parameters) ([]byte, error) {
 	return readShm(reg.Key, reg.Offset, off, size)
 }
 
-func (f *fakeHTTP) shmOutput(p wire.Parameters, data []byte) error {
+func (f *fakeHTTP) shmOutput(p kservev2.Parameters, data []byte) error {
 	reg, off, size, err := f.shmRef(p)
 	if err != nil {
 		return err

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
@@ -127,29 +127,29 @@ func (c *grpcClient) ModelReady(ctx context.Context, name, version string) (bool
 	return r.GetReady(), nil
 }
 
-func (c *grpcClient) ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error) {
+func (c *grpcClient) ServerMetadata(ctx context.Context) (*kservev2.ServerMetadata, error) {
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	r, err := c.stub().ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	if err != nil {
 		return nil, grpcError(ctx, "server metadata", err)
 	}
-	return &wire.ServerMetadata{Name: r.GetName(), Version: r.GetVersion(), Extensions: r.GetExtensions()}, nil
+	return &kservev2.ServerMetadata{Name: r.GetName(), Version: r.GetVersion(), Extensions: r.GetExtensions()}, nil
 }
 
-func (c *grpcClient) ModelMetadata(ctx context.Context, name, version string) (*wire.ModelMetadata, error) {
+func (c *grpcClient) ModelMetadata(ctx context.Context, name, version string) (*kservev2.ModelMetadata, error) {
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	r, err := c.stub().ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: name, Version: version})
 	if err != nil {
 		return nil, grpcError(ctx, "model metadata", err)
 	}
-	md := &wire.ModelMetadata{Name: r.GetName(), Versions: r.GetVersions(), Platform: r.GetPlatform()}
+	md := &kservev2.ModelMetadata{Name: r.GetName(), Versions: r.GetVersions(), Platform: r.GetPlatform()}
 	for _, t := range r.GetInputs() {
-		md.Inputs = append(md.Inputs, wire.TensorMetadata{Name: t.GetName(), DataType: tensor.DataType(t.GetDatatype()), Shape: t.GetShape()})
+		md.Inputs = append(md.Inputs, kservev2.TensorMetadata{Name: t.GetName(), DataType: tensor.DataType(t.GetDatatype()), Shape: t.GetShape()})
 	}
 	for _, t := range r.GetOutputs() {
-		md.Outputs = append(md.Outputs, wire.TensorMetadata{Name: t.GetName(), DataType: tensor.DataType(t.GetDatatype()), Shape: t.GetShape()})
+		md.Outputs = append(md.Outputs, kservev2.TensorMetadata{Name: t.GetName(), DataType: tensor.DataType(t.GetDatatype()), Shape: t.GetShape()})
 	}
 	return md, nil
 }
@@ -162,23 +162,23 @@ func (c *grpcClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	if err != nil {
 		return nil, grpcError(ctx, op, err)
 	}
-	sum, err := wire.SummarizeModelConfig(r.GetConfig())
+	sum, err := kservev2.SummarizeModelConfig(r.GetConfig())
 	if err != nil {
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	return sum, nil
 }
 
-func (c *grpcClient) RepositoryIndex(ctx context.Context) ([]wire.RepositoryModel, error) {
+func (c *grpcClient) RepositoryIndex(ctx context.Context) ([]kservev2.RepositoryModel, error) {
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	r, err := c.stub().RepositoryIndex(ctx, &pb.RepositoryIndexRequest{})
 	if err != nil {
 		return nil, grpcError(ctx, "repository index", err)
 	}
-	out := make([]wire.RepositoryModel, 0, len(r.GetModels()))
+	out := make([]kservev2.RepositoryModel, 0, len(r.GetModels()))
 	for _, m := range r.GetModels() {
-		out = append(out, wire.RepositoryModel{Name: m.GetName(), Version: m.GetVersion(), State: m.GetState(), Reason: m.GetReason()})
+		out = append(out, kservev2.RepositoryModel{Name: m.GetName(), Version: m.GetVersion(), State: m.GetState(), Reason: m.GetReason()})
 	}
 	return out, nil
 }
@@ -237,16 +237,16 @@ func (c *grpcClient) UnregisterSystemSharedMemory(ctx context.Context, name stri
 	return nil
 }
 
-func (c *grpcClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error) {
+func (c *grpcClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]kservev2.SystemSharedMemoryStatus, error) {
 	ctx, cancel := withTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	r, err := c.stub().SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{Name: name})
 	if err != nil {
 		return nil, grpcError(ctx, "system shared memory status", err)
 	}
-	out := make([]wire.SystemSharedMemoryStatus, 0, len(r.GetRegions()))
+	out := make([]kservev2.SystemSharedMemoryStatus, 0, len(r.GetRegions()))
 	for _, s := range r.GetRegions() {
-		out = append(out, wire.SystemSharedMemoryStatus{Name: s.GetName(), Key: s.GetKey(), Offset: s.GetOffset(), ByteSize: s.GetByteSize()})
+		out = append(out, kservev2.SystemSharedMemoryStatus{Name: s.GetName(), Key: s.GetKey(), Offset: s.GetOffset(), ByteSize: s.GetByteSize()})
 	}
 	sortRegions(out)
 	return out, nil

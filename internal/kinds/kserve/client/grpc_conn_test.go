@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/internal/transport/h2test"

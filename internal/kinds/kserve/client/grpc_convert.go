@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
-func sortRegions(r []wire.SystemSharedMemoryStatus) {
+func sortRegions(r []kservev2.SystemSharedMemoryStatus) {
 	sort.Slice(r, func(i, j int) bool { return r[i].Name < r[j].Name })
 }
 
-func durFromProto(d *pb.StatisticDuration) wire.StatDuration {
-	return wire.StatDuration{Count: d.GetCount(), Ns: d.GetNs()}
+func durFromProto(d *pb.StatisticDuration) kservev2.StatDuration {
+	return kservev2.StatDuration{Count: d.GetCount(), Ns: d.GetNs()}
 }
 
 // StatsFromProto converts gRPC model statistics to the JSON-shaped form.
@@ -26,7 +26,7 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 		LastInference:  m.GetLastInference(),
 		InferenceCount: m.GetInferenceCount(),
 		ExecutionCount: m.GetExecutionCount(),
-		InferenceStats: wire.InferStats{
+		InferenceStats: kservev2.InferStats{
 			Success:       durFromProto(is.GetSuccess()),
 			Fail:          durFromProto(is.GetFail()),
 			Queue:         durFromProto(is.GetQueue()),
@@ -38,7 +38,7 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 		},
 	}
 	for _, b := range m.GetBatchStats() {
-		out.BatchStats = append(out.BatchStats, wire.BatchStats{
+		out.BatchStats = append(out.BatchStats, kservev2.BatchStats{
 			BatchSize:     b.GetBatchSize(),
 			ComputeInput:  durFromProto(b.GetComputeInput()),
 			ComputeInfer:  durFromProto(b.GetComputeInfer()),
@@ -46,12 +46,12 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 		})
 	}
 	for _, u := range m.GetMemoryUsage() {
-		out.MemoryUsage = append(out.MemoryUsage, wire.MemoryUsage{Type: u.GetType(), ID: u.GetId(), ByteSize: u.GetByteSize()})
+		out.MemoryUsage = append(out.MemoryUsage, kservev2.MemoryUsage{Type: u.GetType(), ID: u.GetId(), ByteSize: u.GetByteSize()})
 	}
 	if len(m.GetResponseStats()) > 0 {
-		out.ResponseStats = make(map[string]wire.ResponseStats, len(m.GetResponseStats()))
+		out.ResponseStats = make(map[string]kservev2.ResponseStats, len(m.GetResponseStats()))
 		for k, r := range m.GetResponseStats() {
-			out.ResponseStats[k] = wire.ResponseStats{
+			out.ResponseStats[k] = kservev2.ResponseStats{
 				ComputeInfer:  durFromProto(r.GetComputeInfer()),
 				ComputeOutput: durFromProto(r.GetComputeOutput()),
 				Success:       durFromProto(r.GetSuccess()),
@@ -66,9 +66,9 @@ func StatsFromProto(m *pb.ModelStatistics) ModelStats {
 
 func shmProtoParams(s *ShmRef) map[string]*pb.InferParameter {
 	return map[string]*pb.InferParameter{
-		wire.ParamShmRegion:   {ParameterChoice: &pb.InferParameter_StringParam{StringParam: s.Region}},
-		wire.ParamShmOffset:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.Offset)}},
-		wire.ParamShmByteSize: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.ByteSize)}},
+		kservev2.ParamShmRegion:   {ParameterChoice: &pb.InferParameter_StringParam{StringParam: s.Region}},
+		kservev2.ParamShmOffset:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.Offset)}},
+		kservev2.ParamShmByteSize: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(s.ByteSize)}},
 	}
 }
 
@@ -89,7 +89,7 @@ type requestProto struct {
 
 // fill makes p's message req's; it is valid until the next fill.
 func (p *requestProto) fill(req *InferRequest) (*pb.ModelInferRequest, error) {
-	params, err := wire.ParamsToProto(req.Parameters)
+	params, err := kservev2.ParamsToProto(req.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*Infer
 		Model:      r.GetModelName(),
 		Version:    r.GetModelVersion(),
 		ID:         r.GetId(),
-		Parameters: wire.ParamsFromProto(r.GetParameters()),
+		Parameters: kservev2.ParamsFromProto(r.GetParameters()),
 		Outputs:    make([]tensor.Tensor, len(r.GetOutputs())),
 	}
 	raws := r.GetRawOutputContents()
@@ -145,7 +145,7 @@ func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*Infer
 	for i, o := range r.GetOutputs() {
 		dt := tensor.DataType(o.GetDatatype())
 		t := tensor.Tensor{Name: o.GetName(), DataType: dt, Shape: o.GetShape()}
-		_, inShm := o.GetParameters()[wire.ParamShmRegion]
+		_, inShm := o.GetParameters()[kservev2.ParamShmRegion]
 		inShm = inShm || requestedInShm(req, o.GetName())
 		switch {
 		case onePerOutput && inShm:
@@ -153,7 +153,7 @@ func inferResponseFromProto(r *pb.ModelInferResponse, req *InferRequest) (*Infer
 		case onePerOutput:
 			t.Raw = raws[i]
 		case o.GetContents() != nil:
-			raw, err := wire.ContentsToRaw(dt, o.GetContents())
+			raw, err := kservev2.ContentsToRaw(dt, o.GetContents())
 			if err != nil {
 				return nil, fmt.Errorf("output %q: %w", t.Name, err)
 			}

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/memnet"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	pb "github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	pb "github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )

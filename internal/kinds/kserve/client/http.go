@@ -14,7 +14,7 @@ import (
 	"net/url"
 	"sync/atomic"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -170,7 +170,7 @@ func (c *httpClient) readBody(resp *http.Response) ([]byte, error) {
 // httpServerError builds the typed error for a non-200 reply.
 func httpServerError(op string, r *httpReply) *transport.ServerError {
 	msg := ""
-	var e wire.Error
+	var e kservev2.Error
 	if json.Unmarshal(r.body, &e) == nil && e.Error != "" {
 		msg = e.Error
 	} else {
@@ -243,16 +243,16 @@ func (c *httpClient) ModelReady(ctx context.Context, name, version string) (bool
 	return c.health(ctx, "model ready", modelPath(name, version)+"/ready")
 }
 
-func (c *httpClient) ServerMetadata(ctx context.Context) (*wire.ServerMetadata, error) {
-	var md wire.ServerMetadata
+func (c *httpClient) ServerMetadata(ctx context.Context) (*kservev2.ServerMetadata, error) {
+	var md kservev2.ServerMetadata
 	if err := c.call(ctx, "server metadata", http.MethodGet, "/v2", nil, &md); err != nil {
 		return nil, err
 	}
 	return &md, nil
 }
 
-func (c *httpClient) ModelMetadata(ctx context.Context, name, version string) (*wire.ModelMetadata, error) {
-	var md wire.ModelMetadata
+func (c *httpClient) ModelMetadata(ctx context.Context, name, version string) (*kservev2.ModelMetadata, error) {
+	var md kservev2.ModelMetadata
 	if err := c.call(ctx, "model metadata", http.MethodGet, modelPath(name, version), nil, &md); err != nil {
 		return nil, err
 	}
@@ -265,11 +265,11 @@ func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	if err := c.call(ctx, op, http.MethodGet, modelPath(name, version)+"/config", nil, &raw); err != nil {
 		return nil, err
 	}
-	cfg, err := wire.UnmarshalModelConfigJSON(raw)
+	cfg, err := kservev2.UnmarshalModelConfigJSON(raw)
 	if err != nil {
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
-	sum, err := wire.SummarizeModelConfig(cfg)
+	sum, err := kservev2.SummarizeModelConfig(cfg)
 	if err != nil {
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
@@ -277,8 +277,8 @@ func (c *httpClient) ModelConfig(ctx context.Context, name, version string) (*Mo
 	return sum, nil
 }
 
-func (c *httpClient) RepositoryIndex(ctx context.Context) ([]wire.RepositoryModel, error) {
-	var out []wire.RepositoryModel
+func (c *httpClient) RepositoryIndex(ctx context.Context) ([]kservev2.RepositoryModel, error) {
+	var out []kservev2.RepositoryModel
 	if err := c.call(ctx, "repository index", http.MethodPost, "/v2/repository/index", struct{}{}, &out); err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func (c *httpClient) ModelStatistics(ctx context.Context, name, version string) 
 	if name != "" {
 		path = modelPath(name, version) + "/stats"
 	}
-	var out wire.StatisticsResponse
+	var out kservev2.StatisticsResponse
 	if err := c.call(ctx, "model statistics", http.MethodGet, path, nil, &out); err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func (c *httpClient) RegisterSystemSharedMemory(ctx context.Context, name, key s
 	if name == "" {
 		return fmt.Errorf("http register system shared memory: empty region name")
 	}
-	body := wire.SystemSharedMemoryRegister{Key: key, Offset: offset, ByteSize: byteSize}
+	body := kservev2.SystemSharedMemoryRegister{Key: key, Offset: offset, ByteSize: byteSize}
 	return c.call(ctx, "register system shared memory", http.MethodPost, shmPath("systemsharedmemory", name, "register"), body, nil)
 }
 
@@ -324,8 +324,8 @@ func (c *httpClient) UnregisterSystemSharedMemory(ctx context.Context, name stri
 	return c.call(ctx, "unregister system shared memory", http.MethodPost, shmPath("systemsharedmemory", name, "unregister"), nil, nil)
 }
 
-func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]wire.SystemSharedMemoryStatus, error) {
-	var out []wire.SystemSharedMemoryStatus
+func (c *httpClient) SystemSharedMemoryStatus(ctx context.Context, name string) ([]kservev2.SystemSharedMemoryStatus, error) {
+	var out []kservev2.SystemSharedMemoryStatus
 	if err := c.call(ctx, "system shared memory status", http.MethodGet, shmPath("systemsharedmemory", name, "status"), nil, &out); err != nil {
 		return nil, err
 	}
@@ -336,7 +336,7 @@ func (c *httpClient) RegisterCUDASharedMemory(ctx context.Context, name string, 
 	if name == "" {
 		return fmt.Errorf("http register cuda shared memory: empty region name")
 	}
-	body := wire.CUDASharedMemoryRegister{RawHandle: wire.CUDAHandle{B64: base64.StdEncoding.EncodeToString(rawHandle)}, DeviceID: deviceID, ByteSize: byteSize}
+	body := kservev2.CUDASharedMemoryRegister{RawHandle: kservev2.CUDAHandle{B64: base64.StdEncoding.EncodeToString(rawHandle)}, DeviceID: deviceID, ByteSize: byteSize}
 	return c.call(ctx, "register cuda shared memory", http.MethodPost, shmPath("cudasharedmemory", name, "register"), body, nil)
 }
 

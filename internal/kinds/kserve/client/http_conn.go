@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -110,7 +110,7 @@ func (hc *httpConn) headers(headerLen int) []transport.HeaderField {
 	h := hc.header[:0]
 	if headerLen >= 0 {
 		h = append(h, transport.HeaderField{Name: "Content-Type", Value: "application/octet-stream"},
-			transport.HeaderField{Name: wire.HeaderContentLength, Value: hc.c.headerLenValue(headerLen)[0]})
+			transport.HeaderField{Name: kservev2.HeaderContentLength, Value: hc.c.headerLenValue(headerLen)[0]})
 	} else {
 		h = append(h, transport.HeaderField{Name: "Content-Type", Value: "application/json"})
 	}
@@ -125,7 +125,7 @@ func (hc *httpConn) headers(headerLen int) []transport.HeaderField {
 // hdrLen is the reply's Inference-Header-Content-Length, "" when absent;
 // the last value is kept, as replies mostly repeat it.
 func (hc *httpConn) hdrLen(r *transport.HTTPReply) string {
-	v, ok := r.Header(wire.HeaderContentLength)
+	v, ok := r.Header(kservev2.HeaderContentLength)
 	if !ok {
 		return ""
 	}

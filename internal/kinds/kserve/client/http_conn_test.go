@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
 )
@@ -88,7 +88,7 @@ func TestHTTPConnSendsWhatTransportSends(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = append(got, seen{r.Method + " " + r.URL.RequestURI() + " " + r.Proto, r.Header.Get("Content-Type"),
-			r.Header.Get(wire.HeaderContentLength), r.Header.Get("Content-Encoding"), r.Header.Get("Accept-Encoding"),
+			r.Header.Get(kservev2.HeaderContentLength), r.Header.Get("Content-Encoding"), r.Header.Get("Accept-Encoding"),
 			r.Header.Get("Authorization"), r.ContentLength, body})
 		mu.Unlock()
 		w.WriteHeader(500)
@@ -129,7 +129,7 @@ func TestHTTPConnSendsWhatTransportSends(t *testing.T) {
 func TestHTTPConnServerCloses(t *testing.T) {
 	reply := func(id string) []byte {
 		hdr := []byte(`{"id":"` + id + `","model_name":"simple","model_version":"1","outputs":[{"name":"OUTPUT0","datatype":"INT32","shape":[1],"parameters":{"binary_data_size":4}}]}`)
-		return wire.EncodeBinaryBody(hdr, []byte{7, 0, 0, 0})
+		return kservev2.EncodeBinaryBody(hdr, []byte{7, 0, 0, 0})
 	}
 	for _, mode := range []string{"announced", "silent", "until-close"} {
 		t.Run(mode, func(t *testing.T) {

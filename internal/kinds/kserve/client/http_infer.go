@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
@@ -153,7 +153,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	c.setHeaders(hreq)
 	if headerLen >= 0 {
 		hreq.Header["Content-Type"] = contentTypeBinary
-		hreq.Header[wire.HeaderContentLength] = c.headerLenValue(headerLen)
+		hreq.Header[kservev2.HeaderContentLength] = c.headerLenValue(headerLen)
 	} else {
 		hreq.Header["Content-Type"] = contentTypeJSON
 	}
@@ -175,7 +175,7 @@ func (c *httpClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	if resp.StatusCode != http.StatusOK {
 		return nil, httpServerError(op, &httpReply{status: resp.StatusCode, header: resp.Header, body: data})
 	}
-	out, err := decodeInferReply(resp.Header.Get(wire.HeaderContentLength), data, req, &c.names)
+	out, err := decodeInferReply(resp.Header.Get(kservev2.HeaderContentLength), data, req, &c.names)
 	if err != nil {
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolHTTP, Op: op, Err: err}
 	}
@@ -314,7 +314,7 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 	}
 	var extra []kv
 	if len(req.Outputs) == 0 && !c.opts.JSONTensors {
-		extra = append(extra, kv{wire.ParamBinaryDataOutput, true})
+		extra = append(extra, kv{kservev2.ParamBinaryDataOutput, true})
 	}
 	if len(req.Parameters) > 0 || len(extra) > 0 {
 		dst = append(dst, `"parameters":`...)
@@ -374,9 +374,9 @@ func (c *httpClient) appendInferHeader(dst []byte, req *InferRequest) (_ []byte,
 			dst = append(dst, `,"parameters":`...)
 			if o.Shm != nil {
 				// Triton refuses shm together with binary_data: true.
-				dst, err = appendParams(dst, nil, append(shmParams(pbuf[:0], o.Shm), kv{wire.ParamBinaryData, false})...)
+				dst, err = appendParams(dst, nil, append(shmParams(pbuf[:0], o.Shm), kv{kservev2.ParamBinaryData, false})...)
 			} else {
-				dst, err = appendParams(dst, nil, kv{wire.ParamBinaryData, !c.opts.JSONTensors})
+				dst, err = appendParams(dst, nil, kv{kservev2.ParamBinaryData, !c.opts.JSONTensors})
 			}
 			if err != nil {
 				return nil, false, err
@@ -404,11 +404,11 @@ type replyOutput struct {
 }
 
 type reply struct {
-	ID           string          `json:"id"`
-	ModelName    string          `json:"model_name"`
-	ModelVersion string          `json:"model_version"`
-	Parameters   wire.Parameters `json:"parameters"`
-	Outputs      []replyOutput   `json:"outputs"`
+	ID           string              `json:"id"`
+	ModelName    string              `json:"model_name"`
+	ModelVersion string              `json:"model_version"`
+	Parameters   kservev2.Parameters `json:"parameters"`
+	Outputs      []replyOutput       `json:"outputs"`
 }
 
 // decodeInferReply parses a 200 reply body, binary extension included.
@@ -416,11 +416,11 @@ type reply struct {
 func decodeInferReply(headerLen string, body []byte, req *InferRequest, names *nameCache) (*InferResponse, error) {
 	jsonPart, rest := body, []byte(nil)
 	if headerLen != "" {
-		n, err := wire.ParseHeaderLength(headerLen, len(body))
+		n, err := kservev2.ParseHeaderLength(headerLen, len(body))
 		if err != nil {
 			return nil, err
 		}
-		if jsonPart, rest, err = wire.SplitBinaryBody(body, n); err != nil {
+		if jsonPart, rest, err = kservev2.SplitBinaryBody(body, n); err != nil {
 			return nil, err
 		}
 	}
@@ -443,7 +443,7 @@ func decodeInferReply(headerLen string, body []byte, req *InferRequest, names *n
 		}
 		sizes = append(sizes, sz)
 	}
-	bins, err := wire.SliceBinary(sizes, rest)
+	bins, err := kservev2.SliceBinary(sizes, rest)
 	if err != nil {
 		return nil, err
 	}

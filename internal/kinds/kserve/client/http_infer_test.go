@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
 )
@@ -48,7 +48,7 @@ func TestHTTPInferBodiesIntact(t *testing.T) {
 					body = mustGunzip(t, r.Body)
 				}
 				data, _ := io.ReadAll(body)
-				n, _ := strconv.Atoi(r.Header.Get(wire.HeaderContentLength))
+				n, _ := strconv.Atoi(r.Header.Get(kservev2.HeaderContentLength))
 				if n <= 0 || n > len(data) {
 					http.Error(w, "bad header length", http.StatusBadRequest)
 					return
@@ -57,8 +57,8 @@ func TestHTTPInferBodiesIntact(t *testing.T) {
 				raw := data[n:]
 				hdr := []byte(`{"model_name":"simple","outputs":[{"name":"OUT","datatype":"UINT8","shape":[` +
 					strconv.Itoa(len(raw)) + `],"parameters":{"binary_data_size":` + strconv.Itoa(len(raw)) + `}}]}`)
-				w.Header().Set(wire.HeaderContentLength, strconv.Itoa(len(hdr)))
-				w.Write(wire.EncodeBinaryBody(hdr, raw))
+				w.Header().Set(kservev2.HeaderContentLength, strconv.Itoa(len(hdr)))
+				w.Write(kservev2.EncodeBinaryBody(hdr, raw))
 			}))
 			t.Cleanup(srv.Close)
 			c := newClient(t, Options{Protocol: "http", URL: srv.URL, Gzip: gz})

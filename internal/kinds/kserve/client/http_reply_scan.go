@@ -3,7 +3,7 @@ package client
 import (
 	"sync/atomic"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -293,7 +293,7 @@ func (s *replyScanner) outputParams(o *replyOutput) bool {
 		return true
 	}
 	key, ok := s.key()
-	if !ok || string(key) != wire.ParamBinaryDataSize {
+	if !ok || string(key) != kservev2.ParamBinaryDataSize {
 		return false
 	}
 	v, ok := s.int()

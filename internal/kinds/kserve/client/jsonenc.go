@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
 // The infer request header is written by hand: it is on the hot path and
@@ -148,9 +148,9 @@ type kv struct {
 // shmParams lists the shared-memory parameters for a tensor.
 func shmParams(dst []kv, s *ShmRef) []kv {
 	return append(dst,
-		kv{wire.ParamShmRegion, s.Region},
-		kv{wire.ParamShmOffset, s.Offset},
-		kv{wire.ParamShmByteSize, s.ByteSize},
+		kv{kservev2.ParamShmRegion, s.Region},
+		kv{kservev2.ParamShmOffset, s.Offset},
+		kv{kservev2.ParamShmByteSize, s.ByteSize},
 	)
 }
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire"
+	"github.com/perfscen/perfscen/internal/kservev2"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 
@@ -94,12 +94,12 @@ func TestHTTPRequestBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := <-ch
-			wantHL, want := strconv.Itoa(len(tc.wantJSON)), wire.EncodeBinaryBody([]byte(tc.wantJSON), tc.wantBinary)
+			wantHL, want := strconv.Itoa(len(tc.wantJSON)), kservev2.EncodeBinaryBody([]byte(tc.wantJSON), tc.wantBinary)
 			if tc.wantBinary == nil {
 				wantHL, want = "", []byte(tc.wantJSON)
 			}
-			if hl := got.header.Get(wire.HeaderContentLength); hl != wantHL {
-				t.Errorf("%s = %q, want %q", wire.HeaderContentLength, hl, wantHL)
+			if hl := got.header.Get(kservev2.HeaderContentLength); hl != wantHL {
+				t.Errorf("%s = %q, want %q", kservev2.HeaderContentLength, hl, wantHL)
 			}
 			if !bytes.Equal(got.body, want) {
 				t.Errorf("body\n got %q\nwant %q", got.body, want)

@@ -1,11 +1,11 @@
-package wire
+package kservev2
 
 import (
 	"encoding/json"
 	"math"
 	"testing"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 

@@ -1980,7 +1980,7 @@ const file_model_config_proto_rawDesc = "" +
 	"\tTYPE_FP32\x10\v\x12\r\n" +
 	"\tTYPE_FP64\x10\f\x12\x0f\n" +
 	"\vTYPE_STRING\x10\r\x12\r\n" +
-	"\tTYPE_BF16\x10\x0eBEZCgithub.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepbb\x06proto3"
+	"\tTYPE_BF16\x10\x0eB<Z:github.com/perfscen/perfscen/internal/kservev2/inferencepbb\x06proto3"
 
 var (
 	file_model_config_proto_rawDescOnce sync.Once

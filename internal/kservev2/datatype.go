@@ -1,9 +1,9 @@
-package wire
+package kservev2
 
 import (
 	"fmt"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 

@@ -1,4 +1,4 @@
-package wire
+package kservev2
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/perfscen/perfscen/internal/kinds/kserve/wire/inferencepb"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
 	"github.com/perfscen/perfscen/internal/tensor"
 )
 

@@ -1,4 +1,4 @@
-package wire
+package kservev2
 
 import "encoding/json"
 

@@ -1,5 +1,0 @@
-// Package wire owns the KServe v2 (Open Inference Protocol) wire formats with
-// Triton's extensions that the kserve kind's client and the reference server
-// share: the JSON messages, binary tensor data framing, parameters, model
-// configuration and statistics, and the gRPC messages (inferencepb).
-package wire
