@@ -16,7 +16,7 @@ func ExampleLoadPlan() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(p.Scenario, "embedded:", p.Server.Embedded)
+	fmt.Println(p.Scenario, "embedded:", p.Server().Embedded)
 	for _, pt := range p.Points {
 		fmt.Println(pt.ID, pt.Load.Mode, pt.Load.Concurrency)
 	}

@@ -24,7 +24,6 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		Scenario:     r.name,
 		ScenarioPath: s.Path,
 		ScenarioHash: s.Hash,
-		Server:       r.server,
 		Servers:      r.servers,
 		Models:       r.models,
 		Measurement:  r.measurement,
@@ -33,9 +32,8 @@ func Expand(s *Scenario) (*plan.Plan, error) {
 		AbortOn:      r.abortOn,
 		Overrides:    s.Overrides,
 	}
-	if len(r.servers) > 0 {
-		// Each server carries its own settings; there is no one server.
-		p.Server = plan.Server{}
+	if len(r.servers) == 0 {
+		p.Servers = []plan.Server{r.server}
 	}
 	if len(r.mixes) > 0 {
 		p.Models, p.Mixes = r.mixModels(), r.mixPlan()

@@ -49,8 +49,8 @@ models: [{name: a/m}, {name: b/m}]
 					t.Errorf("%s: protocol %s, want %s", pt.ID, pt.Protocol, tc.want)
 				}
 			}
-			if p.Server.Kind != "" && p.Server.Options["method"] != "a.B/C" {
-				t.Errorf("kind block %v", p.Server.Options)
+			if p.Server().Kind != "" && p.Server().Options["method"] != "a.B/C" {
+				t.Errorf("kind block %v", p.Server().Options)
 			}
 		})
 	}

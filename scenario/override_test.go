@@ -39,10 +39,10 @@ func TestOverridesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Measurement.Window != 500*time.Millisecond || p.Server.URL != "host:8001" || p.Server.Protocol != "grpc" ||
-		p.Models[0].Alias != "first" || p.Server.Headers["X-Team"] != "perf" || len(p.Points) != 6 || p.Points[1].BatchSize != 4 {
-		t.Errorf("plan: window %s url %s proto %s alias %s headers %v points %d", p.Measurement.Window, p.Server.URL,
-			p.Server.Protocol, p.Models[0].Alias, p.Server.Headers, len(p.Points))
+	if p.Measurement.Window != 500*time.Millisecond || p.Server().URL != "host:8001" || p.Server().Protocol != "grpc" ||
+		p.Models[0].Alias != "first" || p.Server().Headers["X-Team"] != "perf" || len(p.Points) != 6 || p.Points[1].BatchSize != 4 {
+		t.Errorf("plan: window %s url %s proto %s alias %s headers %v points %d", p.Measurement.Window, p.Server().URL,
+			p.Server().Protocol, p.Models[0].Alias, p.Server().Headers, len(p.Points))
 	}
 	if strings.Join(p.Overrides, ";") != strings.Join(set, ";") {
 		t.Errorf("overrides recorded: %v", p.Overrides)

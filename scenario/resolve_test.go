@@ -31,10 +31,10 @@ models: [{name: simple}]
 		t.Fatal(err)
 	}
 	want := map[string]string{"Authorization": "Bearer s3cret", "X-Plain": "visible"}
-	if d := cmp.Diff(want, p.Server.Headers); d != "" {
+	if d := cmp.Diff(want, p.Server().Headers); d != "" {
 		t.Errorf("headers (-want +got)\n%s", d)
 	}
-	if d := cmp.Diff([]string{"Authorization"}, p.Server.Secret); d != "" {
+	if d := cmp.Diff([]string{"Authorization"}, p.Server().Secret); d != "" {
 		t.Errorf("secret (-want +got)\n%s", d)
 	}
 }
@@ -57,7 +57,7 @@ models: [{name: delay}]
 		"mlp_optimized": {"slowdown": "2"},
 		"delay":         {"delay": "5ms", "error_rate": "0.01", "stall": "true"},
 	}
-	if d := cmp.Diff(want, p.Server.EmbeddedModels); d != "" {
+	if d := cmp.Diff(want, p.Server().EmbeddedModels); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}
 }

@@ -89,7 +89,7 @@ comparisons: ["delay.p50 <= 2 * simple.p50"]
 				t.Errorf("points (-want +got)\n%s", d)
 			}
 			for _, m := range p.Models {
-				if len(p.Servers) > 0 && !strings.HasPrefix(m.Alias, m.Server+"/") {
+				if p.Named() && !strings.HasPrefix(m.Alias, m.Server+"/") {
 					t.Errorf("model %s on server %q: alias not qualified", m.Alias, m.Server)
 				}
 			}

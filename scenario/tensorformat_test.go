@@ -25,8 +25,8 @@ func TestTensorFormat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(p.Server.TensorFormat) != tc.want {
-			t.Errorf("tensor_format %q: TensorFormat = %q, want %q", tc.format, p.Server.TensorFormat, tc.want)
+		if string(p.Server().TensorFormat) != tc.want {
+			t.Errorf("tensor_format %q: TensorFormat = %q, want %q", tc.format, p.Server().TensorFormat, tc.want)
 		}
 	}
 }

@@ -70,7 +70,7 @@ the pods; a scenario must name them by base name.`,
 				o.Files[name] = string(b)
 			}
 			o.ScenarioFile = filepath.Base(file)
-			for _, srv := range pl.AllServers() {
+			for _, srv := range pl.Servers {
 				if u, err := url.Parse("//" + strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")); err == nil && isLoopback(u.Hostname()) {
 					fmt.Fprintf(e.stderr, "perfscen: warning: %s's server %s is this host's loopback; the pods reach a server by a name or address of the cluster\n", file, srv.URL)
 				}

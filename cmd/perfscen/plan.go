@@ -65,8 +65,8 @@ func runPlan(e *env, file string, asJSON bool, set []string) error {
 }
 
 func printPlan(w io.Writer, p *plan.Plan) error {
-	if len(p.Servers) == 0 {
-		fmt.Fprintf(w, "scenario %s (%s), server: %s\n\n", p.Scenario, p.ScenarioPath, serverText(p.Server))
+	if !p.Named() {
+		fmt.Fprintf(w, "scenario %s (%s), server: %s\n\n", p.Scenario, p.ScenarioPath, serverText(p.Server()))
 	} else {
 		fmt.Fprintf(w, "scenario %s (%s), servers:\n", p.Scenario, p.ScenarioPath)
 		for _, s := range p.Servers {

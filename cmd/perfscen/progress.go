@@ -87,7 +87,7 @@ func (p *progress) unit(pt *plan.Point) string {
 		return "infer/s"
 	}
 	srv, ok := p.plan.ServerOf(pt.Server)
-	if all := p.plan.AllServers(); !ok && len(all) == 1 {
+	if all := p.plan.Servers; !ok && len(all) == 1 {
 		srv = all[0]
 	}
 	if srv.Kind == plan.KindOpenAI {

@@ -311,8 +311,8 @@ func applyModelParams(pl *plan.Plan, flags []string) (notes []string, err error)
 			notes = append(notes, fmt.Sprintf("--model-param %s.…: scenario %s measures no model %s; not applied to it", model, pl.Scenario, model))
 			continue
 		}
-		srv := &pl.Server
-		if len(pl.Servers) > 0 {
+		srv := &pl.Servers[0]
+		if pl.Named() {
 			name, m, ok := strings.Cut(model, "/")
 			if !ok {
 				return notes, fmt.Errorf("--model-param %s.…: with several servers name the server: server/model.key=value (servers: %s)", model, strings.Join(serverNames(pl), ", "))

@@ -98,7 +98,7 @@ func printScenarioError(e *env, file string, err error) {
 // checkKinds lets each server's kind check what it reads without a
 // server (request files), as it will before any load.
 func checkKinds(pl *plan.Plan) error {
-	for _, srv := range pl.AllServers() {
+	for _, srv := range pl.Servers {
 		k, err := all.Kinds().Lookup(srv.Kind)
 		if err != nil {
 			return err
@@ -146,7 +146,7 @@ func scenarioFiles(args []string) ([]string, error) {
 // server; run would refuse the same things, after starting.
 func checkEmbedded(pl *plan.Plan) error {
 	var errs []error
-	for _, srv := range pl.AllServers() {
+	for _, srv := range pl.Servers {
 		if !srv.Embedded {
 			continue
 		}

@@ -33,7 +33,7 @@ func environment(p *plan.Plan, servers []*serverState, version string, named Tes
 	for _, ss := range servers {
 		info := ss.server.Info()
 		info.Key = ss.srv.Name
-		if len(p.Servers) == 0 {
+		if !p.Named() {
 			env.Server = info
 		} else {
 			env.Servers = append(env.Servers, info)

@@ -142,7 +142,7 @@ func TestRunNotesFailingMetricsScrape(t *testing.T) {
 		c := newClient(t, "http", srv.HTTPAddr())
 		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 1, Iterations: 20}})
-		p.Server.MetricsURL = "http://" + closed + "/metrics"
+		p.Servers[0].MetricsURL = "http://" + closed + "/metrics"
 		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 4))), MetricsClient: metricsClient(t)}, Options{})
 		if err != nil {
 			t.Fatal(err)

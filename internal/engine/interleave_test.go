@@ -132,7 +132,7 @@ func TestRunScrapesGPUMetrics(t *testing.T) {
 		c := newClient(t, "http", srv.HTTPAddr())
 		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
 			plan.Point{Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})
-		p.Server.MetricsURL = metrics
+		p.Servers[0].MetricsURL = metrics
 		run, err := Run(context.Background(), p, Deps{Servers: servers(p, c, inputsOf(simpleData(1, 1))), MetricsClient: metricsClient(t)},
 			Options{MetricsInterval: 10 * time.Millisecond})
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 // them.
 type Deps struct {
 	// Servers are the plan's servers made ready by their kinds, by name:
-	// "" for the one server of a plan without plan.Servers.
+	// "" for the one server of a scenario's server:.
 	Servers map[string]kinds.Server
 	// Notes are run-level remarks recorded in the result (e.g. what the
 	// server lacks that the scenario did not need).
@@ -171,7 +171,7 @@ type runState struct {
 	// sessionIDs number the sessions started on agents.
 	sessionIDs atomic.Uint64
 	// servers are the plan's servers by name ("" for the one server of
-	// a plan without plan.Servers), in plan order in order.
+	// a scenario's server:), in plan order.
 	servers map[string]*serverState
 	order   []*serverState
 	total   int
@@ -205,7 +205,7 @@ type serverState struct {
 func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverState, error) {
 	byName := map[string]*serverState{}
 	var order []*serverState
-	for _, s := range p.AllServers() {
+	for _, s := range p.Servers {
 		ks, ok := deps.Servers[s.Name]
 		if !ok || ks == nil {
 			if s.Name == "" {

@@ -125,7 +125,7 @@ func CheckDistributed(p *plan.Plan, agents int) error {
 			return fmt.Errorf("load.stages: a ramp is run from one process, not by agents")
 		}
 	}
-	for _, s := range p.AllServers() {
+	for _, s := range p.Servers {
 		if s.Embedded {
 			name := "server"
 			if s.Name != "" {

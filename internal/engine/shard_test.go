@@ -97,7 +97,7 @@ func TestShardedScheduleIsTheWholeSchedule(t *testing.T) {
 // A plan agents cannot share says why, naming the point or field.
 func TestCheckDistributed(t *testing.T) {
 	base := func() *plan.Plan {
-		return &plan.Plan{Server: plan.Server{URL: "h:8000"}, Measurement: plan.Measurement{Mode: plan.TimeWindows},
+		return &plan.Plan{Servers: []plan.Server{plan.Server{URL: "h:8000"}}, Measurement: plan.Measurement{Mode: plan.TimeWindows},
 			Points: []plan.Point{{ID: "m/c=4", Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 4}}}}
 	}
 	if err := CheckDistributed(base(), 4); err != nil {
@@ -106,8 +106,8 @@ func TestCheckDistributed(t *testing.T) {
 	cases := map[string]func(p *plan.Plan){
 		"point m/c=4: concurrency 4 is less than the 5 agents": func(*plan.Plan) {},
 		"measurement.mode count_windows":                       func(p *plan.Plan) { p.Measurement.Mode = plan.CountWindows },
-		"server.embedded":                                      func(p *plan.Plan) { p.Server.Embedded = true },
-		"kind openai":                                          func(p *plan.Plan) { p.Server.Kind = plan.KindOpenAI },
+		"server.embedded":                                      func(p *plan.Plan) { p.Servers[0].Embedded = true },
+		"kind openai":                                          func(p *plan.Plan) { p.Servers[0].Kind = plan.KindOpenAI },
 		"point m/c=4: shared memory system":                    func(p *plan.Plan) { p.Points[0].SharedMemory = plan.ShmSystem },
 		"searches: a search plans its probes as it goes":       func(p *plan.Plan) { p.Searches = []plan.Search{{Name: "max"}} },
 		"load.stages: a ramp is run from one process":          func(p *plan.Plan) { p.Points[0].Stage = &plan.Stage{Index: 1} },

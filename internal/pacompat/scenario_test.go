@@ -25,7 +25,7 @@ func TestBuildScenario(t *testing.T) {
 	}{
 		{"-m nnUnet --percentile=95 --concurrency=10", []string{"  concurrency: 10   # --concurrency-range", "  percentile: 95   # --percentile"},
 			func(p *plan.Plan) string {
-				if len(p.Points) != 1 || p.Points[0].Load.Concurrency != 10 || p.Measurement.Trials != 3 || p.Server.URL != "localhost:8000" {
+				if len(p.Points) != 1 || p.Points[0].Load.Concurrency != 10 || p.Measurement.Trials != 3 || p.Server().URL != "localhost:8000" {
 					return "one point at concurrency 10, 3 trials"
 				}
 				return ""
@@ -33,7 +33,7 @@ func TestBuildScenario(t *testing.T) {
 		{"-m m -i grpc --concurrency-range 8:128:8 -l 50 --binary-search", []string{"  - while: latency_avg < 50ms", "    method: binary   # --binary-search", "    decide: merged"},
 			func(p *plan.Plan) string {
 				s := p.Searches
-				if len(p.Points) != 0 || len(s) != 1 || s[0].Start != 8 || s[0].End != 128 || s[0].Step != 8 || s[0].Decide != plan.DecideMerged || p.Server.URL != "localhost:8001" {
+				if len(p.Points) != 0 || len(s) != 1 || s[0].Start != 8 || s[0].End != 128 || s[0].Step != 8 || s[0].Decide != plan.DecideMerged || p.Server().URL != "localhost:8001" {
 					return "a binary search of 8..128 by 8 alone"
 				}
 				return ""
@@ -70,7 +70,7 @@ func TestBuildScenario(t *testing.T) {
 			func(p *plan.Plan) string { return "" }},
 		{"-m m --request-count 40 -H X-A:1 --collect-metrics -u h:9000 -b 4 --shape IN:3,4", []string{"  iterations: 40   # --request-count", "    X-A: \"1\"", "  metrics_url: h:8002/metrics"},
 			func(p *plan.Plan) string {
-				if p.Points[0].Load.Mode != plan.LoadIterations || p.Points[0].Load.Iterations != 40 || p.Server.Headers["X-A"] != "1" ||
+				if p.Points[0].Load.Mode != plan.LoadIterations || p.Points[0].Load.Iterations != 40 || p.Server().Headers["X-A"] != "1" ||
 					p.Points[0].BatchSize != 4 || p.Points[0].Shapes["IN"][1] != 4 {
 					return "40 iterations, the header, batch 4, the shape"
 				}
@@ -78,21 +78,21 @@ func TestBuildScenario(t *testing.T) {
 			}},
 		{"-m m --service-kind=triton_c_api --triton-server-directory /opt/tritonserver --model-repository /models", []string{"  kind: triton_c_api   # --service-kind", "    library: /opt/tritonserver/lib/libtritonserver.so   # --triton-server-directory (its lib/libtritonserver.so)"},
 			func(p *plan.Plan) string {
-				if p.Server.Kind != "triton_c_api" || p.Server.URL != "" {
+				if p.Server().Kind != "triton_c_api" || p.Server().URL != "" {
 					return "Triton in process"
 				}
 				return ""
 			}},
 		{"-m m --service-kind tfserving -i grpc --model-signature-name predict", []string{"  kind: tfserving   # --service-kind", "    signature_name: predict   # --model-signature-name"},
 			func(p *plan.Plan) string {
-				if p.Server.Kind != "tfserving" || p.Server.URL != "localhost:8500" {
+				if p.Server().Kind != "tfserving" || p.Server().URL != "localhost:8500" {
 					return "TF Serving on 8500"
 				}
 				return ""
 			}},
 		{"-m tiny --service-kind torchserve -u 127.0.0.1:8080 --input-data " + data, []string{"  kind: torchserve   # --service-kind", "    input_data: data.json   # --input-data"},
 			func(p *plan.Plan) string {
-				if p.Server.Kind != "torchserve" || p.Models[0].Input.Kind != "json" {
+				if p.Server().Kind != "torchserve" || p.Models[0].Input.Kind != "json" {
 					return "TorchServe with its JSON input"
 				}
 				return ""

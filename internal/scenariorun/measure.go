@@ -96,7 +96,7 @@ func OpenServers(ctx context.Context, p *plan.Plan, env kinds.Env) (map[string]k
 		}
 	}
 	var notes []string
-	for _, srv := range p.AllServers() {
+	for _, srv := range p.Servers {
 		k, err := all.Kinds().Lookup(srv.Kind)
 		if err != nil {
 			closeAll()

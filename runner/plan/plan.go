@@ -11,12 +11,11 @@ type Plan struct {
 	Scenario     string `json:"scenario"`      // scenario name (defaults to the file's base name)
 	ScenarioPath string `json:"scenario_path"` // file it was loaded from
 	ScenarioHash string `json:"scenario_hash"` // sha256 of the file's bytes, hex
-	// Server is the one server a scenario with server: loads; it is the
-	// zero value when the scenario names several (Servers).
-	Server Server `json:"server,omitzero"`
-	// Servers are the named servers of a scenario with servers:, sorted
-	// by name; every Model and Point then names one (Model.Server).
-	Servers     []Server    `json:"servers,omitempty"`
+	// Servers are the servers the plan loads: the one server of a
+	// scenario's server: (its Name is ""), or the named servers of its
+	// servers:, sorted by name, which every Model and Point then names
+	// (Model.Server). They are the one place a plan keeps its servers.
+	Servers     []Server    `json:"servers"`
 	Models      []Model     `json:"models"`
 	Measurement Measurement `json:"measurement"`
 	Points      []Point     `json:"points"` // in execution order
@@ -136,11 +135,8 @@ const (
 )
 
 // ServerOf is the server named name: the one server for "", else the
-// entry of Servers. ok is false for a name the plan does not hold.
+// named server. ok is false for a name the plan does not hold.
 func (p *Plan) ServerOf(name string) (Server, bool) {
-	if name == "" && len(p.Servers) == 0 {
-		return p.Server, true
-	}
 	for _, s := range p.Servers {
 		if s.Name == name {
 			return s, true
@@ -149,9 +145,25 @@ func (p *Plan) ServerOf(name string) (Server, bool) {
 	return Server{}, false
 }
 
+// Server is the plan's one server: a scenario's server:, or the server of
+// a plan as one server sees it (ForServer). A plan of several servers has
+// no one server: Server is then the zero Server.
+func (p *Plan) Server() Server {
+	if len(p.Servers) != 1 {
+		return Server{}
+	}
+	return p.Servers[0]
+}
+
+// Named is true for a plan of named servers (a scenario's servers:):
+// its models, points and figures carry their server's name.
+func (p *Plan) Named() bool {
+	return len(p.Servers) > 0 && p.Servers[0].Name != ""
+}
+
 // OpenAI is true for a plan of openai-kind servers.
 func (p *Plan) OpenAI() bool {
-	for _, s := range p.AllServers() {
+	for _, s := range p.Servers {
 		if s.Kind == KindOpenAI {
 			return true
 		}
@@ -159,22 +171,14 @@ func (p *Plan) OpenAI() bool {
 	return false
 }
 
-// AllServers lists the servers the plan loads: Servers, or the one Server.
-func (p *Plan) AllServers() []Server {
-	if len(p.Servers) > 0 {
-		return p.Servers
-	}
-	return []Server{p.Server}
-}
-
 // ForServer is p as one of its servers sees it: that server alone, its
 // models and its points. For a plan with one server it is p.
 func (p *Plan) ForServer(srv Server) *Plan {
-	if len(p.Servers) == 0 {
+	if len(p.Servers) == 1 {
 		return p
 	}
 	sub := *p
-	sub.Server, sub.Servers = srv, nil
+	sub.Servers = []Server{srv}
 	sub.Models, sub.Points = nil, nil
 	for _, m := range p.Models {
 		if m.Server == srv.Name {

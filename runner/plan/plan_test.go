@@ -37,14 +37,14 @@ func twoServerPlan() *Plan {
 }
 
 func TestServers(t *testing.T) {
-	one := &Plan{Server: Server{URL: "h:1"}}
+	one := &Plan{Servers: []Server{{URL: "h:1"}}}
 	if s, ok := one.ServerOf(""); !ok || s.URL != "h:1" {
 		t.Errorf("ServerOf(\"\") of a one-server plan = %+v, %v", s, ok)
 	}
-	if got := one.AllServers(); len(got) != 1 || got[0].URL != "h:1" {
-		t.Errorf("AllServers = %+v", got)
+	if one.Server().URL != "h:1" || one.Named() {
+		t.Errorf("Server() = %+v, Named() = %v", one.Server(), one.Named())
 	}
-	if one.ForServer(one.Server) != one {
+	if one.ForServer(one.Server()) != one {
 		t.Error("ForServer of a one-server plan is not the plan")
 	}
 	p := twoServerPlan()
@@ -57,11 +57,14 @@ func TestServers(t *testing.T) {
 	if _, ok := p.ServerOf(""); ok {
 		t.Error("a plan with servers: has no unnamed server")
 	}
+	if p.Server().URL != "" || !p.Named() {
+		t.Errorf("a plan of several servers: Server() = %+v, Named() = %v", p.Server(), p.Named())
+	}
 	if !p.OpenAI() || one.OpenAI() {
 		t.Error("OpenAI() wrong")
 	}
 	sub := p.ForServer(p.Servers[1])
-	if sub.Server.Name != "b" || len(sub.Servers) != 0 || len(sub.Models) != 1 || sub.Models[0].Alias != "b/m" ||
+	if sub.Server().Name != "b" || len(sub.Servers) != 1 || len(sub.Models) != 1 || sub.Models[0].Alias != "b/m" ||
 		len(sub.Points) != 1 || sub.Points[0].ID != "b/m/c=1" {
 		t.Errorf("ForServer(b) = %+v", sub)
 	}

@@ -99,7 +99,7 @@ func realServerPlan(t *testing.T, path, url, model string) *plan.Plan {
 	point := func(s *plan.Server) {
 		s.Embedded, s.URL, s.EmbeddedModels = false, url, nil
 	}
-	point(&p.Server)
+	point(&p.Servers[0])
 	for i := range p.Servers {
 		point(&p.Servers[i])
 	}

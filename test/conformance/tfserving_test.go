@@ -195,7 +195,7 @@ func le64(v ...int64) []byte {
 func tfPlan(srv plan.Server, proto plan.Protocol, data string) *plan.Plan {
 	srv.Kind, srv.Protocol, srv.Timeout, srv.TensorFormat = "tfserving", proto, 10*time.Second, plan.TensorAuto
 	m := plan.Model{Alias: "m", Name: "m", Version: "3", Validate: true, Input: plan.Input{Kind: "json", Paths: []string{data}}}
-	return &plan.Plan{Server: srv, Models: []plan.Model{m}, Points: []plan.Point{{ID: "m/c=1", Model: "m", Protocol: proto,
+	return &plan.Plan{Servers: []plan.Server{srv}, Models: []plan.Model{m}, Points: []plan.Point{{ID: "m/c=1", Model: "m", Protocol: proto,
 		SharedMemory: plan.ShmNone, BatchSize: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}}}}
 }
 

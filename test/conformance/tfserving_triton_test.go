@@ -97,7 +97,7 @@ func TestTFServingKindOnRealTritonPorts(t *testing.T) {
 	} {
 		srv := plan.Server{Kind: "tfserving", URL: "127.0.0.1:" + c.port, Protocol: c.proto, Timeout: 5 * time.Second, TensorFormat: plan.TensorAuto}
 		m := plan.Model{Alias: "half_plus_two", Name: "half_plus_two", Input: plan.Input{Kind: "random"}}
-		p := &plan.Plan{Server: srv, Models: []plan.Model{m}, Points: []plan.Point{{ID: "half_plus_two/c=1", Model: m.Alias, Protocol: c.proto,
+		p := &plan.Plan{Servers: []plan.Server{srv}, Models: []plan.Model{m}, Points: []plan.Point{{ID: "half_plus_two/c=1", Model: m.Alias, Protocol: c.proto,
 			SharedMemory: plan.ShmNone, BatchSize: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}}}}
 		s, err := tfserving.Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 10 * time.Second})
 		if err == nil {

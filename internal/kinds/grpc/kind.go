@@ -52,7 +52,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		return nil, err
 	}
 	if len(p.Models) == 0 {
-		return nil, failure.Invalid(fmt.Errorf("%s: no model calls this server", kinds.ServerField(p.Server)))
+		return nil, failure.Invalid(fmt.Errorf("%s: no model calls this server", kinds.ServerField(p.Server())))
 	}
 	s := &server{plan: p, cfg: cfg, models: map[string]*model{}}
 	defer func() {
@@ -81,7 +81,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		}
 	}
 
-	srv := p.Server
+	srv := p.Server()
 	addr := srv.URLFor(plan.ProtocolGRPC)
 	var tlsCfg *tls.Config
 	if srv.Embedded {
@@ -224,8 +224,8 @@ func suffix(name string) string {
 
 // checkPlan refuses what kind grpc has no meaning for.
 func checkPlan(p *plan.Plan) error {
-	srv := kinds.ServerField(p.Server)
-	if p.Server.EmbeddedFlavor != "" {
+	srv := kinds.ServerField(p.Server())
+	if p.Server().EmbeddedFlavor != "" {
 		return failure.Invalid(fmt.Errorf("%s.embedded_flavor: kind grpc has one embedded service, the demo", srv))
 	}
 	for _, m := range p.Models {
@@ -363,7 +363,7 @@ func (s *server) judgeProbe(ctx context.Context, conn grpcConn, m methodName, re
 }
 
 func (s *server) Info() result.ServerInfo {
-	info := result.ServerInfo{Key: s.plan.Server.Name, Name: "grpc"}
+	info := result.ServerInfo{Key: s.plan.Server().Name, Name: "grpc"}
 	if s.front != nil {
 		info.Name, info.Version, info.Embedded = "perfscen-grpc-demo", "embedded", true
 	} else {

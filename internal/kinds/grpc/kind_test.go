@@ -34,7 +34,7 @@ func testPlan(dir string, srv plan.Server, opts map[string]any, models ...plan.M
 	if srv.Timeout == 0 {
 		srv.Timeout = 5 * time.Second
 	}
-	p := &plan.Plan{Scenario: "t", ScenarioPath: filepath.Join(dir, "scenario.yaml"), Server: srv, Models: models}
+	p := &plan.Plan{Scenario: "t", ScenarioPath: filepath.Join(dir, "scenario.yaml"), Servers: []plan.Server{srv}, Models: models}
 	for _, m := range models {
 		p.Points = append(p.Points, plan.Point{ID: m.Alias + "/c=1", Model: m.Alias, Protocol: plan.ProtocolGRPC,
 			SharedMemory: plan.ShmNone, BatchSize: 1, Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}})

@@ -65,10 +65,10 @@ const defaultDeadline = 30 * time.Second
 // its own keys that way; the kind block reaches the kind as written).
 func loadConfig(p *plan.Plan) (*config, error) {
 	var s settings
-	if err := kinds.DecodeOptions(p.Server, &s); err != nil {
+	if err := kinds.DecodeOptions(p.Server(), &s); err != nil {
 		return nil, err
 	}
-	field := kinds.OptionsField(p.Server)
+	field := kinds.OptionsField(p.Server())
 	bad := func(key, format string, args ...any) error {
 		return failure.Invalid(fmt.Errorf("%s.%s: %s", field, key, fmt.Sprintf(format, args...)))
 	}
@@ -157,7 +157,7 @@ func loadConfig(p *plan.Plan) (*config, error) {
 		c.reflection = s.Reflection != nil && *s.Reflection
 	}
 
-	c.deadline = p.Server.Timeout
+	c.deadline = p.Server().Timeout
 	if c.deadline <= 0 {
 		c.deadline = defaultDeadline
 	}
@@ -179,9 +179,9 @@ func loadConfig(p *plan.Plan) (*config, error) {
 			return nil, bad("metadata."+k, "%v", err)
 		}
 	}
-	for k := range p.Server.Headers {
+	for k := range p.Server().Headers {
 		if _, dup := s.Metadata[strings.ToLower(k)]; dup {
-			return nil, bad("metadata."+strings.ToLower(k), "is also given in %s.headers", kinds.ServerField(p.Server))
+			return nil, bad("metadata."+strings.ToLower(k), "is also given in %s.headers", kinds.ServerField(p.Server()))
 		}
 	}
 	return c, nil

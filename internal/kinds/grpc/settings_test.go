@@ -12,9 +12,9 @@ import (
 func TestLoadConfig(t *testing.T) {
 	dir := filepath.Join("some", "scenarios")
 	p := &plan.Plan{ScenarioPath: filepath.Join(dir, "s.yaml"),
-		Server: plan.Server{Kind: Name, Timeout: 3 * time.Second, Headers: map[string]string{"X-Api-Key": "k"}, Options: map[string]any{
+		Servers: []plan.Server{plan.Server{Kind: Name, Timeout: 3 * time.Second, Headers: map[string]string{"X-Api-Key": "k"}, Options: map[string]any{
 			"method": "pkg.Svc/Call", "methods": map[string]any{"b": "/other.Svc/Get"}, "protoset": "sets/a.protoset",
-			"deadline": "250ms", "metadata": map[string]any{"x-team": "a"}}},
+			"deadline": "250ms", "metadata": map[string]any{"x-team": "a"}}}},
 		Models: []plan.Model{{Alias: "a"}, {Alias: "b"}}}
 	c, err := loadConfig(p)
 	if err != nil {
@@ -35,11 +35,11 @@ func TestLoadConfig(t *testing.T) {
 
 	// Without a source, reflection; without a deadline, server.timeout;
 	// without import paths, the scenario's folder.
-	p.Server.Options = map[string]any{"method": "pkg.Svc/Call"}
+	p.Servers[0].Options = map[string]any{"method": "pkg.Svc/Call"}
 	if c, err = loadConfig(p); err != nil || !c.reflection || c.deadline != 3*time.Second || c.importPaths[0] != dir {
 		t.Errorf("defaults: %+v %v", c, err)
 	}
-	p.Server.Options = map[string]any{"method": "pkg.Svc/Call", "proto_files": []any{"a.proto", "/abs/b.proto"}, "import_paths": []any{"protos", "/abs"}}
+	p.Servers[0].Options = map[string]any{"method": "pkg.Svc/Call", "proto_files": []any{"a.proto", "/abs/b.proto"}, "import_paths": []any{"protos", "/abs"}}
 	if c, err = loadConfig(p); err != nil || c.protoPaths[0] != filepath.Join(dir, "a.proto") || c.protoPaths[1] != "/abs/b.proto" ||
 		c.importPaths[0] != filepath.Join(dir, "protos") || c.importPaths[1] != "/abs" || c.protoFiles[0] != "a.proto" {
 		t.Errorf("paths: %+v %v", c, err)
@@ -65,7 +65,7 @@ func TestLoadConfig(t *testing.T) {
 		{map[string]any{"method": "a/b", "proto_files": []any{""}}, "server.grpc.proto_files: an empty path"},
 	}
 	for _, tc := range cases {
-		p.Server.Options = tc.opts
+		p.Servers[0].Options = tc.opts
 		_, err := loadConfig(p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.opts, err, tc.want)

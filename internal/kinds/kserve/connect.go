@@ -21,7 +21,7 @@ func protocols(p *plan.Plan) []plan.Protocol {
 		seen[pt.Protocol] = true
 	}
 	if len(seen) == 0 {
-		seen[p.Server.Protocol] = true
+		seen[p.Server().Protocol] = true
 	}
 	out := make([]plan.Protocol, 0, len(seen))
 	for k := range seen {
@@ -70,12 +70,12 @@ func clientOptions(p *plan.Plan, proto plan.Protocol, url string, dial dialFunc)
 		Protocol: proto,
 		URL:      url,
 		Dial:     dial,
-		Timeout:  p.Server.Timeout,
-		Headers:  p.Server.Headers,
+		Timeout:  p.Server().Timeout,
+		Headers:  p.Server().Headers,
 		// gRPC always carries raw tensors; the choice is HTTP's.
-		JSONTensors: p.Server.TensorFormat == plan.TensorJSON && proto == plan.ProtocolHTTP,
+		JSONTensors: p.Server().TensorFormat == plan.TensorJSON && proto == plan.ProtocolHTTP,
 	}
-	if t := p.Server.TLS; t.Enabled {
+	if t := p.Server().TLS; t.Enabled {
 		cfg, err := transport.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
 		if err != nil {
 			return opts, failure.Invalid(fmt.Errorf("server.tls: %w", err))

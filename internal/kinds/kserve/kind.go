@@ -32,9 +32,9 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 			s.Close()
 		}
 	}()
-	urls := map[plan.Protocol]string{plan.ProtocolHTTP: p.Server.URLFor(plan.ProtocolHTTP), plan.ProtocolGRPC: p.Server.URLFor(plan.ProtocolGRPC)}
-	if p.Server.Embedded {
-		if s.ref, err = embedded.Start(ctx, p.Server, env.Net); err != nil {
+	urls := map[plan.Protocol]string{plan.ProtocolHTTP: p.Server().URLFor(plan.ProtocolHTTP), plan.ProtocolGRPC: p.Server().URLFor(plan.ProtocolGRPC)}
+	if p.Server().Embedded {
+		if s.ref, err = embedded.Start(ctx, p.Server(), env.Net); err != nil {
 			return nil, err
 		}
 		urls[plan.ProtocolHTTP], urls[plan.ProtocolGRPC] = s.ref.HTTPAddr(), s.ref.GRPCAddr()
@@ -109,7 +109,7 @@ type server struct {
 // server's statistics. The server's metadata is read once, as Open does;
 // a server that does not answer is described by its URL alone.
 func FromClient(ctx context.Context, p *plan.Plan, c client.Client, inputs func(*plan.Point) (*inputdata.Data, error), stats bool) kinds.Server {
-	proto := p.Server.Protocol
+	proto := p.Server().Protocol
 	if proto == "" {
 		proto = plan.ProtocolHTTP
 	}
@@ -121,7 +121,7 @@ func FromClient(ctx context.Context, p *plan.Plan, c client.Client, inputs func(
 }
 
 func (s *server) Info() result.ServerInfo {
-	srv := s.plan.Server
+	srv := s.plan.Server()
 	info := result.ServerInfo{Key: srv.Name, Embedded: s.ref != nil}
 	if s.ref == nil {
 		info.URL = srv.URLFor(srv.Protocol)
@@ -147,7 +147,7 @@ func (s *server) Close() error {
 
 // mainClient is the client of the server's protocol, or any client.
 func (s *server) mainClient() client.Client {
-	if c := s.clients[s.plan.Server.Protocol]; c != nil {
+	if c := s.clients[s.plan.Server().Protocol]; c != nil {
 		return c
 	}
 	for _, c := range s.clients {
@@ -164,5 +164,5 @@ func (s *server) clientFor(proto plan.Protocol) (client.Client, error) {
 	if c, ok := s.clients[proto]; ok {
 		return c, nil
 	}
-	return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, s.plan.Server.Protocol))
+	return nil, failure.Invalid(fmt.Errorf("protocol %q: no client for it (the run was given only a %s client)", proto, s.plan.Server().Protocol))
 }

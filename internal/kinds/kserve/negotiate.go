@@ -49,7 +49,7 @@ func negotiate(p *plan.Plan, md *kservev2.ServerMetadata) (negotiation, error) {
 	lacks := func(ext, what string) {
 		missing = append(missing, fmt.Sprintf("%s needs the %s extension", what, ext))
 	}
-	if n.noBinary && p.Server.TensorFormat == plan.TensorBinary && slices.Contains(protocols(p), plan.ProtocolHTTP) {
+	if n.noBinary && p.Server().TensorFormat == plan.TensorBinary && slices.Contains(protocols(p), plan.ProtocolHTTP) {
 		lacks(extBinary, "server.tensor_format: binary")
 	}
 	if !n.serverStats {
@@ -137,7 +137,7 @@ func serverName(md *kservev2.ServerMetadata) string {
 
 // readServerMetadata asks the server once who it is and what it supports.
 func readServerMetadata(ctx context.Context, c client.Client, p *plan.Plan) (*kservev2.ServerMetadata, error) {
-	timeout := p.Server.Timeout
+	timeout := p.Server().Timeout
 	if timeout <= 0 {
 		timeout = kinds.DefaultConnectTimeout
 	}
@@ -177,7 +177,7 @@ func applyNegotiation(ctx context.Context, p *plan.Plan, clients map[plan.Protoc
 // Inputs of those types are sent binary there; outputs cannot be, because
 // a request that lists no outputs asks for all of them in one format.
 func checkJSONOutputs(p *plan.Plan, specs map[string]inputdata.ModelSpec, n negotiation) error {
-	if p.Server.TensorFormat != plan.TensorJSON || n.noBinary || !slices.Contains(protocols(p), plan.ProtocolHTTP) {
+	if p.Server().TensorFormat != plan.TensorJSON || n.noBinary || !slices.Contains(protocols(p), plan.ProtocolHTTP) {
 		return nil
 	}
 	for _, m := range p.Models {

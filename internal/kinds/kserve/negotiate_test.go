@@ -56,7 +56,7 @@ func TestNegotiate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &plan.Plan{Server: plan.Server{Protocol: "http", TensorFormat: plan.TensorFormat(tc.format)}, Points: tc.points, Checks: tc.checks, Models: tc.models}
+			p := &plan.Plan{Servers: []plan.Server{{Protocol: "http", TensorFormat: plan.TensorFormat(tc.format)}}, Points: tc.points, Checks: tc.checks, Models: tc.models}
 			md := &kservev2.ServerMetadata{Name: "srv", Version: "1.0", Extensions: tc.ext}
 			n, err := negotiate(p, md)
 			if len(tc.missing) > 0 {

@@ -47,7 +47,7 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 	if err != nil {
 		return nil, failure.Invalid(fmt.Errorf("input data: %w", err))
 	}
-	p := &point{client: cl, model: m, data: data, stats: s.stats, tolerance: m.FloatTolerance, timeout: s.plan.Server.Timeout}
+	p := &point{client: cl, model: m, data: data, stats: s.stats, tolerance: m.FloatTolerance, timeout: s.plan.Server().Timeout}
 	for _, st := range data.Streams {
 		p.steps += len(st)
 	}
@@ -68,7 +68,7 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 			spec = specFromMetadata(m.Name, meta)
 		}
 		sizer := outputSizer{client: cl, streamer: p.streamer, model: m, spec: spec, data: data,
-			batch: pt.BatchSize, override: pt.OutputShmSize, timeout: s.plan.Server.Timeout}
+			batch: pt.BatchSize, override: pt.OutputShmSize, timeout: s.plan.Server().Timeout}
 		names, sizes := sizer.sizes(ctx)
 		s.shmSeq++
 		set, err := newShmSet(ctx, cl, rt, fmt.Sprintf("p%d", s.shmSeq-1), data, names, sizes)

@@ -15,11 +15,11 @@ import (
 // ready: perf_analyzer reads it there to send correlation ids with start
 // and end flags. dial nil is TCP.
 func HasSequenceBatcher(ctx context.Context, p *plan.Plan, m plan.Model, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (bool, error) {
-	proto := p.Server.Protocol
+	proto := p.Server().Protocol
 	if proto == "" {
 		proto = plan.ProtocolHTTP
 	}
-	opts, err := clientOptions(p, proto, p.Server.URLFor(proto), dial)
+	opts, err := clientOptions(p, proto, p.Server().URLFor(proto), dial)
 	if err != nil {
 		return false, err
 	}

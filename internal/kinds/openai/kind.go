@@ -33,7 +33,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 	if p.LLM == nil {
 		return nil, failure.Invalid(fmt.Errorf("plan: kind openai without LLM settings"))
 	}
-	srv := p.Server
+	srv := p.Server()
 	s := &server{plan: p, url: srv.URLFor(plan.ProtocolHTTP), inputs: map[llmInputKey]*inputdata.Data{}}
 	defer func() {
 		if err != nil {
@@ -110,7 +110,7 @@ type server struct {
 }
 
 func (s *server) Info() result.ServerInfo {
-	info := result.ServerInfo{Key: s.plan.Server.Name, Name: "openai-compatible", Embedded: s.ref != nil,
+	info := result.ServerInfo{Key: s.plan.Server().Name, Name: "openai-compatible", Embedded: s.ref != nil,
 		Extensions: []string{s.plan.LLM.Endpoint}}
 	if s.ref == nil {
 		info.URL = s.url
@@ -136,7 +136,7 @@ func (s *server) Point(_ context.Context, pt *plan.Point) (kinds.Point, error) {
 	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("no requests prepared for point %s", pt.ID))
 	}
-	return &point{client: s.client, data: d, timeout: s.plan.Server.Timeout}, nil
+	return &point{client: s.client, data: d, timeout: s.plan.Server().Timeout}, nil
 }
 
 // point is one openai-kind point: its request bodies and the client.

@@ -58,7 +58,7 @@ type modelState struct {
 // load, that it is TF Serving, that every model serves, has the signature
 // and takes the input data, and that every request can be written.
 func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Server, err error) {
-	set, err := readSettings(p.Server)
+	set, err := readSettings(p.Server())
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 			s.Close()
 		}
 	}()
-	srv := p.Server
+	srv := p.Server()
 	metricsURL := srv.MetricsURL
 	for _, proto := range []plan.Protocol{plan.ProtocolGRPC, plan.ProtocolHTTP} {
 		s.urls[proto] = srv.URLFor(proto)
@@ -128,7 +128,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 
 // startEmbedded serves the built-in models through this kind's flavour.
 func (s *server) startEmbedded(ctx context.Context, env kinds.Env) error {
-	core, err := embedded.Core(s.plan.Server, env.Net)
+	core, err := embedded.Core(s.plan.Server(), env.Net)
 	if err != nil {
 		return err
 	}
@@ -137,8 +137,8 @@ func (s *server) startEmbedded(ctx context.Context, env kinds.Env) error {
 	var listen embedded.Listen
 	if env.Net != nil {
 		host := "embedded-tfserving"
-		if s.plan.Server.Name != "" {
-			host += "-" + s.plan.Server.Name
+		if s.plan.Server().Name != "" {
+			host += "-" + s.plan.Server().Name
 		}
 		addrs = map[string]string{"grpc": host + ":" + defaultGRPCPort, "rest": host + ":" + defaultRESTPort}
 		listen = env.Net.Listen
@@ -152,7 +152,7 @@ func (s *server) startEmbedded(ctx context.Context, env kinds.Env) error {
 }
 
 func (s *server) connOptions(env kinds.Env) (connOptions, error) {
-	srv := s.plan.Server
+	srv := s.plan.Server()
 	co := connOptions{Dial: env.Net.DialFunc(), Headers: srv.Headers, Timeout: srv.Timeout}
 	if t := srv.TLS; t.Enabled {
 		cfg, err := transport.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
@@ -173,7 +173,7 @@ func protocols(p *plan.Plan) []plan.Protocol {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, cmpProto(p.Server.Protocol))
+		out = append(out, cmpProto(p.Server().Protocol))
 	}
 	slices.Sort(out)
 	return out
@@ -188,7 +188,7 @@ func cmpProto(p plan.Protocol) plan.Protocol {
 
 // mainAPI is the server protocol's API, or any.
 func (s *server) mainAPI() api {
-	if a := s.apis[cmpProto(s.plan.Server.Protocol)]; a != nil {
+	if a := s.apis[cmpProto(s.plan.Server().Protocol)]; a != nil {
 		return a
 	}
 	for _, proto := range []plan.Protocol{plan.ProtocolGRPC, plan.ProtocolHTTP} {
@@ -210,7 +210,7 @@ func (s *server) readSignature(ctx context.Context, ms *modelState) error {
 	}
 	sig, err := pickSignature(ms.ref.Name, sigs, ms.ref.Signature)
 	if err != nil {
-		return failure.Invalid(fmt.Errorf("%s.signature_name: %w", kinds.OptionsField(s.plan.Server), err))
+		return failure.Invalid(fmt.Errorf("%s.signature_name: %w", kinds.OptionsField(s.plan.Server()), err))
 	}
 	ms.sig = sig
 	ms.spec = sig.modelSpec(ms.ref.Name)
@@ -224,7 +224,7 @@ func (s *server) openStats(ctx context.Context, url string, co connOptions) erro
 	s.stats = &promStats{url: url, client: &http.Client{Transport: tr}}
 	if _, err := s.stats.families(ctx); err != nil {
 		tr.CloseIdleConnections()
-		field := kinds.ServerField(s.plan.Server) + ".metrics_url"
+		field := kinds.ServerField(s.plan.Server()) + ".metrics_url"
 		if errors.Is(err, errNotProm) {
 			return failure.Invalid(fmt.Errorf("%s: %w (TF Serving serves its metrics at %s on the REST port when --monitoring_config_file enables prometheus_config)", field, err, promPath))
 		}
@@ -240,7 +240,7 @@ func (s *server) openStats(ctx context.Context, url string, co connOptions) erro
 }
 
 func (s *server) Info() result.ServerInfo {
-	srv := s.plan.Server
+	srv := s.plan.Server()
 	info := result.ServerInfo{Key: srv.Name, Name: serverName, Embedded: s.fe != nil}
 	if s.fe != nil {
 		info.Version = "embedded"

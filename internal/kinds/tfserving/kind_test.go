@@ -61,7 +61,7 @@ func onePlan(srv plan.Server, proto plan.Protocol, m plan.Model, shapes map[stri
 	if m.Input.Kind == "" {
 		m.Input.Kind = "random"
 	}
-	return &plan.Plan{Server: srv, Models: []plan.Model{m}, Points: []plan.Point{{
+	return &plan.Plan{Servers: []plan.Server{srv}, Models: []plan.Model{m}, Points: []plan.Point{{
 		ID: m.Alias + "/c=1", Model: m.Alias, Protocol: proto, SharedMemory: plan.ShmNone, BatchSize: 1, Shapes: shapes,
 		Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1},
 	}}}

@@ -41,7 +41,7 @@ func readSettings(srv plan.Server) (settings, error) {
 // checkPlan refuses what TF Serving has no counterpart for, naming the
 // scenario field: they would otherwise be ignored silently.
 func checkPlan(p *plan.Plan) error {
-	srv := p.Server
+	srv := p.Server()
 	sf := kinds.ServerField(srv)
 	if srv.EmbeddedFlavor != "" {
 		return failure.Invalid(fmt.Errorf("%s.embedded_flavor: applies to kind kserve; the embedded server of kind tfserving speaks TF Serving's API", sf))

@@ -54,12 +54,12 @@ func (s *server) reach(ctx context.Context, proto plan.Protocol, m modelRef, tim
 		return nil
 	}
 	if hint := protocolMismatch(proto, lastErr); hint != "" {
-		return failure.Invalid(fmt.Errorf("%s: the server at %s %s: %w", kinds.ServerField(s.plan.Server), url, hint, lastErr))
+		return failure.Invalid(fmt.Errorf("%s: the server at %s %s: %w", kinds.ServerField(s.plan.Server()), url, hint, lastErr))
 	}
 	otherAPI := func() error {
 		if other := a.identify(ctx); other != "" {
 			return failure.Invalid(fmt.Errorf("%s: the server at %s (%s) is %s, not TensorFlow Serving: use its kind (e.g. kind: kserve), or TF Serving's %s port (%s by default); asked for %s's status it answered: %w",
-				kinds.ServerField(s.plan.Server), url, proto, other, portName(proto), defaultPort(proto), m.what(), lastErr))
+				kinds.ServerField(s.plan.Server()), url, proto, other, portName(proto), defaultPort(proto), m.what(), lastErr))
 		}
 		return nil
 	}
@@ -68,7 +68,7 @@ func (s *server) reach(ctx context.Context, proto plan.Protocol, m modelRef, tim
 		if err := otherAPI(); err != nil {
 			return err
 		}
-		return failure.Invalid(fmt.Errorf("%s: the server at %s (%s) does not answer as TensorFlow Serving: %w", kinds.ServerField(s.plan.Server), url, proto, lastErr))
+		return failure.Invalid(fmt.Errorf("%s: the server at %s (%s) does not answer as TensorFlow Serving: %w", kinds.ServerField(s.plan.Server()), url, proto, lastErr))
 	case unimplemented(lastErr):
 		if err := otherAPI(); err != nil {
 			return err
@@ -79,7 +79,7 @@ func (s *server) reach(ctx context.Context, proto plan.Protocol, m modelRef, tim
 			s.addNote(fmt.Sprintf("the gRPC server at %s has no tensorflow.serving.ModelService: model status was not checked", url))
 			return nil
 		}
-		return failure.Invalid(fmt.Errorf("%s: the gRPC server at %s implements neither tensorflow.serving.ModelService nor PredictionService, so it is not TensorFlow Serving: %w", kinds.ServerField(s.plan.Server), url, lastErr))
+		return failure.Invalid(fmt.Errorf("%s: the gRPC server at %s implements neither tensorflow.serving.ModelService nor PredictionService, so it is not TensorFlow Serving: %w", kinds.ServerField(s.plan.Server()), url, lastErr))
 	case notFound(lastErr):
 		if err := otherAPI(); err != nil {
 			return err

@@ -60,7 +60,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 	if err := checkPlan(p); err != nil {
 		return nil, err
 	}
-	srv := p.Server
+	srv := p.Server()
 	s := &server{plan: p, models: map[string]*prepared{}}
 	defer func() {
 		if err != nil {
@@ -316,7 +316,7 @@ func (s *server) checkMetrics(ctx context.Context) error {
 }
 
 func (s *server) Info() result.ServerInfo {
-	info := result.ServerInfo{Key: s.plan.Server.Name, Name: "torchserve", Version: s.version, Embedded: s.fe != nil}
+	info := result.ServerInfo{Key: s.plan.Server().Name, Name: "torchserve", Version: s.version, Embedded: s.fe != nil}
 	if s.fe == nil {
 		info.URL = s.api.ep.inference
 	}

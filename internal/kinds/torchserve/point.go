@@ -158,7 +158,7 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 		return
 	}
 	body := pm.reqs[r.Index].body
-	if t := c.p.s.plan.Server.Timeout; t > 0 {
+	if t := c.p.s.plan.Server().Timeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()

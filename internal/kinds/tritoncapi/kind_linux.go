@@ -47,14 +47,14 @@ type server struct {
 // (Triton's reason, naming the model, is exit 2 when one fails) and checks
 // the input data against their configs, all before any load.
 func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Server, err error) {
-	if p.Server.Embedded {
-		return nil, failure.Invalid(fmt.Errorf("%s: kind %s has no embedded server; it starts Triton from server.%s.library", kinds.ServerField(p.Server), Name, Name))
+	if p.Server().Embedded {
+		return nil, failure.Invalid(fmt.Errorf("%s: kind %s has no embedded server; it starts Triton from server.%s.library", kinds.ServerField(p.Server()), Name, Name))
 	}
 	c, err := loadSettings(p)
 	if err != nil {
 		return nil, err
 	}
-	field := kinds.OptionsField(srvWithKind(p.Server))
+	field := kinds.OptionsField(srvWithKind(p.Server()))
 	l, err := openLib(c.Library)
 	if err != nil {
 		return nil, failure.Invalid(fmt.Errorf("%s.library: %w", field, err))
@@ -188,7 +188,7 @@ func specOf(m *model) inputdata.ModelSpec {
 }
 
 func (s *server) Info() result.ServerInfo {
-	info := result.ServerInfo{Key: s.plan.Server.Name, URL: "c-api:" + s.cfg.Library, InProcess: true}
+	info := result.ServerInfo{Key: s.plan.Server().Name, URL: "c-api:" + s.cfg.Library, InProcess: true}
 	if s.md != nil {
 		info.Name, info.Version = s.md.Name, s.md.Version
 		info.Extensions = append([]string(nil), s.md.Extensions...)

@@ -71,7 +71,7 @@ func (s *server) Point(ctx context.Context, pt *plan.Point) (kinds.Point, error)
 		return nil, failure.Invalid(fmt.Errorf("no input data prepared for point %s", pt.ID))
 	}
 	p := &point{s: s, m: m, name: cstr(m.plan.Name), version: version(m.plan.Version), data: d,
-		owner: newRequestOwner(), timeout: s.plan.Server.Timeout, tolerance: m.plan.FloatTolerance}
+		owner: newRequestOwner(), timeout: s.plan.Server().Timeout, tolerance: m.plan.FloatTolerance}
 	for _, st := range d.Streams {
 		for _, step := range st {
 			ins := make([]input, len(step.Inputs))

@@ -59,7 +59,7 @@ const (
 // absolute against the scenario's folder. Every mistake is exit 2,
 // naming the field.
 func loadSettings(p *plan.Plan) (config, error) {
-	srv := p.Server
+	srv := p.Server()
 	var c config
 	if err := kinds.DecodeOptions(srv, &c.settings); err != nil {
 		return c, err
