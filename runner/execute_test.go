@@ -12,7 +12,7 @@ import (
 // Nothing listens: the run ends with exit 3 once the connect timeout is
 // spent, and not much later.
 func TestRunUnreachableServerIsEnvironmentFailure(t *testing.T) {
-	p := &plan.Plan{Servers: []plan.Server{plan.Server{URL: "127.0.0.1:1", Protocol: "http", Timeout: time.Second}},
+	p := &plan.Plan{Servers: []plan.Server{{URL: "127.0.0.1:1", Protocol: "http", Timeout: time.Second}},
 		Points: []plan.Point{{Protocol: "http"}}}
 	start := time.Now()
 	_, err := Run(context.Background(), p, Options{ConnectTimeout: 300 * time.Millisecond})

@@ -57,7 +57,7 @@ func TestProgressLinesInALog(t *testing.T) {
 func TestProgressUnitsAndFormat(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	pl := &plan.Plan{Servers: []plan.Server{plan.Server{Kind: plan.KindOpenAI}}}
+	pl := &plan.Plan{Servers: []plan.Server{{Kind: plan.KindOpenAI}}}
 	p := &progress{w: &buf, now: func() time.Time { return clock }, start: clock, plan: pl}
 	pt := &plan.Point{ID: "llm/c=8"}
 	p.event(engine.Event{Kind: engine.WindowDone, Total: 1, Point: pt, Stable: true,

@@ -175,7 +175,7 @@ func testPlan(url string, proto plan.Protocol, m plan.Measurement, models []plan
 			pts[i].BatchSize = 1
 		}
 	}
-	return &plan.Plan{Scenario: "test", Servers: []plan.Server{plan.Server{URL: url, Protocol: proto, Timeout: 10 * time.Second}},
+	return &plan.Plan{Scenario: "test", Servers: []plan.Server{{URL: url, Protocol: proto, Timeout: 10 * time.Second}},
 		Models: models, Measurement: m, Points: pts}
 }
 

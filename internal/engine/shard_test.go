@@ -97,7 +97,7 @@ func TestShardedScheduleIsTheWholeSchedule(t *testing.T) {
 // A plan agents cannot share says why, naming the point or field.
 func TestCheckDistributed(t *testing.T) {
 	base := func() *plan.Plan {
-		return &plan.Plan{Servers: []plan.Server{plan.Server{URL: "h:8000"}}, Measurement: plan.Measurement{Mode: plan.TimeWindows},
+		return &plan.Plan{Servers: []plan.Server{{URL: "h:8000"}}, Measurement: plan.Measurement{Mode: plan.TimeWindows},
 			Points: []plan.Point{{ID: "m/c=4", Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 4}}}}
 	}
 	if err := CheckDistributed(base(), 4); err != nil {

@@ -12,7 +12,7 @@ import (
 func TestLoadConfig(t *testing.T) {
 	dir := filepath.Join("some", "scenarios")
 	p := &plan.Plan{ScenarioPath: filepath.Join(dir, "s.yaml"),
-		Servers: []plan.Server{plan.Server{Kind: Name, Timeout: 3 * time.Second, Headers: map[string]string{"X-Api-Key": "k"}, Options: map[string]any{
+		Servers: []plan.Server{{Kind: Name, Timeout: 3 * time.Second, Headers: map[string]string{"X-Api-Key": "k"}, Options: map[string]any{
 			"method": "pkg.Svc/Call", "methods": map[string]any{"b": "/other.Svc/Get"}, "protoset": "sets/a.protoset",
 			"deadline": "250ms", "metadata": map[string]any{"x-team": "a"}}}},
 		Models: []plan.Model{{Alias: "a"}, {Alias: "b"}}}

@@ -104,7 +104,7 @@ func tinyPlan(t *testing.T, options map[string]any) *plan.Plan {
 		t.Fatal(err)
 	}
 	return &plan.Plan{
-		Servers: []plan.Server{plan.Server{Kind: Name, URL: "ts:8080", Protocol: plan.ProtocolHTTP, Timeout: 5 * time.Second, Options: options}},
+		Servers: []plan.Server{{Kind: Name, URL: "ts:8080", Protocol: plan.ProtocolHTTP, Timeout: 5 * time.Second, Options: options}},
 		Models:  []plan.Model{{Alias: "tiny", Name: "tiny", Input: plan.Input{Kind: "json", Paths: []string{p}}, Validate: true}},
 		Points:  []plan.Point{{ID: "tiny/c=1", Model: "tiny", Protocol: plan.ProtocolHTTP, SharedMemory: plan.ShmNone, BatchSize: 1}},
 	}
