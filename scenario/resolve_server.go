@@ -8,11 +8,8 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/runner/plan"
+	"github.com/perfscen/perfscen/schemas"
 )
-
-// kindGRPC is the kind of any gRPC service (internal/kinds/grpc), which
-// speaks gRPC only: its points are labelled grpc unless told otherwise.
-const kindGRPC = "grpc"
 
 var envRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -86,7 +83,7 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 			}
 		}
 		out = append(out, srv)
-		allGRPC = allGRPC && in.Kind == kindGRPC
+		allGRPC = allGRPC && kindFacts(in.Kind).Protocol == string(plan.ProtocolGRPC)
 	}
 	if proto == "" {
 		proto = plan.ProtocolHTTP
@@ -100,8 +97,17 @@ func resolveServers(s *Scenario, c *collector, getenv func(string) string, dir s
 	return plan.Server{Protocol: proto}, out
 }
 
-// inProcessKinds start their server inside perfscen: they have no url.
-var inProcessKinds = map[string]bool{"triton_c_api": true}
+// kindFacts are what the scenario knows of a server kind (the protocol
+// its points default to, whether it needs a url), generated from the kinds
+// themselves (schemas/kinds_gen.go). A kind the schema refuses, or none,
+// reads as the default kind, kserve.
+func kindFacts(kind string) schemas.Kind {
+	if k, ok := schemas.KindNamed(kind); ok {
+		return k
+	}
+	k, _ := schemas.KindNamed(plan.KindKServe)
+	return k
+}
 
 func resolveServer(in Server, p path, c *collector, getenv func(string) string, dir string) plan.Server {
 	out := plan.Server{
@@ -138,17 +144,14 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 		out.Kind = in.Kind
 	}
 	if out.Protocol == "" {
-		out.Protocol = plan.ProtocolHTTP
-		if in.Kind == kindGRPC {
-			out.Protocol = plan.ProtocolGRPC
-		}
+		out.Protocol = plan.Protocol(kindFacts(in.Kind).Protocol)
 	}
 	for _, u := range []struct{ key, v string }{{"url", in.URL}, {"http_url", in.HTTPURL}, {"grpc_url", in.GRPCURL}} {
 		if in.Embedded && u.v != "" {
 			c.at(p.child(u.key), "must be absent with embedded: true (the embedded server picks its own loopback address)")
 		}
 	}
-	if !in.Embedded && in.URL == "" && in.HTTPURL == "" && in.GRPCURL == "" && !inProcessKinds[in.Kind] {
+	if !in.Embedded && in.URL == "" && in.HTTPURL == "" && in.GRPCURL == "" && !kindFacts(in.Kind).InProcess {
 		c.at(p, "missing `url` (or http_url/grpc_url, or set embedded: true to use the built-in reference server)")
 	}
 	if in.EmbeddedFlavor != "" && !in.Embedded {

@@ -12,6 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
+//go:generate go run ../internal/kinds/all/gen
+
 // Scenario is scenario.schema.json.
 //
 //go:embed scenario.schema.json
@@ -60,4 +62,27 @@ func ScenarioSchema() (*jsonschema.Schema, error) {
 func ResultSchema() (*jsonschema.Schema, error) {
 	compileOnce.Do(compile)
 	return result, compileErr
+}
+
+// Kind is what the scenario knows of one service kind (server.kind)
+// besides its schema. The kinds own these facts (internal/kinds, each
+// kind's Facts); kinds_gen.go is generated from them, as are the kind enum
+// and the server.<kind> blocks of scenario.schema.json.
+type Kind struct {
+	Name string
+	// Protocol is what the kind's points default to: http or grpc.
+	Protocol string
+	// InProcess kinds start their server inside perfscen: no url.
+	InProcess bool
+}
+
+// KindNamed returns the kind of server.kind name; false for a name the
+// scenario schema refuses.
+func KindNamed(name string) (Kind, bool) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
 }

@@ -27,6 +27,30 @@ type Kind interface {
 	// fits them, the server offers what the scenario uses. Errors carry a
 	// failure kind: invalid input (exit 2) or environment (exit 3).
 	Open(ctx context.Context, p *plan.Plan, env Env) (Server, error)
+	// Facts are what the scenario knows of the kind before any of its
+	// code runs (Facts).
+	Facts() Facts
+}
+
+// Facts are a kind's scenario-facing facts. The public side cannot import
+// the kinds (data flows scenario → plan → run), so the scenario schema's
+// server.kind enum and server.<kind> blocks, and schemas/kinds_gen.go
+// (what the scenario resolves with), are generated from every kind's
+// Facts: go generate ./schemas. A test fails while they differ.
+type Facts struct {
+	// About says in a few words what the kind measures; the server.kind
+	// description lists every kind with its About in parentheses.
+	About string
+	// Settings is the JSON Schema (draft 2020-12) of the kind's
+	// server.<kind> block, nil when it has none. It may refer to the
+	// scenario schema's shared definitions (#/$defs/duration).
+	Settings []byte
+	// Protocol is what the kind's points default to when the scenario
+	// names none: plan.ProtocolHTTP when empty.
+	Protocol plan.Protocol
+	// InProcess kinds start their server inside perfscen from their own
+	// settings: the scenario gives no url.
+	InProcess bool
 }
 
 // Checker is implemented by kinds that can check, without a server, the
@@ -218,6 +242,7 @@ func (t *TokenTrace) Reset() {
 // Set holds the kinds a program knows, by name.
 type Set struct {
 	byName map[string]Kind
+	order  []Kind
 }
 
 // NewSet builds a set; two kinds of one name are a programming error.
@@ -228,8 +253,14 @@ func NewSet(ks ...Kind) Set {
 			panic("kinds: " + k.Name() + " given twice")
 		}
 		s.byName[k.Name()] = k
+		s.order = append(s.order, k)
 	}
 	return s
+}
+
+// All lists the kinds in the order they were given.
+func (s Set) All() []Kind {
+	return slices.Clone(s.order)
 }
 
 // Lookup returns the kind named name; "" is the default kind, kserve.

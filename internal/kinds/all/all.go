@@ -1,5 +1,6 @@
 // Package all lists every service kind perfscen knows: adding a kind is a
-// folder under internal/kinds and a line here.
+// folder under internal/kinds and a line here, then go generate ./schemas
+// (internal/kinds' package documentation has the steps).
 package all
 
 import (
