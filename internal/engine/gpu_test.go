@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/prom"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/runner/plan"
@@ -150,6 +151,32 @@ func TestRunNotesFailingMetricsScrape(t *testing.T) {
 		note := strings.Join(run.Notes, "\n")
 		if !strings.Contains(note, "metrics_url") || !strings.Contains(note, closed) {
 			t.Errorf("run notes do not mention the failing scrape: %q", run.Notes)
+		}
+	})
+}
+
+// Only a kind whose server says it has GPU gauges is scraped for them:
+// the same metrics_url behind a server of another kind (TF Serving's
+// request metrics live there) is left to that kind.
+func TestRunScrapesGPUOnlyWhenTheKindSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := startServer(t, refserver.Options{GRPCAddr: "-", Models: []string{"simple"}, ModelParams: fakeLatency})
+		c := newClient(t, "http", srv.HTTPAddr())
+		p := testPlan(srv.HTTPAddr(), "http", loose(), []plan.Model{{Alias: "m", Name: "simple"}},
+			plan.Point{Load: plan.Load{Mode: plan.LoadIterations, Concurrency: 1, Iterations: 20}})
+		p.Servers[0].MetricsURL = "http://nobody:8002/metrics"
+		deps := servers(p, c, inputsOf(simpleData(1, 4)))
+		if _, ok := deps[""].(kinds.GPUGauges); !ok {
+			t.Fatal("a kserve server does not offer GPU gauges")
+		}
+		// Embedding the interface hides the kserve server's GPUMetricsURL.
+		deps[""] = struct{ kinds.Server }{deps[""]}
+		run, err := Run(context.Background(), p, Deps{Servers: deps, MetricsClient: metricsClient(t)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if note := strings.Join(run.Notes, "\n"); strings.Contains(note, "metrics_url") {
+			t.Errorf("a server without GPU gauges was scraped: %q", run.Notes)
 		}
 	})
 }

@@ -268,10 +268,9 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		}
 	}()
 	for _, ss := range order {
-		// metrics_url is Triton's GPU gauges for kind kserve; other kinds
-		// read their own figures there (TF Serving's request metrics).
-		if ss.srv.MetricsURL != "" && (ss.srv.Kind == "" || ss.srv.Kind == plan.KindKServe) {
-			ss.gpu = startGPUScraper(ctx, deps.MetricsClient, ss.srv.MetricsURL, opts.MetricsInterval)
+		// The kind says whether its metrics endpoint holds GPU gauges.
+		if g, ok := ss.server.(kinds.GPUGauges); ok && g.GPUMetricsURL() != "" {
+			ss.gpu = startGPUScraper(ctx, deps.MetricsClient, g.GPUMetricsURL(), opts.MetricsInterval)
 			defer ss.gpu.close()
 		}
 	}

@@ -101,6 +101,17 @@ type Server interface {
 	Close() error
 }
 
+// GPUGauges is implemented by servers whose metrics endpoint carries the
+// device gauges (Triton's nv_gpu_* on its metrics port): the engine samples
+// it through every window and records GPU utilisation, memory and power.
+// Other kinds' metrics endpoints hold other figures (TF Serving's request
+// counters), so the engine asks the server rather than reading the
+// scenario's metrics_url itself.
+type GPUGauges interface {
+	// GPUMetricsURL is the endpoint to sample; "" when there is none.
+	GPUMetricsURL() string
+}
+
 // Point is one plan point's load, shared read-only by its workers.
 type Point interface {
 	// Data are the point's requests, walked by the engine's cursors.

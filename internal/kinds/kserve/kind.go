@@ -135,6 +135,10 @@ func (s *server) Info() result.ServerInfo {
 
 func (s *server) Notes() []string { return s.notes }
 
+// GPUMetricsURL is the scenario's metrics_url: Triton's metrics port,
+// whose nv_gpu_* gauges the engine samples (kinds.GPUGauges).
+func (s *server) GPUMetricsURL() string { return s.plan.Server().MetricsURL }
+
 func (s *server) Close() error {
 	for _, c := range s.clients {
 		c.Close()
