@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -281,14 +280,4 @@ func configKey(s string) bool {
 		}
 	}
 	return true
-}
-
-// FileNames lists files in order, for messages.
-func FileNames(files map[string]string) []string {
-	out := make([]string, 0, len(files))
-	for k := range files {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,7 +4,6 @@ package tritoncapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -206,26 +205,4 @@ func (s *server) Notes() []string {
 // request is released by then.
 func (s *server) Close() error {
 	return s.ts.close()
-}
-
-// ErrLeaked says what Triton still held when a check ran.
-var ErrLeaked = errors.New("in-process Triton objects still held")
-
-// Leaks reports in-process servers, requests and output buffers not yet
-// released; nil when everything was given back.
-func Leaks() error {
-	var parts []string
-	if n := liveServers.Load(); n != 0 {
-		parts = append(parts, fmt.Sprintf("%d servers", n))
-	}
-	if n := liveRequests.Load(); n != 0 {
-		parts = append(parts, fmt.Sprintf("%d requests", n))
-	}
-	if n := liveBuffers.Load(); n != 0 {
-		parts = append(parts, fmt.Sprintf("%d output buffers", n))
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", ErrLeaked, strings.Join(parts, ", "))
 }
