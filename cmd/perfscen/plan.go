@@ -136,6 +136,9 @@ func serverText(s plan.Server) string {
 			}
 		}
 		where = strings.Join(parts, ", ")
+	case s.URL == "" && s.Kind != "":
+		// An in-process kind (triton_c_api) has no address.
+		where = s.Kind + ", in process"
 	}
 	if s.Name != "" && s.Embedded && len(s.EmbeddedModels) > 0 {
 		where += " with " + embeddedParamsText(s.EmbeddedModels)
