@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -33,7 +32,7 @@ func searchBlock(w io.Writer, p *result.Point) {
 		found = strconv.FormatFloat(s.Value, 'f', -1, 64) + unit
 	}
 	fmt.Fprintf(w, "  Found: %s: %s\n", found, s.Message)
-	metric, vunit := conditionUnit(s.Condition)
+	metric, vunit := s.ConditionMetric()
 	for _, pr := range s.Probes {
 		interval := ""
 		if pr.Confidence > 0 {
@@ -42,15 +41,4 @@ func searchBlock(w io.Writer, p *result.Point) {
 		fmt.Fprintf(w, "  Probe %s%s: %s (%s %s%s, %d trial(s))\n", strconv.FormatFloat(pr.Level, 'f', -1, 64), unit, pr.Outcome,
 			metric, quantity(pr.Value, vunit), interval, pr.Trials)
 	}
-}
-
-// conditionUnit is the metric a search's condition bounds and its unit.
-func conditionUnit(cond string) (metric, unit string) {
-	if f := strings.Fields(strings.NewReplacer("<", " ", ">", " ", "=", " ").Replace(cond)); len(f) > 0 {
-		metric = f[0]
-	}
-	if mi, ok := plan.LookupMetric(metric); ok {
-		return metric, mi.Unit
-	}
-	return metric, "fraction" // goodput_share
 }

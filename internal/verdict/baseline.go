@@ -85,6 +85,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	familyCorrect(out, o.spend(1-g.spec.Confidence), o.spend(o.FamilyAlpha))
 	for i := range out {
 		disturbed(&out[i], tb, run)
+		doubted(&out[i], run)
 		g.notGated(&out[i])
 	}
 	return out

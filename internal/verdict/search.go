@@ -2,6 +2,9 @@ package verdict
 
 import (
 	"fmt"
+	"math"
+
+	"github.com/perfscen/perfscen/internal/numfmt"
 
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -71,6 +74,74 @@ func searches(run *result.Run) []Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+// searchDoubt is, for a bound that the value a search found misses, the
+// probe that leaves the answer open: a load above the value found whose
+// condition was neither met nor decisively missed (its interval straddled
+// the bound after every extra trial, it did not stabilize, or it could not
+// be measured), below the lowest load that decisively missed it, and at
+// which the bound would hold. The search counts such a probe as failing to
+// stay on the safe side, but the highest load meeting the condition may be
+// that probe's: a bound held to the value found is then undecided, not
+// missed. Only a fails or an aborted probe is decisive.
+func searchDoubt(p *result.Point, op string, bound float64) (result.Probe, bool) {
+	s := p.Searched
+	if !isSearched(p) || s == nil {
+		return result.Probe{}, false
+	}
+	decisive := math.Inf(1)
+	for _, pr := range s.Probes {
+		if pr.Outcome == result.ProbeFails || pr.Outcome == result.ProbeAborted {
+			decisive = min(decisive, pr.Level)
+		}
+	}
+	var doubt result.Probe
+	found := false
+	for _, pr := range s.Probes {
+		switch pr.Outcome {
+		case result.ProbeInconclusive, result.ProbeUnstable, result.ProbeFailed:
+		default:
+			continue
+		}
+		if pr.Level > s.Value && pr.Level < decisive && plan.Holds(pr.Level, op, bound) && (!found || pr.Level < doubt.Level) {
+			doubt, found = pr, true
+		}
+	}
+	return doubt, found
+}
+
+// doubtText says why a bound on a search's value is undecided.
+func doubtText(s *result.SearchOutcome, pr result.Probe) string {
+	metric, unit := s.ConditionMetric()
+	fig := "not measured"
+	switch {
+	case pr.Trials > 0 && pr.Confidence > 0:
+		fig = fmt.Sprintf("%s %s, %.0f%% interval [%s, %s], %d trial(s)", metric, numfmt.Value(pr.Value, unit), 100*pr.Confidence,
+			numfmt.Value(pr.Lo, unit), numfmt.Value(pr.Hi, unit), pr.Trials)
+	case pr.Trials > 0:
+		fig = fmt.Sprintf("%s %s, %d trial(s)", metric, numfmt.Value(pr.Value, unit), pr.Trials)
+	}
+	return fmt.Sprintf("the probe at %g was %s (%s), so the highest load meeting %s may be %g", pr.Level, pr.Outcome, fig, s.Condition, pr.Level)
+}
+
+// doubted turns a baseline check of a search's value that regressed into
+// an undecided one when a probe the search could not judge would meet the
+// check's bound (searchDoubt).
+func doubted(c *Check, run *result.Run) {
+	if c.Kind != KindBaseline || c.Class != ClassRegressed {
+		return
+	}
+	for i := range run.Points {
+		p := &run.Points[i]
+		if p.ID != c.Point {
+			continue
+		}
+		if pr, ok := searchDoubt(p, c.Op, c.Bound); ok {
+			c.Class, c.Status = ClassUndecided, StatusInconclusive
+			c.Message = fmt.Sprintf("inconclusive: %s; %s", doubtText(p.Searched, pr), c.Message)
+		}
+	}
 }
 
 // aborted fails a point of the sweep that an abort_on condition stopped:

@@ -163,3 +163,86 @@ func TestAbortedPointFails(t *testing.T) {
 		t.Errorf("an aborted point also failed stability: %+v", v.Checks)
 	}
 }
+
+// withProbes gives a searched point the probes it measured.
+func withProbes(p result.Point, probes ...result.Probe) result.Point {
+	p.Searched.Probes = probes
+	return p
+}
+
+// A bound held to a search's value is undecided, not missed, when a load
+// above the value found could not be judged (its interval straddled the
+// condition's bound) and would meet it: on a busy machine the p99 of
+// concurrency 4 came out [45.1ms, 50.2ms] against p99 < 50ms, so the
+// highest concurrency meeting it is 3 or 4. A load the search judged
+// decisively (fails, aborted), or a doubt the bound cannot reach, leaves
+// the check failed.
+func TestSearchThresholdDoubt(t *testing.T) {
+	meets := func(l float64) result.Probe { return result.Probe{Level: l, Outcome: result.ProbeMeets, Trials: 6} }
+	fails := func(l float64) result.Probe { return result.Probe{Level: l, Outcome: result.ProbeFails, Trials: 6} }
+	open := func(l float64, outcome string) result.Probe {
+		return result.Probe{Level: l, Outcome: outcome, Value: 48.77, Lo: 45.08, Hi: 50.24, Confidence: 0.97, Trials: 26}
+	}
+	cases := []struct {
+		name   string
+		probes []result.Probe
+		bound  float64
+		want   Status
+	}{
+		{"inconclusive probe at the bound", []result.Probe{meets(2), meets(3), open(4, result.ProbeInconclusive), fails(8)}, 4, StatusInconclusive},
+		{"unstable probe above the bound", []result.Probe{meets(3), open(6, result.ProbeUnstable), fails(8)}, 4, StatusInconclusive},
+		{"unmeasured probe above the bound", []result.Probe{meets(3), {Level: 6, Outcome: result.ProbeFailed}, fails(8)}, 4, StatusInconclusive},
+		{"decisive failure at the bound", []result.Probe{meets(3), fails(4), open(6, result.ProbeInconclusive)}, 4, StatusFail},
+		{"aborted at the bound", []result.Probe{meets(3), {Level: 4, Outcome: result.ProbeAborted, Trials: 1}}, 4, StatusFail},
+		{"doubt below the bound", []result.Probe{meets(3), open(4, result.ProbeInconclusive), fails(5)}, 5, StatusFail},
+		{"no doubt", []result.Probe{meets(3), fails(4)}, 4, StatusFail},
+		{"value meets the bound", []result.Probe{meets(4), open(5, result.ProbeInconclusive)}, 4, StatusPass},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			found := 3.0
+			if tc.want == StatusPass {
+				found = 4
+			}
+			run := mkRun(withProbes(searched("m", n, found, true, false), tc.probes...))
+			th := plan.Threshold{Metric: plan.MetricMaxConcurrency, Op: ">=", Value: tc.bound}
+			cs := Thresholds([]plan.Threshold{th}, run)
+			if len(cs) != 1 || cs[0].Status != tc.want {
+				t.Fatalf("checks %+v, want %s", cs, tc.want)
+			}
+			if tc.want == StatusInconclusive && !strings.Contains(cs[0].Message, "may be") {
+				t.Errorf("message %q does not say what the value may be", cs[0].Message)
+			}
+		})
+	}
+}
+
+// The same doubt holds for the baseline gate of a search's value: a found
+// value one step below the history, with the load above it undecided, is
+// no demonstrated regression.
+func TestSearchBaselineDoubt(t *testing.T) {
+	f := baseline.New("demo")
+	for i := 0; i < 5; i++ {
+		run := mkRun(searched("m", n, 24, true, false))
+		run.RunID = "r" + string(rune('a'+i))
+		if _, err := baseline.Update(f, run, baseline.UpdateOptions{Now: time.Unix(int64(i), 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{plan.MetricThroughput}}
+	inconclusive := result.Probe{Level: 24, Outcome: result.ProbeInconclusive, Value: 49, Lo: 47, Hi: 51, Confidence: 0.97, Trials: 26}
+	for _, tc := range []struct {
+		name  string
+		probe result.Probe
+		want  Status
+	}{
+		{"load above undecided", inconclusive, StatusInconclusive},
+		{"load above failed", result.Probe{Level: 24, Outcome: result.ProbeFails, Trials: 6}, StatusFail},
+	} {
+		run := mkRun(withProbes(searched("m", n, 16, true, false), result.Probe{Level: 16, Outcome: result.ProbeMeets, Trials: 6}, tc.probe))
+		cs := (Options{}).Baseline(spec, f, run)
+		if len(cs) != 1 || cs[0].Status != tc.want {
+			t.Errorf("%s: %+v, want %s", tc.name, cs, tc.want)
+		}
+	}
+}

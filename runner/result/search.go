@@ -1,5 +1,11 @@
 package result
 
+import (
+	"strings"
+
+	"github.com/perfscen/perfscen/runner/plan"
+)
+
 // PointSearched is the status of a search's result point: it holds the
 // value found, not a measurement of its own (its probes are the points
 // measured).
@@ -56,4 +62,16 @@ type Probe struct {
 	Hi         float64 `json:"hi,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
 	Trials     int     `json:"trials"`
+}
+
+// ConditionMetric is the metric the search's condition bounds and its unit
+// (the unit of every probe's Value, Lo and Hi).
+func (s *SearchOutcome) ConditionMetric() (metric, unit string) {
+	if f := strings.Fields(strings.NewReplacer("<", " ", ">", " ", "=", " ").Replace(s.Condition)); len(f) > 0 {
+		metric = f[0]
+	}
+	if mi, ok := plan.LookupMetric(metric); ok {
+		return metric, mi.Unit
+	}
+	return metric, "fraction" // goodput_share
 }
