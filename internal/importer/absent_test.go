@@ -106,6 +106,16 @@ func TestImportsLeaveOutWhatTheSourceLacks(t *testing.T) {
 		metrics: []string{plan.MetricClientSendRecv, plan.MetricClientWait},
 		kept:    []string{plan.MetricLatencyMax, plan.MetricP99},
 		columns: []string{"Output Sequence Length avg", "Input Sequence Length p99", "Request Throughput (per sec)"},
+	}, {
+		// perfscen's own LLM CSV has each distribution's mean and
+		// percentiles, not its count or maximum: a bound on ttft_max
+		// must find no value rather than a 0 that passes it.
+		file: "perfscen_llm.csv",
+		opts: Options{Model: "llm"},
+		absent: []string{"llm.ttft.count", "llm.ttft.max_us", "llm.itl.max_us", "llm.tpot.max_us", "llm.streamed",
+			"llm.tokens_from_usage", "llm.tokens_from_chunks"},
+		metrics: []string{plan.MetricTTFTMax, "itl_max", "tpot_max", plan.MetricOutputTokensAvg},
+		kept:    []string{plan.MetricTTFTP99, plan.MetricTTFTAvg, "itl_p99", plan.MetricOutputTokensPS},
 	}} {
 		t.Run(tc.file, func(t *testing.T) {
 			p := importFile(t, tc.file, tc.opts)

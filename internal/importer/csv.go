@@ -145,6 +145,29 @@ var llmColumns = func() map[string]csvCellSetter {
 	return cols
 }()
 
+// llmCSVAbsent are the LLM figures perfscen's own CSV does not carry: it
+// has each distribution's mean and percentiles but not its sample count
+// or maximum, and token totals but not how many requests were streamed or
+// counted from usage or from chunks.
+var llmCSVAbsent = []string{
+	result.LLMAbsent + "itl.count", result.LLMAbsent + "itl.max_us",
+	result.LLMAbsent + "streamed",
+	result.LLMAbsent + "tokens_from_chunks", result.LLMAbsent + "tokens_from_usage",
+	result.LLMAbsent + "tpot.count", result.LLMAbsent + "tpot.max_us",
+	result.LLMAbsent + "ttft.count", result.LLMAbsent + "ttft.max_us",
+}
+
+// hasLLMColumns reports whether header is perfscen's CSV of an openai-kind
+// run.
+func hasLLMColumns(header []string) bool {
+	for _, h := range header {
+		if llmColumns[h] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // distFields are a distribution's figures by the names both CSV layouts
 // give them.
 var distFields = map[string]func(d *result.Distribution) *float64{
@@ -362,6 +385,10 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 		p.Columns[header[i]] = strings.TrimSpace(rec[i])
 	}
 	p.Summary.Absent = csvAbsent(header)
+	if hasLLMColumns(header) {
+		p.Summary.Absent = append(p.Summary.Absent, llmCSVAbsent...)
+		sort.Strings(p.Summary.Absent)
+	}
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
 		if h == colStatus {

@@ -272,8 +272,13 @@ func genaiAbsent(latency map[string]bool, requests, hasLLM bool) []string {
 		out = append(out, "requests")
 	}
 	if hasLLM {
-		for _, k := range []string{"input_tokens", "itl", "output_tokens", "streamed", "tokens_from_chunks", "tokens_from_usage"} {
+		// Its TTFT and per-request inter-token rows have no sample count,
+		// and a maximum only where the table has a max column.
+		for _, k := range []string{"input_tokens", "itl", "output_tokens", "streamed", "tokens_from_chunks", "tokens_from_usage", "ttft.count", "tpot.count"} {
 			out = append(out, result.LLMAbsent+k)
+		}
+		if !latency["max"] {
+			out = append(out, result.LLMAbsent+"ttft.max_us", result.LLMAbsent+"tpot.max_us")
 		}
 	}
 	slices.Sort(out)

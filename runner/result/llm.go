@@ -49,9 +49,11 @@ type Distribution struct {
 	MaxUs float64 `json:"max_us"`
 }
 
-func llmDist(pick func(l *LLMMetrics) *Distribution, f func(d *Distribution) float64) func(m *Metrics) (float64, bool) {
+// llmDist reads one figure of a distribution; key is its JSON key under
+// Absent ("llm.ttft.max_us"), so a figure the source lacked has no value.
+func llmDist(key string, pick func(l *LLMMetrics) *Distribution, f func(d *Distribution) float64) func(m *Metrics) (float64, bool) {
 	return func(m *Metrics) (float64, bool) {
-		if m.LLM == nil {
+		if m.LLM == nil || m.IsAbsent(key) {
 			return 0, false
 		}
 		d := pick(m.LLM)
@@ -81,20 +83,20 @@ func init() {
 		{"tpot", func(l *LLMMetrics) *Distribution { return &l.TPOT }},
 	}
 	stats := []struct {
-		suffix string
-		f      func(d *Distribution) float64
+		suffix, key string
+		f           func(d *Distribution) float64
 	}{
-		{"avg", func(d *Distribution) float64 { return d.AvgUs }},
-		{"p50", func(d *Distribution) float64 { return d.P50Us }},
-		{"p90", func(d *Distribution) float64 { return d.P90Us }},
-		{"p95", func(d *Distribution) float64 { return d.P95Us }},
-		{"p99", func(d *Distribution) float64 { return d.P99Us }},
-		{"max", func(d *Distribution) float64 { return d.MaxUs }},
+		{"avg", "avg_us", func(d *Distribution) float64 { return d.AvgUs }},
+		{"p50", "p50_us", func(d *Distribution) float64 { return d.P50Us }},
+		{"p90", "p90_us", func(d *Distribution) float64 { return d.P90Us }},
+		{"p95", "p95_us", func(d *Distribution) float64 { return d.P95Us }},
+		{"p99", "p99_us", func(d *Distribution) float64 { return d.P99Us }},
+		{"max", "max_us", func(d *Distribution) float64 { return d.MaxUs }},
 	}
 	for _, d := range dists {
 		for _, s := range stats {
 			name := d.prefix + "_" + s.suffix
-			getters[name] = llmDist(d.pick, s.f)
+			getters[name] = llmDist(LLMAbsent+d.prefix+"."+s.key, d.pick, s.f)
 		}
 	}
 	getters[plan.MetricOutputTokensPS] = llmValue(func(l *LLMMetrics) (float64, bool) { return l.OutputTokensPerSec, true })

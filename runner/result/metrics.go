@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -114,9 +115,10 @@ func (m *Metrics) IsAbsent(key string) bool {
 }
 
 // ServerAbsent and LLMAbsent prefix Absent's keys for the figures of the
-// server and LLM blocks ("server.request_count", "llm.input_tokens"): an
-// imported perf_analyzer CSV has the server's queue and compute times but
-// none of its counts, a genai-perf CSV token rates but no token totals.
+// server and LLM blocks ("server.request_count", "llm.input_tokens",
+// "llm.ttft.max_us"): an imported perf_analyzer CSV has the server's queue
+// and compute times but none of its counts, a genai-perf CSV token rates
+// but no token totals, perfscen's own LLM CSV percentiles but no maxima.
 const (
 	ServerAbsent = "server."
 	LLMAbsent    = "llm."
@@ -130,18 +132,33 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 	if err != nil || len(m.Absent) == 0 {
 		return b, err
 	}
+	return m.dropAbsent(b, "")
+}
+
+// dropAbsent leaves out of the JSON object b the members whose key, under
+// prefix, is absent, in nested objects too ("llm.ttft.max_us").
+func (m *Metrics) dropAbsent(b []byte, prefix string) ([]byte, error) {
 	return dropKeys(b, func(key string, v json.RawMessage) (json.RawMessage, bool, error) {
+		key = prefix + key
 		if m.IsAbsent(key) {
 			return nil, false, nil
 		}
-		if (key == "server" || key == "llm") && len(v) > 0 && v[0] == '{' {
-			nested, err := dropKeys(v, func(k string, v json.RawMessage) (json.RawMessage, bool, error) {
-				return v, !m.IsAbsent(key + "." + k), nil
-			})
+		if len(v) > 0 && v[0] == '{' && m.absentUnder(key+".") {
+			nested, err := m.dropAbsent(v, key+".")
 			return nested, true, err
 		}
 		return v, true, nil
 	})
+}
+
+// absentUnder reports whether some absent key lies under prefix.
+func (m *Metrics) absentUnder(prefix string) bool {
+	for _, k := range m.Absent {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropKeys rewrites the JSON object b through keep, which returns each
