@@ -37,19 +37,23 @@ func resolveModels(s *Scenario, c *collector, r *resolved, dir string) {
 			c.at(p.child("float_tolerance"), "has no effect without validate_outputs: true")
 		}
 		pm := plan.Model{
-			Alias:          alias,
-			Server:         server,
-			Name:           m.Name,
-			Version:        m.Version,
-			Validate:       m.ValidateOutputs,
-			FloatTolerance: m.FloatTolerance,
-			Sequence:       m.Sequence,
-			SequenceLength: m.SequenceLength,
-			Input:          resolveInput(m, c, p.child("input_data"), dir),
-			Where:          c.where(p.child("name")),
+			Alias:                   alias,
+			Server:                  server,
+			Name:                    m.Name,
+			Version:                 m.Version,
+			Validate:                m.ValidateOutputs,
+			FloatTolerance:          m.FloatTolerance,
+			Sequence:                m.Sequence,
+			SequenceLength:          m.SequenceLength,
+			SequenceLengthVariation: m.SequenceLengthVariation,
+			Input:                   resolveInput(m, c, p.child("input_data"), dir),
+			Where:                   c.where(p.child("name")),
 		}
 		if m.SequenceLength != 0 && !m.Sequence {
 			c.atKey(p.child("sequence_length"), "applies only to a sequence model (sequence: true)")
+		}
+		if m.SequenceLengthVariation != 0 && !m.Sequence {
+			c.atKey(p.child("sequence_length_variation"), "applies only to a sequence model (sequence: true)")
 		}
 		if m.MaxErrorRate != "" {
 			v := parseErrorRate(m.MaxErrorRate, p.child("max_error_rate"), c)

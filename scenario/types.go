@@ -89,6 +89,9 @@ type Model struct {
 	MaxErrorRate    string             `yaml:"max_error_rate"`
 	Prompts         *Prompts           `yaml:"prompts"`
 	SequenceLength  int                `yaml:"sequence_length"`
+	// SequenceLengthVariation varies each sequence's length by up to this
+	// percentage either way (perf_analyzer's --sequence-length-variation).
+	SequenceLengthVariation float64 `yaml:"sequence_length_variation"`
 }
 
 // LoadSpec is how requests are issued; shared memory lives here because it is a

@@ -103,7 +103,8 @@ func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.P
 		kp.Close()
 		return nil, failure.Invalid(err)
 	}
-	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqLen: m.SequenceLength, seqIDs: seqIDs,
+	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqLen: m.SequenceLength,
+		seqVariation: m.SequenceLengthVariation, seqIDs: seqIDs,
 		validateEvery: 1}
 	if p.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
 		pl.llm = &genLoad{slo: p.LLM.Goodput, countChunks: p.LLM.TokenCount == "chunks"}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,11 @@ type pointLoad struct {
 	data     *inputdata.Data
 	offsets  []int // flat index of each stream's first step
 	sequence bool
-	seqLen   int            // flat data: requests per sequence (0: defaultSequenceLength)
-	seqIDs   *atomic.Uint64 // shared correlation-id source, unique per run
+	seqLen   int // flat data: requests per sequence (0: defaultSequenceLength)
+	// seqVariation varies each flat-data sequence's length by up to this
+	// percentage either way.
+	seqVariation float64
+	seqIDs       *atomic.Uint64 // shared correlation-id source, unique per run
 
 	validate      bool              // compare outputs with the data's expected ones
 	sampler       *validate.Sampler // which responses are checked
@@ -40,6 +44,10 @@ type worker struct {
 	caller kinds.Caller
 	seq    kinds.Sequence
 	seqPos int // position in a flat-data sequence
+	seqN   int // length of the current flat-data sequence
+	// rng draws sequence lengths; seeded by the worker's id, so a run's
+	// lengths are the same each time, as perf_analyzer's rand() is.
+	rng    *rand.Rand
 	gapCap int // generation: gap buffer size to start with
 }
 
@@ -50,7 +58,8 @@ func (pl *pointLoad) newWorker(ctx context.Context, id, cursor, cursors int) (*w
 	if err != nil {
 		return nil, err
 	}
-	return &worker{pl: pl, id: id, cursor: pl.data.Cursor(cursor, cursors), caller: c}, nil
+	return &worker{pl: pl, id: id, cursor: pl.data.Cursor(cursor, cursors), caller: c,
+		rng: rand.New(rand.NewPCG(uint64(id), 0x5e9))}, nil
 }
 
 // setSequence places the next request in its sequence: a stream of the
@@ -63,20 +72,39 @@ func (w *worker) setSequence(r inputdata.Request) {
 		// sequence unless a length is given; synthetic data (random,
 		// zero, a directory) has sequences of the length, cycling the
 		// data's steps.
-		n := defaultSequenceLength
-		switch {
-		case w.pl.seqLen > 0:
-			n = w.pl.seqLen
-		case w.pl.data.FromJSON:
-			n = len(w.pl.data.Streams[0])
+		if w.seqPos == 0 {
+			n := defaultSequenceLength
+			switch {
+			case w.pl.seqLen > 0:
+				n = w.pl.seqLen
+			case w.pl.data.FromJSON:
+				// JSON data's steps are one sequence, as long as they
+				// are: perf_analyzer varies only a given length.
+				w.seqN = len(w.pl.data.Streams[0])
+				n = 0
+			}
+			if n > 0 {
+				w.seqN = variedLength(n, w.pl.seqVariation, w.rng.Float64())
+			}
 		}
-		start, end = w.seqPos == 0, w.seqPos == n-1
-		w.seqPos = (w.seqPos + 1) % n
+		start, end = w.seqPos == 0, w.seqPos == w.seqN-1
+		w.seqPos = (w.seqPos + 1) % w.seqN
 	}
 	if start || w.seq.ID == 0 {
 		w.seq.ID = w.pl.seqIDs.Add(1)
 	}
 	w.seq.Start, w.seq.End = start, end
+}
+
+// variedLength is a new sequence's length: n moved by up to variation
+// percent either way, uniformly (u in [0, 1)), truncated toward zero and
+// at least 1: perf_analyzer's SequenceManager::GetRandomSequenceLength.
+func variedLength(n int, variation, u float64) int {
+	off := int((2*u - 1) * variation / 100 * float64(n))
+	if n+off <= 0 {
+		return 1
+	}
+	return n + off
 }
 
 // do sends the next request and fills s; s.sched is set by the caller.

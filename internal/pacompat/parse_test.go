@@ -148,7 +148,6 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		{"-m m -i grpc --request-parameter max_tokens:256:int", "--request-parameter"},
 		{"-m m --enable-mpi", "--enable-mpi"},
 		{"-m m --bls-composing-models a,b", "--bls-composing-models"},
-		{"-m m --sequence-length-variation 10", "--sequence-length-variation"},
 		{"-m m --input-tensor-format json", "--input-tensor-format/--output-tensor-format"},
 		{"-m m -i grpc --grpc-compression-algorithm gzip", "--grpc-compression-algorithm"},
 		{"-m m -r 2", "-r/--max-trials"},

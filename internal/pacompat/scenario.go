@@ -116,6 +116,13 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 		if p.SequenceLengthSpecified {
 			b.kv(m, "sequence_length", p.SequenceLength, "--sequence-length", "models[0].sequence_length")
 		}
+		if p.SequenceLengthVariation != 0 {
+			flag := "--sequence-length-variation"
+			if !p.VariationSpecified {
+				flag = "perf_analyzer's default --sequence-length-variation"
+			}
+			b.kv(m, "sequence_length_variation", p.SequenceLengthVariation, flag, "models[0].sequence_length_variation")
+		}
 	}
 
 	if p.UsingOldOptions && !p.Dynamic && p.MaxConcurrency > 0 {

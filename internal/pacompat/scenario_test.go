@@ -52,6 +52,29 @@ func TestBuildScenario(t *testing.T) {
 				}
 				return ""
 			}},
+		// perf_analyzer varies sequence lengths by 20% unless told
+		// otherwise; its default is written out, and 0 turns it off.
+		{"-m m --sequence-length 5", []string{"    sequence_length_variation: 20   # perf_analyzer's default --sequence-length-variation"},
+			func(p *plan.Plan) string {
+				if p.Models[0].SequenceLengthVariation != 20 {
+					return "the default 20% variation"
+				}
+				return ""
+			}},
+		{"-m m --sequence-length 5 --sequence-length-variation 7.5", []string{"    sequence_length_variation: 7.5   # --sequence-length-variation"},
+			func(p *plan.Plan) string {
+				if p.Models[0].SequenceLengthVariation != 7.5 {
+					return "a 7.5% variation"
+				}
+				return ""
+			}},
+		{"-m m --sequence-length 5 --sequence-length-variation 0", []string{"    sequence_length: 5   # --sequence-length"},
+			func(p *plan.Plan) string {
+				if p.Models[0].SequenceLengthVariation != 0 {
+					return "no variation"
+				}
+				return ""
+			}},
 		{"-m m --concurrency-range 1:0 -l 50 --max-threads 8", []string{"    concurrency: \"1:8:1\"   # --concurrency-range", "  # --max-threads 8: a synchronous open range (end 0) ends there"},
 			func(p *plan.Plan) string {
 				if len(p.Searches) != 1 || p.Searches[0].End != 8 {

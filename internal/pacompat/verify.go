@@ -173,9 +173,6 @@ func (p *Params) supported() error {
 	if p.StabilityPct == 0 {
 		return refuse("-s/--stability-percentage", "0%% asks for windows that agree exactly, which no measurement does; give a percentage above 0")
 	}
-	if p.VariationSpecified && p.SequenceLengthVariation != 0 {
-		return refuse("--sequence-length-variation", "perfscen's sequences all have the same length (--sequence-length); only 0 is honoured")
-	}
 	if p.InputTensorFormat != p.OutputTensorFormat {
 		return refuse("--input-tensor-format/--output-tensor-format", "perfscen has one tensor format for requests and responses (server.tensor_format); give both the same value")
 	}

@@ -247,6 +247,10 @@ type Model struct {
 	// SequenceLength is the number of requests of each sequence fed from
 	// data that is not split into sequences (0: perf_analyzer's 20).
 	SequenceLength int `json:"sequence_length,omitempty"`
+	// SequenceLengthVariation varies the length of each such sequence
+	// uniformly by up to this percentage either way, as perf_analyzer's
+	// --sequence-length-variation does (0: every sequence has the length).
+	SequenceLengthVariation float64 `json:"sequence_length_variation,omitempty"`
 }
 
 // Input says where input tensors come from.
