@@ -55,3 +55,36 @@ models: [{name: a/m}, {name: b/m}]
 		})
 	}
 }
+
+// The default kind, kserve, has its own block (server.kserve) without
+// naming the kind; another kind's server may not carry it.
+func TestKServeBlock(t *testing.T) {
+	s, err := parseString(t, `
+version: 1
+server: {url: "localhost:8001", protocol: grpc, kserve: {grpc_compression: gzip}}
+models: [{name: m}]
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Expand(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Server().Options["grpc_compression"] != "gzip" {
+		t.Errorf("kserve block %v", p.Server().Options)
+	}
+	for _, src := range []string{`
+version: 1
+server: {kind: tfserving, url: "localhost:8500", kserve: {grpc_compression: gzip}}
+models: [{name: m}]
+`, `
+version: 1
+server: {url: "localhost:8001", kserve: {grpc_compression: brotli}}
+models: [{name: m}]
+`} {
+		if _, err := parseString(t, src, nil); err == nil {
+			t.Errorf("accepted:%s", src)
+		}
+	}
+}

@@ -131,8 +131,12 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 		}
 		out.ParamsWhere[name] = c.whereKey(p.child("embedded_models", name))
 	}
+	kind := in.Kind
+	if kind == "" {
+		kind = plan.KindKServe
+	}
 	for _, k := range slices.Sorted(maps.Keys(in.KindBlocks)) {
-		if k != in.Kind {
+		if k != kind {
 			c.atKey(p.child(k), "applies only with kind: %s", k)
 			continue
 		}

@@ -33,10 +33,14 @@ func DecodeOptions(srv plan.Server, into any) error {
 // OptionsField names srv's kind block in messages: server.<kind> or
 // servers.<name>.<kind>.
 func OptionsField(srv plan.Server) string {
-	if srv.Name != "" {
-		return "servers." + srv.Name + "." + srv.Kind
+	kind := srv.Kind
+	if kind == "" {
+		kind = plan.KindKServe
 	}
-	return "server." + srv.Kind
+	if srv.Name != "" {
+		return "servers." + srv.Name + "." + kind
+	}
+	return "server." + kind
 }
 
 // ServerField names srv in messages: server, or servers.<name>.

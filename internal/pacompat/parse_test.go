@@ -149,7 +149,7 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		{"-m m --enable-mpi", "--enable-mpi"},
 		{"-m m --bls-composing-models a,b", "--bls-composing-models"},
 		{"-m m --input-tensor-format json", "--input-tensor-format/--output-tensor-format"},
-		{"-m m -i grpc --grpc-compression-algorithm gzip", "--grpc-compression-algorithm"},
+		{"-m m -i grpc --service-kind tfserving --grpc-compression-algorithm gzip", "--grpc-compression-algorithm"},
 		{"-m m -r 2", "-r/--max-trials"},
 		{"-m m -s 0", "-s/--stability-percentage"},
 		{"-m m --request-rate-range 10 --request-count 50", "--request-count with --request-rate-range"},

@@ -80,6 +80,10 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	default:
 		b.kv(1, "tensor_format", "binary", "", "server.tensor_format")
 	}
+	if p.ServiceKind == "triton" && (p.Compression == "gzip" || p.Compression == "deflate") {
+		b.line(1, "kserve:")
+		b.kv(2, "grpc_compression", p.Compression, "--grpc-compression-algorithm", "server.kserve.grpc_compression")
+	}
 
 	b.line(0, "models:")
 	b.line(1, "- name: "+scalar(p.ModelName)+flagComment("-m"))

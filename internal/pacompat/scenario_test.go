@@ -52,6 +52,13 @@ func TestBuildScenario(t *testing.T) {
 				}
 				return ""
 			}},
+		{"-m m -i grpc --grpc-compression-algorithm deflate", []string{"  kserve:", "    grpc_compression: deflate   # --grpc-compression-algorithm"},
+			func(p *plan.Plan) string {
+				if p.Server().Options["grpc_compression"] != "deflate" {
+					return "the kserve block with deflate"
+				}
+				return ""
+			}},
 		// perf_analyzer varies sequence lengths by 20% unless told
 		// otherwise; its default is written out, and 0 turns it off.
 		{"-m m --sequence-length 5", []string{"    sequence_length_variation: 20   # perf_analyzer's default --sequence-length-variation"},

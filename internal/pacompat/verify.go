@@ -164,8 +164,8 @@ func (p *Params) supported() error {
 			return refuse("-H", "the C API has no HTTP headers")
 		}
 	}
-	if p.Compression == "gzip" || p.Compression == "deflate" {
-		return refuse("--grpc-compression-algorithm", "perfscen sends gRPC requests uncompressed (none is honoured)")
+	if (p.Compression == "gzip" || p.Compression == "deflate") && p.ServiceKind != "triton" {
+		return refuse("--grpc-compression-algorithm", "perfscen compresses the gRPC requests of service kind triton only")
 	}
 	if p.MaxTrials < 3 {
 		return refuse("-r/--max-trials", "a level is stable when 3 windows in a row agree, so fewer than 3 windows never are (perf_analyzer would fail every level); give 3 or more")

@@ -1,40 +1,5 @@
 package refserver
 
-import (
-	"compress/zlib"
-	"io"
-	"sync"
-
-	"google.golang.org/grpc/encoding"
-	// Registers gRPC's gzip compressor, which the server then accepts as a
-	// grpc-encoding and answers in kind.
-	_ "google.golang.org/grpc/encoding/gzip"
-)
-
-// Triton accepts gzip and deflate message compression (perf_analyzer's
-// -C/--grpc-compression-algorithm). grpc-go ships gzip only; deflate in
-// gRPC is the zlib format (RFC 1950), as gRPC's C core writes it.
-func init() { encoding.RegisterCompressor(deflateCompressor{}) }
-
-type deflateCompressor struct{}
-
-var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
-
-func (deflateCompressor) Name() string { return "deflate" }
-
-func (deflateCompressor) Compress(w io.Writer) (io.WriteCloser, error) {
-	z := zlibWriters.Get().(*zlib.Writer)
-	z.Reset(w)
-	return &pooledZlibWriter{Writer: z}, nil
-}
-
-func (deflateCompressor) Decompress(r io.Reader) (io.Reader, error) {
-	return zlib.NewReader(r)
-}
-
-type pooledZlibWriter struct{ *zlib.Writer }
-
-func (p *pooledZlibWriter) Close() error {
-	defer zlibWriters.Put(p.Writer)
-	return p.Writer.Close()
-}
+// Triton accepts gzip and deflate message compression; the compressors
+// live with the clients' transport, which registers both with grpc-go.
+import _ "github.com/perfscen/perfscen/internal/transport"

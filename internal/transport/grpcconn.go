@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -57,13 +58,16 @@ type GRPCConn struct {
 	connSendWindow int64
 	connUnacked    uint32 // received bytes not yet returned to the server
 
-	prefix   [5]byte     // the request message's prefix
-	data     dataCursor  // what of the request message is left to frame
-	fh       []byte      // the queued DATA frames' headers
-	iov      net.Buffers // the queued DATA frames, headers and payloads
-	queued   int         // bytes in iov
-	vectored bool        // the connection writes iov with writev
-	st       h2stream    // the stream of the call in progress
+	prefix   [5]byte // the request message's prefix
+	comp     encoding.Compressor
+	zbuf     bytes.Buffer // the compressed request message
+	zmsg     [1][]byte    // zbuf as a message of one buffer
+	data     dataCursor   // what of the request message is left to frame
+	fh       []byte       // the queued DATA frames' headers
+	iov      net.Buffers  // the queued DATA frames, headers and payloads
+	queued   int          // bytes in iov
+	vectored bool         // the connection writes iov with writev
+	st       h2stream     // the stream of the call in progress
 	reply    GRPCReply
 
 	hdec   *hpack.Decoder
@@ -94,6 +98,10 @@ type GRPCConnConfig struct {
 	// MaxMsg caps the message both ways; 0 = math.MaxInt32, as Triton
 	// allows.
 	MaxMsg int64
+	// Compression names the compressor every request message goes
+	// through (gzip, deflate: one registered with grpc-go's encoding
+	// package), sent as grpc-encoding; "" sends messages as they are.
+	Compression string
 }
 
 // GRPCCall is one unary call.
@@ -152,7 +160,21 @@ func NewGRPCConn(cfg GRPCConnConfig) *GRPCConn {
 	if cfg.TLS != nil {
 		g.scheme, g.cfg.TLS = "https", H2TLS(cfg.TLS)
 	}
+	if cfg.Compression != "" {
+		// Callers check the name (GRPCCompressor); an unknown one would
+		// send uncompressed messages that the header calls compressed.
+		g.comp = encoding.GetCompressor(cfg.Compression)
+	}
 	return g
+}
+
+// GRPCCompressor checks that name is a message compressor grpc-go knows in
+// this process ("" is none): gzip and deflate (compress.go).
+func GRPCCompressor(name string) error {
+	if name != "" && encoding.GetCompressor(name) == nil {
+		return fmt.Errorf("grpc compression %q is not available (have: %s)", name, GRPCAcceptEncoding())
+	}
+	return nil
 }
 
 // dial connects, sends the connection preface with this client's settings
@@ -233,11 +255,23 @@ func notH2(err error) error {
 // *ServerError for a status the server sent.
 func (gc *GRPCConn) Invoke(ctx context.Context, call *GRPCCall, timeout time.Duration) (*GRPCReply, error) {
 	deadline, limit := CallDeadline(ctx, time.Now(), gc.cfg.Timeout, timeout)
-	n := int64(bodyLen(call.Msg))
+	body := call.Msg
+	if gc.comp != nil {
+		// Compressing is the client's time, as in grpc-go, where it
+		// happens on the calling goroutine before the message is queued.
+		if err := gc.compress(body); err != nil {
+			return nil, GRPCError(ctx, call.Op, status.Errorf(codes.Internal, "grpc: error while compressing: %v", err))
+		}
+		body = gc.zmsg[:]
+	}
+	n := int64(bodyLen(body))
 	if n > gc.cfg.MaxMsg {
 		return nil, GRPCError(ctx, call.Op, status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, gc.cfg.MaxMsg))
 	}
 	gc.prefix = [5]byte{}
+	if gc.comp != nil {
+		gc.prefix[0] = 1 // the compressed flag
+	}
 	putUint32(gc.prefix[1:], uint32(n))
 	gc.cancelWatch.watch(ctx)
 
@@ -264,7 +298,7 @@ func (gc *GRPCConn) Invoke(ctx context.Context, call *GRPCCall, timeout time.Dur
 		if gc.nextID > lastStreamID {
 			gc.closing = true
 		}
-		err := gc.send(call.Msg)
+		err := gc.send(body)
 		wrote = time.Now()
 		if err == nil {
 			err = gc.await()
@@ -310,6 +344,25 @@ func (gc *GRPCConn) Invoke(ctx context.Context, call *GRPCCall, timeout time.Dur
 	return &gc.reply, nil
 }
 
+// compress writes msg through the connection's compressor into zbuf.
+func (gc *GRPCConn) compress(msg [][]byte) error {
+	gc.zbuf.Reset()
+	w, err := gc.comp.Compress(&gc.zbuf)
+	if err != nil {
+		return err
+	}
+	for _, b := range msg {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	gc.zmsg[0] = gc.zbuf.Bytes()
+	return nil
+}
+
 func putUint32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
 }
@@ -335,6 +388,9 @@ func (gc *GRPCConn) encodeHeaders(method string, deadline time.Time) error {
 	e.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc+proto"}) // as with grpc-go's proto codec forced
 	e.WriteField(hpack.HeaderField{Name: "user-agent", Value: grpcUserAgent})
 	e.WriteField(hpack.HeaderField{Name: "te", Value: "trailers"})
+	if gc.comp != nil {
+		e.WriteField(hpack.HeaderField{Name: "grpc-encoding", Value: gc.cfg.Compression})
+	}
 	if gc.cfg.AcceptEncoding != "" {
 		e.WriteField(hpack.HeaderField{Name: "grpc-accept-encoding", Value: gc.cfg.AcceptEncoding})
 	}

@@ -106,8 +106,8 @@ func isReservedGRPCHeader(k string) bool {
 }
 
 // GRPCAcceptEncoding lists the message compressors registered with
-// grpc-go in this process (gzip and deflate when the reference server is
-// linked in), which grpc-go offers servers in grpc-accept-encoding.
+// grpc-go in this process (gzip and deflate, compress.go), which grpc-go
+// offers servers in grpc-accept-encoding.
 func GRPCAcceptEncoding() string {
 	var names []string
 	for _, n := range []string{"gzip", "deflate"} {

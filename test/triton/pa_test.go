@@ -39,7 +39,7 @@ func runPA(t *testing.T, args ...string) (code int, stdout, stderr, csv string) 
 }
 
 // perf_analyzer command lines run unchanged against the real Triton, over
-// HTTP, over gRPC with system shared memory and in process through the C
+// HTTP, over gRPC with system shared memory or compressed requests, and in process through the C
 // API, and print perf_analyzer's sections and CSV header (those perf_analyzer
 // 2.46.0 printed for Triton 2.46; internal/pacompat/testdata). In process
 // a request takes tens of microseconds, so a CPU hog on the machine moves
@@ -57,6 +57,10 @@ func TestPAAgainstTriton(t *testing.T) {
 			[]string{"  Service Kind: TRITON\n", "Request concurrency: 2\n", "    Avg HTTP time: ", "  Server: \n", "Concurrency: 2, throughput: "}},
 		{"grpc-shm", []string{"-m", "identity_fp32", "-u", "{{GRPC}}", "-i", "grpc", "--shape", "INPUT0:16", "--shared-memory", "system", "--concurrency", "2", "-p", "500", "-s", "80"},
 			[]string{"Request concurrency: 2\n", "    Avg gRPC time: ", "    Successful request count: "}},
+		// Triton's gRPC server reads deflate (zlib) messages as gRPC's C
+		// core writes them; a request it could not read fails the run.
+		{"grpc-deflate", []string{"-m", "identity_fp32", "-u", "{{GRPC}}", "-i", "grpc", "--shape", "INPUT0:16", "--grpc-compression-algorithm", "deflate", "-p", "500", "-s", "80"},
+			[]string{"Request concurrency: 1\n", "    Avg gRPC time: ", "    Successful request count: "}},
 		{"c-api", []string{"--service-kind=triton_c_api", "--triton-server-directory", triDir, "--model-repository", "{{REPO}}", "-m", "identity_fp32", "--shape", "INPUT0:16", "-p", "1000", "-s", "100", "-r", "40"},
 			[]string{"  Service Kind: TRITON_C_API\n", "    p99 latency: ", "\n    \n  Server: \n"}},
 	}

@@ -75,6 +75,13 @@ func clientOptions(p *plan.Plan, proto plan.Protocol, url string, dial dialFunc)
 		// gRPC always carries raw tensors; the choice is HTTP's.
 		JSONTensors: p.Server().TensorFormat == plan.TensorJSON && proto == plan.ProtocolHTTP,
 	}
+	s, err := readSettings(p.Server())
+	if err != nil {
+		return opts, err
+	}
+	if proto == plan.ProtocolGRPC {
+		opts.GRPCCompression = s.grpcCompression()
+	}
 	if t := p.Server().TLS; t.Enabled {
 		cfg, err := transport.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
 		if err != nil {

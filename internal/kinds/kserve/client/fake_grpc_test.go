@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/perfscen/perfscen/internal/kservev2"
@@ -24,6 +25,38 @@ type fakeGRPC struct {
 	mu      sync.Mutex
 	md      []metadata.MD
 	regions map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus
+	seen    compressionSeen
+}
+
+// compressionSeen records the grpc-encoding of every request header the
+// server read, by method.
+type compressionSeen struct {
+	mu    sync.Mutex
+	names map[string][]string
+}
+
+func (c *compressionSeen) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	return ctx
+}
+func (c *compressionSeen) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (c *compressionSeen) HandleConn(context.Context, stats.ConnStats) {}
+func (c *compressionSeen) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if h, ok := s.(*stats.InHeader); ok {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.names == nil {
+			c.names = map[string][]string{}
+		}
+		c.names[h.FullMethod] = append(c.names[h.FullMethod], h.Compression)
+	}
+}
+
+func (c *compressionSeen) of(method string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.names[method]...)
 }
 
 func newFakeGRPC(t testing.TB) (*fakeGRPC, string) {
@@ -32,7 +65,7 @@ func newFakeGRPC(t testing.TB) (*fakeGRPC, string) {
 		t.Fatal(err)
 	}
 	f := &fakeGRPC{regions: map[string]*pb.SystemSharedMemoryStatusResponse_RegionStatus{}}
-	s := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
+	s := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32), grpc.StatsHandler(&f.seen))
 	pb.RegisterGRPCInferenceServiceServer(s, f)
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)

@@ -36,6 +36,9 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := transport.GRPCCompressor(opts.GRPCCompression); err != nil {
+		return nil, err
+	}
 	c := &grpcClient{opts: opts, mdOK: true}
 	var cfg *tls.Config
 	if opts.TLS != nil || tlsScheme {
@@ -45,8 +48,8 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 		}
 	}
 	c.own = transport.GRPCConnConfig{Target: target, TLS: cfg, Dial: opts.Dial, Timeout: opts.Timeout,
-		AcceptEncoding: transport.GRPCAcceptEncoding()}
-	dialOpts := transport.GRPCDialOptions{TLS: cfg, Dial: opts.Dial}
+		AcceptEncoding: transport.GRPCAcceptEncoding(), Compression: opts.GRPCCompression}
+	dialOpts := transport.GRPCDialOptions{TLS: cfg, Dial: opts.Dial, Compression: opts.GRPCCompression}
 	if len(opts.Headers) > 0 {
 		md := make(map[string]string, len(opts.Headers))
 		for k, v := range opts.Headers {

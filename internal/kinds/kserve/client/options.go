@@ -26,6 +26,10 @@ type Options struct {
 	TLS     *tls.Config // nil = plaintext unless the URL scheme asks for TLS
 	// Gzip compresses HTTP request bodies and asks for compressed replies.
 	Gzip bool
+	// GRPCCompression compresses every gRPC request message with this
+	// compressor (gzip or deflate, as perf_analyzer's
+	// --grpc-compression-algorithm); "" sends them uncompressed.
+	GRPCCompression string
 	// MaxConnections caps HTTP connections per host (0 = unlimited) and sets
 	// the number of gRPC connections requests are spread over (0 = 1).
 	// Either way it keeps Infer on the shared connections: callers'
