@@ -39,10 +39,11 @@ baselines, one script line at a time.
 Options perfscen cannot honour are refused by name with the reason (exit 2),
 never dropped: the openai service kind (use a scenario), periodic
 concurrency, custom intervals and request parameters, trace settings, MPI,
-gRPC request compression, --request-count at a request rate, and
---profile-export-file (perfscen keeps no per-request records). As in
-perf_analyzer, a sequence model is found from the model's configuration on
-the server (correlation ids, async unless --sync), and a synchronous
+gRPC request compression outside service kind triton, --request-count at
+a request rate, and --profile-export-file (perfscen keeps no per-request
+records). As in perf_analyzer, a sequence model is found from the model's
+configuration on the server (correlation ids, async unless --sync, lengths
+varied by --sequence-length-variation), and a synchronous
 --concurrency-range S:0 ends at --max-threads (16 by default), with
 perf_analyzer's warning. A command line perf_analyzer itself
 refuses (say --concurrency-range with --request-rate-range) exits 2 with its

@@ -37,7 +37,10 @@ func TestVariedLength(t *testing.T) {
 func sequenceLengths(seqLen int, variation float64, fromJSON bool, steps, count int) []int {
 	d := &inputdata.Data{FromJSON: fromJSON, Streams: [][]inputdata.Step{make([]inputdata.Step, steps)}}
 	pl := &pointLoad{data: d, sequence: true, seqLen: seqLen, seqVariation: variation, seqIDs: &atomic.Uint64{}}
-	w := &worker{pl: pl, rng: rand.New(rand.NewPCG(7, 0x5e9))}
+	w := &worker{pl: pl}
+	if variation > 0 {
+		w.rng = rand.New(rand.NewPCG(7, 0x5e9))
+	}
 	var out []int
 	n := 0
 	for len(out) < count {

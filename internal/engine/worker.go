@@ -45,8 +45,9 @@ type worker struct {
 	seq    kinds.Sequence
 	seqPos int // position in a flat-data sequence
 	seqN   int // length of the current flat-data sequence
-	// rng draws sequence lengths; seeded by the worker's id, so a run's
-	// lengths are the same each time, as perf_analyzer's rand() is.
+	// rng draws varied sequence lengths (nil without variation); seeded
+	// by the worker's id, so a run's lengths are the same each time, as
+	// perf_analyzer's rand() is.
 	rng    *rand.Rand
 	gapCap int // generation: gap buffer size to start with
 }
@@ -58,8 +59,11 @@ func (pl *pointLoad) newWorker(ctx context.Context, id, cursor, cursors int) (*w
 	if err != nil {
 		return nil, err
 	}
-	return &worker{pl: pl, id: id, cursor: pl.data.Cursor(cursor, cursors), caller: c,
-		rng: rand.New(rand.NewPCG(uint64(id), 0x5e9))}, nil
+	w := &worker{pl: pl, id: id, cursor: pl.data.Cursor(cursor, cursors), caller: c}
+	if pl.sequence && pl.seqVariation > 0 {
+		w.rng = rand.New(rand.NewPCG(uint64(id), 0x5e9))
+	}
+	return w, nil
 }
 
 // setSequence places the next request in its sequence: a stream of the
@@ -73,19 +77,7 @@ func (w *worker) setSequence(r inputdata.Request) {
 		// zero, a directory) has sequences of the length, cycling the
 		// data's steps.
 		if w.seqPos == 0 {
-			n := defaultSequenceLength
-			switch {
-			case w.pl.seqLen > 0:
-				n = w.pl.seqLen
-			case w.pl.data.FromJSON:
-				// JSON data's steps are one sequence, as long as they
-				// are: perf_analyzer varies only a given length.
-				w.seqN = len(w.pl.data.Streams[0])
-				n = 0
-			}
-			if n > 0 {
-				w.seqN = variedLength(n, w.pl.seqVariation, w.rng.Float64())
-			}
+			w.seqN = w.nextSequenceLength()
 		}
 		start, end = w.seqPos == 0, w.seqPos == w.seqN-1
 		w.seqPos = (w.seqPos + 1) % w.seqN
@@ -94,6 +86,24 @@ func (w *worker) setSequence(r inputdata.Request) {
 		w.seq.ID = w.pl.seqIDs.Add(1)
 	}
 	w.seq.Start, w.seq.End = start, end
+}
+
+// nextSequenceLength is the length of the flat-data sequence that starts
+// now: the scenario's, else perf_analyzer's 20, varied when asked; JSON
+// data's steps are one sequence as long as they are (perf_analyzer varies
+// only a given length).
+func (w *worker) nextSequenceLength() int {
+	n := defaultSequenceLength
+	switch {
+	case w.pl.seqLen > 0:
+		n = w.pl.seqLen
+	case w.pl.data.FromJSON:
+		return len(w.pl.data.Streams[0])
+	}
+	if w.rng == nil {
+		return n
+	}
+	return variedLength(n, w.pl.seqVariation, w.rng.Float64())
 }
 
 // variedLength is a new sequence's length: n moved by up to variation
