@@ -32,7 +32,7 @@ func TestClean(t *testing.T) {
 		{"ünïcode ok", 64, "ünïcode ok"},
 		{"abcdef", 4, "abcd…"},
 		{"ab\ncd", 3, "ab…"}, // an escape is not cut in half
-		{"aé", 2, "a…"},     // nor a rune
+		{"aé", 2, "a…"},      // nor a rune
 	}
 	for _, tc := range cases {
 		if got := clean(tc.in, tc.n); got != tc.want {
