@@ -75,6 +75,10 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
+		// What the coordinator refuses at once must not wait for a
+		// timeout of its own: a second of the fake clock is plenty.
+		quick, cancelQuick := context.WithTimeout(ctx, time.Second)
+		defer cancelQuick()
 		// Streams. Without a token, 200 of them, never a word: each is
 		// refused as it opens.
 		var wg sync.WaitGroup
@@ -82,7 +86,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 			conn := peerConn(t, n)
 			for range 100 {
 				wg.Go(func() {
-					s, err := join(ctx, conn, "")
+					s, err := join(quick, conn, "")
 					if err == nil {
 						_, err = drain(s)
 					}
@@ -96,7 +100,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 		// A Hello larger than the protocol's messages, and a first
 		// message that is not Hello.
 		conn := peerConn(t, n)
-		big, err := join(ctx, conn, "secret")
+		big, err := join(quick, conn, "secret")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +110,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 		if _, err := drain(big); status.Code(err) != codes.ResourceExhausted {
 			t.Errorf("a Hello of 2 MiB: %v", err)
 		}
-		odd, err := join(ctx, conn, "secret")
+		odd, err := join(quick, conn, "secret")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,6 +142,9 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 			t.Errorf("%d goroutines serve the silent streams, want at most %d", got, most)
 		}
 		time.Sleep(lim.hello + time.Second)
+		// Every silent stream has ended by now: reading them takes no
+		// time.
+		cut := time.Now()
 		var timedOut, busy int
 		for _, s := range silent {
 			refusal, err := drain(s)
@@ -149,6 +156,9 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 			default:
 				t.Errorf("a silent stream: %q, %v", refusal, err)
 			}
+		}
+		if waited := time.Since(cut); waited > 0 {
+			t.Errorf("silent streams still open %s after the Hello timeout", lim.hello+time.Second+waited)
 		}
 		if timedOut != lim.joining || busy != len(silent)-lim.joining {
 			t.Errorf("%d silent streams timed out, %d refused as too many, want %d and %d", timedOut, busy, lim.joining, len(silent)-lim.joining)
