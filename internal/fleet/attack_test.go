@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +15,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -239,5 +243,87 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 		for _, r := range raw {
 			r.Close()
 		}
+	})
+}
+
+// h2 writes a client's HTTP/2 bytes: the preface, SETTINGS, a Join
+// stream's HEADERS (with the given authorization, none when ""), and a
+// gRPC message header claiming length bytes (none when negative).
+func h2(auth string, length int64) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(http2.ClientPreface)
+	fr := http2.NewFramer(&buf, nil)
+	_ = fr.WriteSettings()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/perfscen.fleet.v1.Fleet/Join"},
+		{":authority", testAddr}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if auth != "" {
+		_ = enc.WriteField(hpack.HeaderField{Name: authKey, Value: auth})
+	}
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true})
+	if length >= 0 {
+		msg := make([]byte, 5+16)
+		binary.BigEndian.PutUint32(msg[1:5], uint32(length))
+		_ = fr.WriteData(1, false, msg)
+	}
+	return buf.Bytes()
+}
+
+// Whatever bytes one peer sends — garbage, a TLS hello to a plaintext
+// coordinator, HTTP/2 streams without the token, with a message header
+// claiming gigabytes, or with the token and then silence — the
+// coordinator ends the connection within its timeouts, keeps no
+// goroutine for it and a bounded note of it.
+func FuzzCoordinatorBytes(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	f.Add([]byte("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"))
+	f.Add([]byte(http2.ClientPreface))
+	f.Add(h2("", -1))
+	f.Add(h2("Bearer guess", 1<<31-1))
+	f.Add(h2("Bearer secret", -1))
+	f.Add(h2("Bearer secret", 1<<31-1))
+	f.Add(h2("Bearer secret", 16))
+	f.Add(append(h2("Bearer secret", 16), 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 8<<10 {
+			b = b[:8<<10]
+		}
+		synctest.Test(t, func(t *testing.T) {
+			n := memNet()
+			c, err := Listen(CoordinatorOptions{Agents: 1, Listen: testAddr, Token: "secret", Version: "v1", Plan: &plan.Plan{}, Net: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			synctest.Wait()
+			base := serverGoroutines()
+			r, err := n.Dial(t.Context(), "tcp", testAddr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			go func() {
+				_, _ = r.Write(b)
+				// Read what the coordinator says, as a peer would,
+				// until it hangs up.
+				_, _ = io.Copy(io.Discard, r)
+			}()
+			lim := defaultLimits(1)
+			time.Sleep(lim.handshake + lim.hello + lim.idle + lim.ping + lim.pingTimeout)
+			synctest.Wait()
+			if got := serverGoroutines(); got > base {
+				t.Errorf("%d goroutines serve the coordinator after every timeout, %d before", got, base)
+			}
+			if testing.Verbose() {
+				t.Logf("refused %q", c.Refused())
+			}
+			if refused := c.Refused(); len(refused) > 1 || len(strings.Join(refused, "")) > 2*maxRefusalText {
+				t.Errorf("refusals: %q", refused)
+			}
+		})
 	})
 }

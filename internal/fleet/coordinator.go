@@ -559,7 +559,8 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	first, err := h.recvHello(stream)
 	<-c.joining
 	if err != nil {
-		if status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.ResourceExhausted {
+		// Silent, too large, malformed; not a peer that hung up.
+		if !errors.Is(err, io.EOF) && status.Code(err) != codes.Canceled {
 			c.refuse(unnamed(addr), status.Convert(err).Message(), true, false)
 		}
 		return err

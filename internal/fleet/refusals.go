@@ -94,11 +94,12 @@ func (l *ledger) entries() []string {
 func powerOfTwo(n int64) bool { return n > 0 && n&(n-1) == 0 }
 
 // clean makes s fit for one line of a log, a message or a note: at most
-// n bytes (then "…"), every rune that is not printable — a newline that
-// would forge a log line, a terminal escape, a bidirectional override —
-// and every invalid byte written as a Go escape (\n, \x1b, \u202e).
-// Printable text, quotes and backslashes included, is left alone, so
-// text already quoted with %q passes unchanged.
+// n bytes (then "…"), every rune that is not graphic — a newline or a
+// line separator that would forge a log line, a terminal escape, a
+// bidirectional override — and every invalid byte written as a Go
+// escape (\n, \x1b, \u202e). Graphic text (spaces, quotes and
+// backslashes included) is left alone, so text already quoted with %q
+// passes unchanged.
 func clean(s string, n int) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -107,7 +108,7 @@ func clean(s string, n int) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			piece = fmt.Sprintf(`\x%02x`, s[i])
-		case !unicode.IsPrint(r):
+		case !unicode.IsGraphic(r):
 			q := strconv.QuoteRuneToASCII(r)
 			piece = q[1 : len(q)-1]
 		}

@@ -30,6 +30,8 @@ func TestClean(t *testing.T) {
 		{"bidi \u202eevil", 64, `bidi \u202eevil`},
 		{"bad \xff byte", 64, `bad \xff byte`},
 		{"ünïcode ok", 64, "ünïcode ok"},
+		{"no-break\u00a0space", 64, "no-break\u00a0space"},
+		{"line\u2028separator", 64, `line\u2028separator`},
 		{"abcdef", 4, "abcd…"},
 		{"ab\ncd", 3, "ab…"}, // an escape is not cut in half
 		{"aé", 2, "a…"},      // nor a rune
@@ -41,9 +43,9 @@ func TestClean(t *testing.T) {
 	}
 }
 
-// clean's promise, for any input: one line of printable, valid UTF-8,
-// at most n bytes and an ellipsis, and the input itself when it was
-// short and printable already.
+// clean's promise, for any input: one line of graphic, valid UTF-8, at
+// most n bytes and an ellipsis, and the input itself when it was short
+// and graphic already.
 func FuzzClean(f *testing.F) {
 	for _, s := range []string{"", "agent-7", "a\nb", "\x1b[31m", "\u202e", "\xff\xfe", strings.Repeat("é", 100), `%q "\"`} {
 		f.Add(s, 16)
@@ -55,13 +57,13 @@ func FuzzClean(f *testing.F) {
 			t.Fatalf("clean(%q, %d) = %q: invalid or too long", s, n, got)
 		}
 		for _, r := range got {
-			if !unicode.IsPrint(r) {
+			if !unicode.IsGraphic(r) {
 				t.Fatalf("clean(%q, %d) = %q holds %U", s, n, got, r)
 			}
 		}
-		printable := utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
-		if printable && len(s) <= n && got != s {
-			t.Fatalf("clean(%q, %d) = %q: changed printable text", s, n, got)
+		graphic := utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) < 0
+		if graphic && len(s) <= n && got != s {
+			t.Fatalf("clean(%q, %d) = %q: changed graphic text", s, n, got)
 		}
 	})
 }
