@@ -438,9 +438,9 @@ func reportOf(session uint64, r engine.WindowReport) *fleetpb.WindowReport {
 		Classes: classesOut(r.Classes)}
 }
 
-// Texts an agent reports are clipped to maxReportText, so that a report
-// fits in maxAgentMessage however long a server's error messages are.
-
+// classesOut, as every text an agent reports, clips to maxReportText,
+// so that a report fits in maxAgentMessage however long a server's
+// error messages are.
 func classesOut(cs []result.ErrorClass) []*fleetpb.ErrorClass {
 	var out []*fleetpb.ErrorClass
 	for _, c := range cs {

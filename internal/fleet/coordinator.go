@@ -575,8 +575,10 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	if hello.Index < 0 {
 		name = fmt.Sprintf("agent %q from %s", agentName, addr)
 	}
+	// What the agent said is cleaned where it is quoted; the ledger
+	// clips what it keeps, the agent hears the whole reason.
 	refuse := func(invalid bool, format string, args ...any) error {
-		reason := clean(fmt.Sprintf(format, args...), maxRefusalText)
+		reason := fmt.Sprintf(format, args...)
 		c.refuse(name, reason, true, invalid)
 		return refusal(invalid, reason)
 	}

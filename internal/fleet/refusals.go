@@ -16,8 +16,10 @@ const (
 	// maxRefusalKeys is how many distinct refusals (who and why) a ledger
 	// names; refusals past it are counted together.
 	maxRefusalKeys = 16
-	// maxRefusalText bounds one refusal's who and its reason, in bytes.
-	maxRefusalText = 512
+	// maxRefusalText bounds one refusal's who and its reason, in bytes:
+	// room for a coordinator's own words (its data files, its --set
+	// flags) beside what is quoted from the peer.
+	maxRefusalText = 1 << 10
 	// maxPeerText bounds a single value quoted from a peer (a name, a
 	// version, a host) inside a message.
 	maxPeerText = 128
