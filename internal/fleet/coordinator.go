@@ -219,8 +219,9 @@ func (c *Coordinator) notifyLocked() {
 // WaitReady is the barrier: it returns once every agent joined, reached
 // the servers and answered its clock probes, or fails after opts.Wait
 // naming the agents missing and those refused. The error's kind is
-// invalid input when refusals explain the shortfall (a wrong token,
-// version or scenario), else environment.
+// invalid input when an agent that proved itself was refused for its
+// setup (version, scenario, overrides, data, index), else environment:
+// refusals of peers without the token do not count (refuse).
 func (c *Coordinator) WaitReady(ctx context.Context) error {
 	deadline := time.NewTimer(c.opts.Wait)
 	defer deadline.Stop()
