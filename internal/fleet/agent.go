@@ -197,12 +197,12 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	}
 	servers, closeAll, err := opts.Open(ctx)
 	if err != nil {
-		return notReady(&fleetpb.Ready{Error: err.Error(), Invalid: failure.KindOf(err) == failure.InvalidInput}, err)
+		return notReady(&fleetpb.Ready{Error: clip(err.Error(), maxReportText), Invalid: failure.KindOf(err) == failure.InvalidInput}, err)
 	}
 	defer closeAll()
 	run, err := engine.NewAgentRun(opts.Plan, servers, a.index, opts.Engine)
 	if err != nil {
-		return notReady(&fleetpb.Ready{Error: err.Error(), Invalid: true}, failure.Invalid(err))
+		return notReady(&fleetpb.Ready{Error: clip(err.Error(), maxReportText), Invalid: true}, failure.Invalid(err))
 	}
 	a.run.Store(run)
 	defer run.Close()
@@ -281,7 +281,9 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 			Scenario: a.opts.Plan.Scenario, ScenarioHash: a.opts.Plan.ScenarioHash, DataHash: a.data, Overrides: a.opts.Plan.Overrides}}})
 	}
 	var first *fleetpb.CoordinatorMessage
-	if err == nil {
+	// io.EOF from Send: the coordinator ended the stream before reading
+	// Hello (it checks the token first); its answer is still to be read.
+	if err == nil || errors.Is(err, io.EOF) {
 		first, err = stream.Recv()
 	}
 	stopped := timer.Stop()
@@ -436,22 +438,25 @@ func reportOf(session uint64, r engine.WindowReport) *fleetpb.WindowReport {
 		Classes: classesOut(r.Classes)}
 }
 
+// classesOut, as every text an agent reports, clips to maxReportText,
+// so that a report fits in maxAgentMessage however long a server's
+// error messages are.
 func classesOut(cs []result.ErrorClass) []*fleetpb.ErrorClass {
 	var out []*fleetpb.ErrorClass
 	for _, c := range cs {
-		out = append(out, &fleetpb.ErrorClass{Class: c.Class, Count: c.Count, Example: c.Example})
+		out = append(out, &fleetpb.ErrorClass{Class: clip(c.Class, maxReportText), Count: c.Count, Example: clip(c.Example, maxReportText)})
 	}
 	return out
 }
 
 func doneOf(session uint64, t engine.Totals) *fleetpb.SessionDone {
 	d := &fleetpb.SessionDone{Session: session, ErrorsTotal: t.ErrorsTotal, MismatchesTotal: t.MismatchesTotal,
-		Checked: t.Checked, Late: t.Late, Dropped: t.Dropped, Error: t.Err, Classes: classesOut(t.Classes)}
+		Checked: t.Checked, Late: t.Late, Dropped: t.Dropped, Error: clip(t.Err, maxReportText), Classes: classesOut(t.Classes)}
 	for _, e := range t.Errors {
-		d.Errors = append(d.Errors, &fleetpb.Tally{Message: e.Message, Count: e.Count})
+		d.Errors = append(d.Errors, &fleetpb.Tally{Message: clip(e.Message, maxReportText), Count: e.Count})
 	}
 	for _, e := range t.Mismatches {
-		d.Mismatches = append(d.Mismatches, &fleetpb.Tally{Message: e.Message, Count: e.Count})
+		d.Mismatches = append(d.Mismatches, &fleetpb.Tally{Message: clip(e.Message, maxReportText), Count: e.Count})
 	}
 	return d
 }

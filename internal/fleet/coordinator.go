@@ -70,6 +70,9 @@ type CoordinatorOptions struct {
 	Net *kinds.Net
 	// TLS, when set, serves TLS with it.
 	TLS *tls.Config
+
+	// limits, when set, replace defaultLimits (tests).
+	limits *limits
 }
 
 // Coordinator is the fleet's side in the coordinating process: it accepts
@@ -83,11 +86,20 @@ type Coordinator struct {
 	srv   *grpc.Server
 	serve chan struct{}
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced when agents change
-	agents   []*member     // by index; nil until joined
-	refused  []string
-	invalid  bool  // a refusal was the agent's setup (token, version, scenario)
+	limits  limits
+	joining chan struct{} // a slot per stream waiting for its Hello
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when agents change
+	agents  []*member     // by index; nil until joined
+
+	// strangers are peers refused before they proved themselves (no or
+	// a wrong token, a TLS handshake refused, too many connections):
+	// anyone on the network. misfits are peers that proved themselves
+	// and were refused all the same (version, scenario, data, index).
+	strangers, misfits ledger
+	invalid            bool // a misfit's setup was wrong: the deployment's mistake
+
 	readyErr error // an agent could not reach the servers
 	started  bool  // the barrier released: a lost agent ends the run
 	lost     error // the first agent lost after the barrier
@@ -132,6 +144,9 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if opts.Token == "" && (opts.TLS == nil || opts.TLS.ClientAuth != tls.RequireAndVerifyClientCert) {
 		return nil, failure.Invalid(fmt.Errorf("agents need a shared token (set %s or --token-file) or mutual TLS (--agents-tls-client-ca)", TokenEnv))
 	}
+	if len(opts.Token) > maxToken {
+		return nil, failure.Invalid(fmt.Errorf("the agent token is %d bytes; at most %d (it travels in every stream's metadata)", len(opts.Token), maxToken))
+	}
 	if opts.Listen == "" {
 		opts.Listen = DefaultListen
 	}
@@ -161,14 +176,22 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	if err != nil {
 		return nil, failure.Invalid(err)
 	}
+	lim := defaultLimits(opts.Agents)
+	if opts.limits != nil {
+		lim = *opts.limits
+	}
 	c := &Coordinator{opts: opts, clock: NewClock(0), changed: make(chan struct{}), data: data, dataFiles: files,
-		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{})}
-	c.ln = countingListener{ln, &c.wireIn, &c.wireOut}
+		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{}),
+		limits: lim, joining: make(chan struct{}, lim.joining)}
+	c.ln = countingListener{Listener: ln, in: &c.wireIn, out: &c.wireOut, slots: make(chan struct{}, lim.conns),
+		full: func(addr string) {
+			c.refuse(unnamed(addr), fmt.Sprintf("%d connections are open already (the coordinator's limit)", lim.conns), false, false)
+		}}
 	ln = c.ln
-	var so []grpc.ServerOption
+	so := lim.serverOptions()
 	if opts.TLS != nil {
 		so = append(so, grpc.Creds(serverGate{credentials.NewTLS(opts.TLS), func(addr, why string) {
-			c.refuse("an agent from "+addr, why, true)
+			c.refuse(unnamed(addr), why, false, false)
 		}}))
 	}
 	c.srv = grpc.NewServer(so...)
@@ -196,8 +219,9 @@ func (c *Coordinator) notifyLocked() {
 // WaitReady is the barrier: it returns once every agent joined, reached
 // the servers and answered its clock probes, or fails after opts.Wait
 // naming the agents missing and those refused. The error's kind is
-// invalid input when refusals explain the shortfall (a wrong token,
-// version or scenario), else environment.
+// invalid input when an agent that proved itself was refused for its
+// setup (version, scenario, overrides, data, index), else environment:
+// refusals of peers without the token do not count (refuse).
 func (c *Coordinator) WaitReady(ctx context.Context) error {
 	deadline := time.NewTimer(c.opts.Wait)
 	defer deadline.Stop()
@@ -226,13 +250,16 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 			return nil
 		}
 		changed := c.changed
-		refused, invalid := append([]string(nil), c.refused...), c.invalid
 		c.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
+			refused := c.Refused()
+			c.mu.Lock()
+			invalid := c.invalid
+			c.mu.Unlock()
 			msg := fmt.Sprintf("%d of %d agent(s) ready after %s; missing agent index(es) %s", c.opts.Agents-len(missing), c.opts.Agents, c.opts.Wait, strings.Join(missing, ", "))
 			if len(refused) > 0 {
 				msg += "; refused: " + strings.Join(refused, "; ")
@@ -245,24 +272,32 @@ func (c *Coordinator) WaitReady(ctx context.Context) error {
 	}
 }
 
-// refuse records and logs an agent refused: its name, why, and whether
-// its setup was at fault (a token, certificate, version or scenario: the
-// run's exit is then 2 when the agents fall short).
-func (c *Coordinator) refuse(name, reason string, invalid bool) {
-	entry := name + ": " + reason
+// refuse counts and (rate-limited by the ledger) logs a peer refused:
+// who, why, whether it had proved itself (a token, or mutual TLS alone),
+// and whether its setup was at fault. Only a peer that proved itself can
+// make the run's exit 2 when the agents fall short: it is part of the
+// deployment, so its wrong version, scenario, data or index is the
+// deployment's mistake, which no retry mends. A peer without the token
+// could be anyone who reaches the port: a stranger's knock must not
+// turn a run that misses an agent (exit 3) into an invalid one.
+func (c *Coordinator) refuse(who, reason string, authenticated, invalid bool) {
 	c.mu.Lock()
-	if slices.Contains(c.refused, entry) {
-		// The same agent retrying the same mistake (a TLS handshake
-		// gRPC retries): named once.
-		c.mu.Unlock()
-		return
+	l := &c.strangers
+	if authenticated {
+		l = &c.misfits
+		c.invalid = c.invalid || invalid
 	}
-	c.refused = append(c.refused, entry)
-	c.invalid = c.invalid || invalid
+	line := l.add(who, reason)
 	c.notifyLocked()
 	c.mu.Unlock()
-	c.logf("refused %s: %s", name, reason)
+	if line != "" {
+		c.logf("%s", line)
+	}
 }
+
+// unnamed names a peer that has not said its name, or not proved it:
+// by its host alone, since its retries come from new ports.
+func unnamed(addr string) string { return "an agent from " + hostOf(addr) }
 
 // members are the joined agents in index order.
 func (c *Coordinator) members() []*member {
@@ -322,11 +357,13 @@ func (c *Coordinator) Close() {
 	<-c.serve
 }
 
-// Refused names the agents refused so far, with why.
+// Refused names the agents refused so far, with why and how often:
+// those that proved themselves first, then strangers; bounded
+// (maxRefusalKeys of each, then a count).
 func (c *Coordinator) Refused() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.refused...)
+	return append(c.misfits.entries(), c.strangers.entries()...)
 }
 
 // Info describes the agents for the result.
@@ -484,28 +521,18 @@ type handler struct {
 	c *Coordinator
 }
 
-// Join is one agent's stream, from Hello to the end of the run.
+// Join is one agent's stream, from Hello to the end of the run. The
+// token, in the stream's metadata, is checked before a byte of the
+// stream is read: a peer without it is refused at once and holds
+// nothing. A peer with it has limits.hello to say Hello, in at most
+// maxAgentMessage bytes, and at most limits.joining do so at once.
 func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	c := h.c
 	addr := "?"
 	if p, ok := peer.FromContext(stream.Context()); ok {
 		addr = p.Addr.String()
 	}
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	hello := first.GetHello()
-	if hello == nil {
-		return status.Error(codes.InvalidArgument, "the first message must be Hello")
-	}
-	name := fmt.Sprintf("agent %q (index %d) from %s", hello.Name, hello.Index, addr)
-	if hello.Index < 0 {
-		name = fmt.Sprintf("agent %q from %s", hello.Name, addr)
-	}
-	refuse := func(invalid bool, format string, args ...any) error {
-		reason := fmt.Sprintf(format, args...)
-		c.refuse(name, reason, invalid)
+	refusal := func(invalid bool, reason string) error {
 		_ = stream.Send(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Refusal{Refusal: &fleetpb.Refusal{Reason: reason, Invalid: invalid}}})
 		code := codes.FailedPrecondition
 		if invalid {
@@ -517,24 +544,61 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	// allows no other way); with both, both must hold.
 	if c.opts.Token != "" {
 		if err := checkToken(stream.Context(), c.opts.Token); err != nil {
-			return refuse(true, "%v", err)
+			c.refuse(unnamed(addr), err.Error(), false, false)
+			// Invalid for the agent: its own setup is wrong, whatever it
+			// means for the run.
+			return refusal(true, err.Error())
 		}
 	}
+	select {
+	case c.joining <- struct{}{}:
+	default:
+		reason := fmt.Sprintf("%d agents are joining at once already (the coordinator's limit)", c.limits.joining)
+		c.refuse(unnamed(addr), reason, true, false)
+		return refusal(false, reason)
+	}
+	first, err := h.recvHello(stream)
+	<-c.joining
+	if err != nil {
+		// Silent, too large, malformed; not a peer that hung up.
+		if !errors.Is(err, io.EOF) && status.Code(err) != codes.Canceled {
+			c.refuse(unnamed(addr), status.Convert(err).Message(), true, false)
+		}
+		return err
+	}
+	hello := first.GetHello()
+	if hello == nil {
+		c.refuse(unnamed(addr), "its first message was not Hello", true, false)
+		return status.Error(codes.InvalidArgument, "the first message must be Hello")
+	}
+	agentName := clean(hello.Name, maxPeerText)
+	name := fmt.Sprintf("agent %q (index %d) from %s", agentName, hello.Index, addr)
+	if hello.Index < 0 {
+		name = fmt.Sprintf("agent %q from %s", agentName, addr)
+	}
+	// What the agent said is cleaned where it is quoted; the ledger
+	// clips what it keeps, the agent hears the whole reason.
+	refuse := func(invalid bool, format string, args ...any) error {
+		reason := fmt.Sprintf(format, args...)
+		c.refuse(name, reason, true, invalid)
+		return refusal(invalid, reason)
+	}
 	if hello.Version != c.opts.Version {
-		return refuse(true, "perfscen version %s, the coordinator runs %s", hello.Version, c.opts.Version)
+		return refuse(true, "perfscen version %s, the coordinator runs %s", clean(hello.Version, maxPeerText), c.opts.Version)
 	}
 	if p := c.opts.Plan; p != nil && hello.ScenarioHash != p.ScenarioHash {
-		return refuse(true, "scenario %s has hash %.12s…, the coordinator's %s has %.12s… (not the same file)", hello.Scenario, hello.ScenarioHash, p.Scenario, p.ScenarioHash)
+		return refuse(true, "scenario %s has hash %.12s…, the coordinator's %s has %.12s… (not the same file)",
+			clean(hello.Scenario, maxPeerText), clean(hello.ScenarioHash, maxPeerText), p.Scenario, p.ScenarioHash)
 	}
 	if p := c.opts.Plan; p != nil && !slices.Equal(hello.Overrides, p.Overrides) {
 		return refuse(true, "--set %s, the coordinator's --set %s (agents take the coordinator's --set flags, in its order)",
-			overridesText(hello.Overrides), overridesText(p.Overrides))
+			clean(overridesText(hello.Overrides), maxRefusalText/2), overridesText(p.Overrides))
 	}
 	if hello.DataHash != c.data {
 		return refuse(true, "the input data the scenario names (%s) has hash %s, the coordinator's has %s (not the same files)",
-			strings.Join(c.dataFiles, ", "), shortHash(hello.DataHash), shortHash(c.data))
+			strings.Join(c.dataFiles, ", "), shortHash(clean(hello.DataHash, maxPeerText)), shortHash(c.data))
 	}
-	m := &member{name: hello.Name, host: hello.Host, addr: addr, version: hello.Version,
+	m := &member{name: agentName, host: clean(hello.Host, maxPeerText), addr: addr, version: hello.Version,
 		send: make(chan *fleetpb.CoordinatorMessage, 64), quit: make(chan struct{}),
 		est: NewEstimator(estimateWindow), pings: map[uint64]int64{}}
 	c.mu.Lock()
@@ -549,7 +613,7 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 		return refuse(!strings.Contains(why, "already has"), "%s", why)
 	}
 	m.heard.Store(c.clock.Now())
-	c.logf("%s joined from %s (host %s)", m, addr, hello.Host)
+	c.logf("%s joined from %s (host %s)", m, addr, m.host)
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	sendErr := make(chan error, 1)
@@ -576,6 +640,30 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	}
 	c.agentLost(m, err)
 	return nil
+}
+
+// recvHello reads a stream's first message, for at most limits.hello: a
+// peer that opens a stream and says nothing is cut then, and its
+// goroutines end with it.
+func (h *handler) recvHello(stream fleetpb.Fleet_JoinServer) (*fleetpb.AgentMessage, error) {
+	type got struct {
+		msg *fleetpb.AgentMessage
+		err error
+	}
+	ch := make(chan got, 1)
+	// Returning ends the stream, and with it this Recv.
+	go func() {
+		msg, err := stream.Recv()
+		ch <- got{msg, err}
+	}()
+	t := time.NewTimer(h.c.limits.hello)
+	defer t.Stop()
+	select {
+	case g := <-ch:
+		return g.msg, g.err
+	case <-t.C:
+		return nil, status.Errorf(codes.DeadlineExceeded, "no Hello within %s", h.c.limits.hello)
+	}
 }
 
 // placeLocked gives a joining agent its index: the one it asks for, else
@@ -681,9 +769,10 @@ func (h *handler) receive(stream fleetpb.Fleet_JoinServer, m *member) error {
 			c.mu.Unlock()
 		case *fleetpb.AgentMessage_Ready:
 			if b.Ready.Error != "" {
-				err := fmt.Errorf("%s could not reach the scenario's servers: %s", m, b.Ready.Error)
+				why := clean(b.Ready.Error, maxReportText)
+				err := fmt.Errorf("%s could not reach the scenario's servers: %s", m, why)
 				if b.Ready.Invalid {
-					err = failure.Invalid(fmt.Errorf("%s: %s", m, b.Ready.Error))
+					err = failure.Invalid(fmt.Errorf("%s: %s", m, why))
 				} else {
 					err = failure.Env(err)
 				}

@@ -2,8 +2,10 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,13 +32,10 @@ func (g serverGate) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInf
 	conn, info, err := g.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
 		if why := handshakeRefusal(err); why != "" {
-			// The host, not the port: an agent's retries come from new
-			// ports and are one agent refused once.
-			addr := raw.RemoteAddr().String()
-			if host, _, err := net.SplitHostPort(addr); err == nil {
-				addr = host
-			}
-			g.refused(addr, why)
+			// Every refused handshake is told, the same agent's retries
+			// and two agents on one host alike: the ledger counts them
+			// by host and cause and bounds what is kept and logged.
+			g.refused(raw.RemoteAddr().String(), why)
 		}
 	}
 	return conn, info, err
@@ -64,11 +63,16 @@ func handshakeRefusal(err error) string {
 	}
 	var verify *tls.CertificateVerificationError
 	if errors.As(err, &verify) {
-		subject := "?"
+		// Nothing the certificate says of itself is told: it is not
+		// verified (its subject may hold a newline that forges a log
+		// line). Its digest is a fact about the bytes presented, and
+		// the verifier's words are escaped and bounded.
+		cert := ""
 		if len(verify.UnverifiedCertificates) > 0 {
-			subject = verify.UnverifiedCertificates[0].Subject.String()
+			sum := sha256.Sum256(verify.UnverifiedCertificates[0].Raw)
+			cert = " (sha256 " + hex.EncodeToString(sum[:8]) + "…)"
 		}
-		return fmt.Sprintf("mutual TLS: its client certificate (%s) is not signed by --agents-tls-client-ca: %v", subject, verify.Err)
+		return fmt.Sprintf("mutual TLS: its client certificate%s is not signed by --agents-tls-client-ca: %s", cert, clean(verify.Err.Error(), maxPeerText))
 	}
 	if strings.Contains(err.Error(), "didn't provide a certificate") {
 		// Go's client sends none when it has none signed by a CA the
@@ -77,9 +81,11 @@ func handshakeRefusal(err error) string {
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "remote error" {
-		return fmt.Sprintf("TLS: the agent did not accept the coordinator's certificate (%v)", op.Err)
+		return fmt.Sprintf("TLS: the agent did not accept the coordinator's certificate (%s)", clean(op.Err.Error(), maxPeerText))
 	}
-	return fmt.Sprintf("TLS handshake: %v", err)
+	// crypto/tls's words may quote what the peer sent (its protocols,
+	// its versions): escaped and bounded.
+	return "TLS handshake: " + clean(err.Error(), maxPeerText)
 }
 
 // clientGate is an agent's TLS with a witness: a coordinator that refuses

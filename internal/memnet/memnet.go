@@ -21,12 +21,17 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 )
 
-// bufSize is each direction's buffer; writes beyond it wait for the reader,
-// as on a socket.
+// bufSize is each direction's buffer unless Network.Buffer says
+// otherwise; writes beyond it wait for the reader, as on a socket.
 const bufSize = 1 << 20
 
 // Network holds the listeners of one test. The zero value is ready to use.
 type Network struct {
+	// Buffer is each direction's buffer of a connection (bufSize when
+	// 0): bufconn allocates it whole, so a test of many connections
+	// makes it small.
+	Buffer int
+
 	mu  sync.Mutex
 	lns map[string]*listener
 }
@@ -45,7 +50,11 @@ func (n *Network) Listen(_ context.Context, network, addr string) (net.Listener,
 	if n.lns == nil {
 		n.lns = map[string]*listener{}
 	}
-	l := &listener{Listener: bufconn.Listen(bufSize), n: n, addr: Addr(addr)}
+	size := bufSize
+	if n.Buffer > 0 {
+		size = n.Buffer
+	}
+	l := &listener{Listener: bufconn.Listen(size), n: n, addr: Addr(addr)}
 	n.lns[addr] = l
 	return l, nil
 }

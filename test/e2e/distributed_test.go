@@ -59,8 +59,8 @@ const runLimit = 2 * time.Minute
 // in time windows every trial is the three agents' windows merged, with
 // the server's own figures beside it (read when the merged window
 // arrives, so off by what the server answered while the reports
-// travelled: a few percent when quiet, more under load). An agent with a wrong token is refused and named, and the
-// run, which still has its three agents, goes on.
+// travelled: a few percent when quiet, more under load). An agent with a wrong token is refused and named by its host
+// (what it says of itself is not read), and the run, which still has its three agents, goes on.
 func TestDistributedOneVerdict(t *testing.T) {
 	t.Parallel()
 	l := newNetLab(t, fleetHosts...)
@@ -91,7 +91,7 @@ func TestDistributedOneVerdict(t *testing.T) {
 	if pt.Summary.Requests != 600 || pt.Summary.Server == nil || pt.Summary.Server.RequestCount != 600 {
 		t.Fatalf("the result counts %d requests, the server %+v", pt.Summary.Requests, pt.Summary.Server)
 	}
-	if len(run.Agents) != 3 || !strings.Contains(c.err.String(), `refused agent "intruder" from `+l.addrs["a0"]) ||
+	if len(run.Agents) != 3 || !strings.Contains(c.err.String(), "refused an agent from "+l.addrs["a0"]+": wrong token") ||
 		!strings.Contains(strings.Join(run.Notes, "\n"), "wrong token") {
 		t.Errorf("agents %+v, notes %q\n%s", run.Agents, run.Notes, c.err.String())
 	}
