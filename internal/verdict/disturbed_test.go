@@ -237,32 +237,36 @@ func TestDisturbanceExplainsOnlyWhatItCan(t *testing.T) {
 		text      string
 	}
 	tests := []struct {
-		name  string
-		point result.Point
-		want  map[string]want // by metric
+		name    string
+		point   result.Point
+		outcome Outcome         // the run's: exit 4 or exit 1
+		want    map[string]want // by metric
 	}{
-		{"neighbour moves the tail only", wakeups(shifted(same, 0.98, 1.01, 1.3), neighbour), map[string]want{
+		{"neighbour moves the tail only", wakeups(shifted(same, 0.98, 1.01, 1.3), neighbour), OutcomeInconclusive, map[string]want{
 			"throughput": {StatusPass, false, ""},
 			"p50":        {StatusPass, false, ""},
 			"p95":        {StatusInconclusive, true, "wake-up delay at its 98.75% quantile"},
 		}},
-		{"a 10% slower model next to the neighbour", wakeups(shifted(same, 0.9, 1.1, 1.3), neighbour), map[string]want{
+		{"a 10% slower model next to the neighbour", wakeups(shifted(same, 0.9, 1.1, 1.3), neighbour), OutcomeFail, map[string]want{
 			"throughput": {StatusFail, false, "could account for"},
 			"p50":        {StatusFail, false, "could account for +"},
 			"p95":        {StatusInconclusive, true, ""},
 		}},
-		{"2.3x slower next to the neighbour", wakeups(shifted(same, 0.43, 2.3, 2.3), neighbour), map[string]want{
+		{"2.3x slower next to the neighbour", wakeups(shifted(same, 0.43, 2.3, 2.3), neighbour), OutcomeFail, map[string]want{
 			"throughput": {StatusFail, false, "this change is larger"},
 			"p50":        {StatusFail, false, "this change is larger"},
 			"p95":        {StatusFail, false, "this change is larger"},
 		}},
-		{"the same tail shift on a quiet machine", wakeups(shifted(same, 1, 1, 1.3), quiet), map[string]want{
+		{"the same tail shift on a quiet machine", wakeups(shifted(same, 1, 1, 1.3), quiet), OutcomeFail, map[string]want{
 			"p95": {StatusFail, false, "vs history"},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Options{}.Baseline(spec, base, mkRun(tt.point))
+			if o := (&Verdict{Checks: got}).Outcome(); o != tt.outcome {
+				t.Errorf("outcome %s, want %s", o, tt.outcome)
+			}
 			for _, ch := range got {
 				w, ok := tt.want[ch.Metric]
 				if !ok || ch.Point != "a/c=1" {
