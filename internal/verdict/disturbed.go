@@ -163,6 +163,9 @@ func explain(metric string, now, most baseline.Contention, numCPU int, avgUs flo
 // metricQuantile is the latency quantile a metric names (p95 → 0.95,
 // ttft_p99 → 0.99); ok is false for means and the rest.
 func metricQuantile(metric string) (float64, bool) {
+	if metric == plan.MetricLatencyMax || strings.HasSuffix(metric, "_max") {
+		return 0.999, true
+	}
 	i := strings.LastIndexByte(metric, 'p')
 	if i < 0 || (i > 0 && metric[i-1] != '_') {
 		return 0, false
@@ -176,9 +179,6 @@ func metricQuantile(metric string) (float64, bool) {
 		return 0.95, true
 	case "99":
 		return 0.99, true
-	}
-	if strings.HasSuffix(metric, "_max") {
-		return 0.999, true
 	}
 	return 0, false
 }

@@ -309,3 +309,38 @@ func TestLegacyDisturbanceBoundsTheEffect(t *testing.T) {
 		}
 	}
 }
+
+// A latency percentile of too few requests per trial is not gated: the
+// p95 of 95 requests is the 5th-slowest, which one neighbour's wake-up
+// decides. The same rise over trials of 1000 requests fails.
+func TestThinTailIsNotGated(t *testing.T) {
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{"p50", "p95", "p99"}}
+	rng := rand.New(rand.NewPCG(25, 26))
+	base := history(t, rng, 8, 0.01)
+	slow := mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 1000, 28000, 0.01)) // +40% everywhere
+	for _, tt := range []struct {
+		requests int64
+		want     map[string]Status
+	}{
+		{95, map[string]Status{"p50": StatusFail, "p95": StatusNotGated, "p99": StatusNotGated}},
+		{250, map[string]Status{"p50": StatusFail, "p95": StatusFail, "p99": StatusNotGated}},
+		{1000, map[string]Status{"p50": StatusFail, "p95": StatusFail, "p99": StatusFail}},
+	} {
+		p := slow
+		p.Trials = append([]result.Trial(nil), slow.Trials...)
+		for i := range p.Trials {
+			p.Trials[i].Metrics.Requests = tt.requests
+		}
+		for _, ch := range (Options{}).Baseline(spec, base, mkRun(p)) {
+			if ch.Point != "a/c=1" {
+				continue
+			}
+			if ch.Status != tt.want[ch.Metric] {
+				t.Errorf("%d requests a trial: %s %s, want %s: %s", tt.requests, ch.Metric, ch.Status, tt.want[ch.Metric], ch.Message)
+			}
+			if ch.Status == StatusNotGated && !strings.Contains(ch.Message, "requests a trial to gate (lengthen measurement.window)") {
+				t.Errorf("%s: %s", ch.Metric, ch.Message)
+			}
+		}
+	}
+}
