@@ -62,6 +62,18 @@ func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
 		names[pc.Name] = true
 		r.checks.Comparisons = append(r.checks.Comparisons, pc)
 	}
+	// A comparison is decided on each arm's kept trials, and cannot pass
+	// on fewer than plan.MinComparisonTrials: a scenario that keeps fewer
+	// would measure its whole load and then fail every comparison, an
+	// unchanged pair included. That is known now.
+	trialed := false // a comparison of per-trial figures, not of two searches' values
+	for _, pc := range r.checks.Comparisons {
+		trialed = trialed || !plan.IsSearchMetric(pc.Metric)
+	}
+	if trialed && r.measurement.Trials < plan.MinComparisonTrials {
+		c.at(path{"measurement", "trials"}, "%d kept trial(s) per point are too few for comparisons: each arm needs at least %d (a comparison with fewer can never pass, however alike the arms); set measurement.trials: %d or more",
+			r.measurement.Trials, plan.MinComparisonTrials, plan.MinComparisonTrials)
+	}
 	if s.Baseline != nil {
 		r.checks.Baseline = resolveBaseline(c, s.Baseline, r.name, dir)
 	}

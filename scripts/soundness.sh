@@ -27,7 +27,11 @@
 #
 # With SOUND_HOG=1 a CPU hog (a busy loop, pinned to CPU 0 where taskset
 # exists) runs during the gated runs, not while the history is recorded:
-# the disturbed-machine case. Every run's median share of CPU used by other
+# the disturbed-machine case. With SOUND_NEIGHBOUR=MS a neighbour on each
+# core is busy MS milliseconds of every 100 through the whole harness
+# (history and gated runs alike), and SOUND_GATE_NEIGHBOUR=MS gives the
+# gated runs a different one: a shared CI runner, whose other tenants are
+# never the same twice. Every run's median share of CPU used by other
 # processes and the load average are recorded with its exit code.
 #
 #   make soundness                               # defaults: about 8 minutes on 2 cores
@@ -44,7 +48,17 @@
 #   SOUND_PROTOCOL=grpc  SOUND_CONCURRENCY=1
 #   SOUND_OUT=FILE       also write the summary (Markdown) there
 #   SOUND_HOG=1          run a CPU hog on one core during the gated runs
-#   SOUND_SERVER=embedded  or external: baseline mode against a separate
+#   SOUND_NEIGHBOUR=0    ms of every 100 ms a neighbour keeps each core
+#                        busy, through the history and the gated runs
+#   SOUND_GATE_NEIGHBOUR=$SOUND_NEIGHBOUR  the same during the gated runs
+#   SOUND_SERVER=triton  baseline mode against the real Triton
+#                        (TRITON_DIR, default ../shared/triton): its
+#                        delay_fp32 model with delay_ms set to the run's
+#                        service time, Triton's own statistics as server
+#                        figures (SOUND_METRICS=p50,server_compute_infer
+#                        gates them)
+#   SOUND_METRICS=       the baseline's gated metrics (default: the gate's)
+#   SOUND_SERVER=external  or embedded: baseline mode against a separate
 #                        `perfscen serve` process (started per run with the
 #                        run's service time, gRPC/HTTP on SOUND_PORT=18611),
 #                        as CI measures a real server; the embedded server's
@@ -67,9 +81,18 @@ cd "$(dirname "$0")/.."
 : "${SOUND_HOG:=0}"
 : "${SOUND_STABILITY:=10%}"
 : "${SOUND_ALLOW_UNSTABLE:=false}"
-: "${SOUND_SERVER:=embedded}"
+: "${SOUND_SERVER:=external}"
+: "${SOUND_NEIGHBOUR:=0}"
+: "${SOUND_GATE_NEIGHBOUR:=$SOUND_NEIGHBOUR}"
 : "${SOUND_PORT:=18611}"
+: "${TRITON_DIR:=${PERFSCEN_TRITON_DIR:-../shared/triton}}"
+: "${SOUND_METRICS:=}"
 PERFSCEN=${PERFSCEN:-bin/perfscen}
+MODEL=delay
+if [ "$SOUND_SERVER" = triton ]; then
+	MODEL=delay_fp32
+	[ -x "$TRITON_DIR/run-triton" ] || { echo "soundness: SOUND_SERVER=triton needs the real Triton at TRITON_DIR=$TRITON_DIR" >&2; exit 2; }
+fi
 
 die() { echo "soundness: $*" >&2; exit 2; }
 note() { echo "soundness: $*" >&2; }
@@ -79,7 +102,30 @@ command -v jq >/dev/null || die "jq is needed to read result files (apt-get inst
 TMP=$(mktemp -d)
 HOG_PID=
 stop_hog() { [ -z "$HOG_PID" ] || kill "$HOG_PID" 2>/dev/null || true; HOG_PID=; }
-trap 'stop_hog; stop_server; rm -rf "$TMP"' EXIT
+trap 'stop_hog; stop_neighbour; stop_server; rm -rf "$TMP"' EXIT
+
+# start_neighbour MS / stop_neighbour: on each core (pinned where taskset
+# exists), a process busy MS ms of every 100 ms, each in its own process
+# group so its busy children go with it.
+NEIGHBOUR_PIDS=
+start_neighbour() {
+	[ "${1:-0}" -gt 0 ] || return 0
+	[ "$1" -lt 100 ] || die "a neighbour is busy less than 100 ms of every 100 ms (got $1)"
+	local busy idle cpu pin
+	busy=$(printf '0.%03d' "$1") idle=$(printf '0.%03d' $((100 - $1)))
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		pin=
+		command -v taskset >/dev/null && pin="taskset -c $cpu"
+		setsid $pin bash -c "while :; do timeout $busy sh -c 'while :; do :; done'; sleep $idle; done" >/dev/null 2>&1 &
+		NEIGHBOUR_PIDS="$NEIGHBOUR_PIDS $!"
+	done
+	note "neighbour busy $1 ms of every 100 ms on each of $(nproc) core(s)"
+}
+stop_neighbour() {
+	local p
+	for p in $NEIGHBOUR_PIDS; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
+	NEIGHBOUR_PIDS=
+}
 trap 'exit 130' INT TERM
 
 # start_hog: one busy loop, on CPU 0 when it can be pinned.
@@ -97,7 +143,7 @@ start_hog() {
 # server_block DELAY: the scenario's server, embedded with the delay model
 # at DELAY, or the external `perfscen serve` that run_with_server starts.
 server_block() {
-	if [ "$SOUND_SERVER" = external ]; then
+	if [ "$SOUND_SERVER" = external ] || [ "$SOUND_SERVER" = triton ]; then
 		printf '  url: 127.0.0.1:%s\n  protocol: %s' "$SOUND_PORT" "$SOUND_PROTOCOL"
 	else
 		printf '  embedded: true\n  protocol: %s\n  embedded_models:\n    delay: {delay: %s}' "$SOUND_PROTOCOL" "$1"
@@ -108,10 +154,29 @@ server_block() {
 # for the embedded one). perfscen run waits for it to answer ready.
 SERVER_PID=
 start_server() {
+	if [ "$SOUND_SERVER" = triton ]; then
+		start_triton "$1"
+		return
+	fi
 	[ "$SOUND_SERVER" = external ] || return 0
 	local http=-1 grpc=-1
 	if [ "$SOUND_PROTOCOL" = grpc ]; then grpc=$SOUND_PORT; else http=$SOUND_PORT; fi
 	"$PERFSCEN" serve --models delay --model-param "delay.delay=$1" --http-port "$http" --grpc-port "$grpc" >"$TMP/serve.log" 2>&1 &
+	SERVER_PID=$!
+}
+# start_triton DELAY: the real Triton ($TRITON_DIR/run-triton) serving a
+# copy of its model repository whose delay_fp32 sleeps DELAY per execution.
+start_triton() {
+	local ms=${1%ms} repo="$TMP/triton-models-${1%ms}"
+	if [ ! -d "$repo" ]; then
+		cp -r "$TRITON_DIR/models" "$repo"
+		sed -i "s/key: \"delay_ms\" value: { string_value: \"[0-9.]*\" }/key: \"delay_ms\" value: { string_value: \"$ms\" }/" "$repo/delay_fp32/config.pbtxt"
+		grep -q "string_value: \"$ms\"" "$repo/delay_fp32/config.pbtxt" || die "could not set delay_ms=$ms in $repo/delay_fp32/config.pbtxt"
+	fi
+	local grpc=$SOUND_PORT http=$((SOUND_PORT + 1)) metrics=$((SOUND_PORT + 2))
+	[ "$SOUND_PROTOCOL" = grpc ] || { http=$SOUND_PORT; grpc=$((SOUND_PORT + 1)); }
+	"$TRITON_DIR/run-triton" --http-port "$http" --grpc-port "$grpc" --metrics-port "$metrics" \
+		--model-repository "$repo" --model-control-mode explicit --load-model delay_fp32 >"$TMP/serve.log" 2>&1 &
 	SERVER_PID=$!
 }
 stop_server() {
@@ -130,7 +195,7 @@ name: soundness-delay
 server:
 $(server_block "$1")
 models:
-  - name: delay
+  - name: $MODEL
     shapes: {INPUT0: [16]}
 load:
   mode: concurrency
@@ -146,6 +211,7 @@ thresholds:
   - errors == 0
 baseline:
   path: history.json
+$([ -z "$SOUND_METRICS" ] || printf '  metrics: [%s]' "$SOUND_METRICS")
 EOF
 }
 
@@ -233,6 +299,7 @@ mkdir -p "$TMP/base" "$TMP/same"
 if [ "$SOUND_N" -gt 0 ]; then
 	baseline_scenario "$SOUND_DELAY" "$TMP/base/same.yaml"
 	baseline_scenario "$SOUND_SLOW_DELAY" "$TMP/base/slow.yaml"
+	start_neighbour "$SOUND_NEIGHBOUR"
 	recorded=0 tries=0
 	while [ "$recorded" -lt "$SOUND_K" ]; do
 		tries=$((tries + 1))
@@ -257,6 +324,10 @@ if [ "$SOUND_N" -gt 0 ]; then
 		printf '%s\t%s\t%s\n' "$hb" "$hw" "$hl" >>"$TMP/hist.tsv"
 		note "history run $recorded/$SOUND_K recorded (other-process CPU $hb, run-queue wait $hw, load $hl)"
 	done
+	if [ "$SOUND_GATE_NEIGHBOUR" != "$SOUND_NEIGHBOUR" ]; then
+		stop_neighbour
+		start_neighbour "$SOUND_GATE_NEIGHBOUR"
+	fi
 	start_hog
 	for i in $(seq "$SOUND_N"); do
 		start_server "$SOUND_DELAY"
@@ -267,10 +338,13 @@ if [ "$SOUND_N" -gt 0 ]; then
 		stop_server
 	done
 	stop_hog
+	stop_neighbour
 fi
 
+# Same-run mode compares two models of one embedded server, whatever
+# SOUND_SERVER says (server parameters are per model name).
 if [ "$SOUND_SAME_N" -gt 0 ]; then
-	[ "$SOUND_SERVER" = embedded ] || die "same-run mode compares two models of the embedded server: set SOUND_SAME_N=0 with SOUND_SERVER=$SOUND_SERVER"
+	start_neighbour "$SOUND_GATE_NEIGHBOUR"
 	samerun_scenario "$SOUND_DELAY" "$TMP/same/aa.yaml"
 	samerun_scenario "$SOUND_SLOW_DELAY" "$TMP/same/slow.yaml"
 	start_hog
@@ -279,6 +353,7 @@ if [ "$SOUND_SAME_N" -gt 0 ]; then
 		run_one "$TMP/same/slow.yaml" samerun-slow
 	done
 	stop_hog
+	stop_neighbour
 fi
 
 # Counts per arm with 95% Wilson intervals of the alarm rate among runs that
@@ -286,7 +361,10 @@ fi
 summary() {
 	local hog="no CPU hog"
 	[ "$SOUND_HOG" = 1 ] && hog="CPU hog on one core during the gated runs"
-	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $SOUND_SERVER server; $(nproc) CPUs; $hog"
+	local nb="no neighbour"
+	[ "$SOUND_NEIGHBOUR" -gt 0 ] && nb="neighbour busy $SOUND_NEIGHBOUR ms/100 ms on each core"
+	[ "$SOUND_GATE_NEIGHBOUR" != "$SOUND_NEIGHBOUR" ] && nb="$nb while the history was recorded, $SOUND_GATE_NEIGHBOUR ms/100 ms during the gated runs"
+	echo "Soundness: $SOUND_PROTOCOL, concurrency $SOUND_CONCURRENCY, delay $SOUND_DELAY vs $SOUND_SLOW_DELAY; baseline history K=$SOUND_K; $SOUND_SERVER server; $(nproc) CPUs; $hog; $nb"
 	echo
 	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate | 95% Wilson interval | exit-0 rate | median throughput | median p95 µs | other-process CPU (median, range) | run-queue wait (median, range) | CPU pressure (median, range) | load average (range) |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|---|---|"

@@ -40,7 +40,8 @@ func (f *fleetFlags) register(fl *pflag.FlagSet) {
 // for them and holds the barrier until all are ready.
 func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error) {
 	if err := engine.CheckDistributed(pl, f.fleet.agents); err != nil {
-		return nil, failure.Invalid(fmt.Errorf("%s: %w", pl.ScenarioPath, err))
+		// The caller prints the scenario's path before the error.
+		return nil, failure.Invalid(err)
 	}
 	token, err := fleet.LoadToken(f.fleet.tokenFile, e.getenv)
 	if err != nil {

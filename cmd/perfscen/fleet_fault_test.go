@@ -259,6 +259,11 @@ func TestFleetBadInput(t *testing.T) {
 				if p.wait() != tc.want || !strings.Contains(p.err.String(), tc.msg) {
 					t.Fatalf("want exit %d saying %q\n%v", tc.want, tc.msg, p)
 				}
+				// The scenario's path is said once ("conc.yaml: conc.yaml:
+				// point…" before).
+				if strings.Contains(p.err.String(), sc+": "+sc+":") {
+					t.Errorf("the scenario's path is printed twice:\n%s", p.err.String())
+				}
 			})
 		})
 	}

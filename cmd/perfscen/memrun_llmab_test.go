@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,5 +97,30 @@ func TestLLMServerABScenarioErrors(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Comparisons on fewer kept trials than a comparison can pass with are a
+// scenario error, known before any load: validate and run both exit 2
+// naming the key and the minimum, and run writes no result (before, the
+// whole load ran and every comparison failed, exit 1).
+func TestTooFewTrialsForComparisons(t *testing.T) {
+	const file = "scenario/testdata/invalid/comparison-trials.yaml"
+	const want = "scenario/testdata/invalid/comparison-trials.yaml:9:11: measurement.trials: 5 kept trial(s) per point are too few for comparisons: each arm needs at least 10"
+	for _, cmd := range []string{"validate", "run"} {
+		t.Run(cmd, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{cmd, "@" + file}
+			if cmd == "run" {
+				args = append(args, "--out-dir", dir)
+			}
+			code, stdout, stderr := runMem(t, args...)
+			if code != 2 || !strings.Contains(stderr, want) {
+				t.Fatalf("exit %d, want 2 with\n%s\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("a refused scenario left %d file(s) in the output folder", len(ents))
+			}
+		})
 	}
 }

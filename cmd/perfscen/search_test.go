@@ -44,8 +44,8 @@ func probeLevels(s *result.SearchOutcome) string {
 }
 
 // The max-concurrency-under-SLO search on the embedded delay model, on
-// the fake clock: one instance at 10 ms a request makes p99 at
-// concurrency c exactly c × 10 ms, so the highest c under 50 ms is 4, as
+// the fake clock: one instance at 10 ms a request makes p90 at
+// concurrency c exactly c × 10 ms, so the highest c under 48 ms is 4, as
 // the model's parameters imply. Recorded as the baseline, it gates the
 // next build: made twice as slow (20 ms), the search finds 2, and both
 // the threshold and the baseline fail (exit 1).
@@ -66,9 +66,9 @@ func TestSearchMaxConcurrencyOnTheFakeClock(t *testing.T) {
 			t.Fatalf("found %v (failing %v), probes %s", v, s.Failing, probeLevels(s))
 		}
 		for _, want := range []string{
-			"Search: max_concurrency@p99<50ms (p99 < 50ms, binary search of concurrency in [1, 32] by 1",
-			"  Found: 4: concurrency 4 meets p99 < 50ms (p99 40.00ms, 97% interval [40.00ms, 40.00ms]); 5 does not (fails: p99 50.00ms",
-			"│ pass   │ threshold │ max_concurrency@p99<50ms >= 4",
+			"Search: max_concurrency@p90<48ms (p90 < 48ms, binary search of concurrency in [1, 32] by 1",
+			"  Found: 4: concurrency 4 meets p90 < 48ms (p90 40.00ms, 97% interval [40.00ms, 40.00ms]); 5 does not (fails: p90 50.00ms",
+			"│ pass   │ threshold │ max_concurrency@p90<48ms >= 4",
 		} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -87,8 +87,8 @@ func TestSearchMaxConcurrencyOnTheFakeClock(t *testing.T) {
 			t.Errorf("slowed model: found %v, want 2 (20 ms × 2 = 40 ms)", v)
 		}
 		for _, want := range []string{
-			"max_concurrency@p99<50ms >= 4 @ delay/max_concurrency@p99<50ms: max_concurrency is 2",
-			"max_concurrency vs baseline @ delay/max_concurrency@p99<50ms: -50.0% vs history of 1 run(s)",
+			"max_concurrency@p90<48ms >= 4 @ delay/max_concurrency@p90<48ms: max_concurrency is 2",
+			"max_concurrency vs baseline @ delay/max_concurrency@p90<48ms: -50.0% vs history of 1 run(s)",
 		} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -105,8 +105,8 @@ func TestSearchEndsOfTheRange(t *testing.T) {
 		code int
 		want string
 	}{
-		{"searches[0].while=p99 < 5ms", exitcode.CheckFailed, "no load in [1, 32] meets p99 < 5ms (at 1: p99 10.00ms"},
-		{"searches[0].concurrency=1:3", exitcode.OK, "every load in [1, 3] meets p99 < 50ms (concurrency 3: p99 30.00ms"},
+		{"searches[0].while=p90 < 5ms", exitcode.CheckFailed, "no load in [1, 32] meets p90 < 5ms (at 1: p90 10.00ms"},
+		{"searches[0].concurrency=1:3", exitcode.OK, "every load in [1, 3] meets p90 < 48ms (concurrency 3: p90 30.00ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.set, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/perfscen/perfscen/runner/result"
@@ -9,6 +10,15 @@ import (
 func TestMaxContention(t *testing.T) {
 	d := func(other float64, wait, press *float64) *result.Disturbance {
 		return &result.Disturbance{OtherCPU: other, RunQueueWait: wait, CPUPressure: press}
+	}
+	// wd: a trial with other processes at 10% and wake-up delays of
+	// mean m and quantiles k, 2k, … 9k.
+	wd := func(m, k float64) *result.Disturbance {
+		w := &result.WakeupDelay{Mean: m, N: 500}
+		for i := 1; i <= 9; i++ {
+			w.Quantiles = append(w.Quantiles, k*float64(i))
+		}
+		return &result.Disturbance{OtherCPU: 0.1, WakeupDelay: w}
 	}
 	run := func(ds ...*result.Disturbance) Run {
 		p := &Point{Model: "m"}
@@ -35,13 +45,22 @@ func TestMaxContention(t *testing.T) {
 			run(d(0.1, new(0.2), new(0.3))),
 			run(nil, nil),
 		}, Contention{OtherCPU: 0.1, Wait: 0.2, Pressure: 0.3}, 2},
+		{"wake-up delays: medians per quantile, then the most of each", []Run{
+			run(wd(10, 1), wd(30, 3), wd(20, 2)),
+			run(wd(5, 4)),
+		}, Contention{OtherCPU: 0.1, HaveOtherCPU: true, HaveWake: true,
+			Wake: result.WakeupDelay{Mean: 20, Quantiles: []float64{4, 8, 12, 16, 20, 24, 28, 32, 36}}}, 2},
+		{"a run without the probe: wake-up delays unknown", []Run{
+			run(wd(10, 1)),
+			run(d(0.1, nil, nil)),
+		}, Contention{OtherCPU: 0.1, HaveOtherCPU: true}, 2},
 		{"no history of the point", nil, Contention{}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := &Testbed{Runs: tt.runs}
 			got, n := tb.MaxContention("m/c=1")
-			if got != tt.want || n != tt.n {
+			if !reflect.DeepEqual(got, tt.want) || n != tt.n {
 				t.Errorf("MaxContention = %+v, %d; want %+v, %d", got, n, tt.want, tt.n)
 			}
 		})

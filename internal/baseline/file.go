@@ -88,6 +88,10 @@ type Contention struct {
 	// Pressure is the machine's CPU pressure ("some" share of wall time).
 	Pressure     float64
 	HavePressure bool
+	// Wake is the wake-up delay distribution (µs): the mean and each of
+	// result.WakeupQuantiles, medians over the trials.
+	Wake     result.WakeupDelay
+	HaveWake bool
 }
 
 // Contention summarizes the point's trials.
@@ -101,11 +105,18 @@ func PointContention(p *result.Point) Contention {
 }
 
 func contention(n int, at func(int) *result.Disturbance) Contention {
-	var other, wait, press []float64
+	var other, wait, press, wmean []float64
+	wq := make([][]float64, len(result.WakeupQuantiles))
 	for i := 0; i < n; i++ {
 		d := at(i)
 		if d == nil {
 			continue
+		}
+		if w := d.WakeupDelay; w != nil && len(w.Quantiles) == len(wq) {
+			wmean = append(wmean, w.Mean)
+			for j, v := range w.Quantiles {
+				wq[j] = append(wq[j], v)
+			}
 		}
 		other = append(other, d.OtherCPU)
 		if d.RunQueueWait != nil {
@@ -125,6 +136,13 @@ func contention(n int, at func(int) *result.Disturbance) Contention {
 	if len(press) > 0 {
 		c.Pressure, c.HavePressure = stats.Median(press), true
 	}
+	if len(wmean) > 0 {
+		c.HaveWake = true
+		c.Wake.Mean = stats.Median(wmean)
+		for _, vs := range wq {
+			c.Wake.Quantiles = append(c.Wake.Quantiles, stats.Median(vs))
+		}
+	}
 	return c
 }
 
@@ -133,7 +151,8 @@ func contention(n int, at func(int) *result.Disturbance) Contention {
 // of history runs holding the point. A signal counts as recorded only if
 // every such run recorded it: an unknown run could have been the busiest.
 func (tb *Testbed) MaxContention(point string) (Contention, int) {
-	most, n := Contention{HaveOtherCPU: true, HaveWait: true, HavePressure: true}, 0
+	most, n := Contention{HaveOtherCPU: true, HaveWait: true, HavePressure: true, HaveWake: true}, 0
+	most.Wake.Quantiles = make([]float64, len(result.WakeupQuantiles))
 	for _, r := range tb.Runs {
 		p := r.Points[point]
 		if p == nil {
@@ -144,9 +163,19 @@ func (tb *Testbed) MaxContention(point string) (Contention, int) {
 		most.OtherCPU, most.HaveOtherCPU = max(most.OtherCPU, c.OtherCPU), most.HaveOtherCPU && c.HaveOtherCPU
 		most.Wait, most.HaveWait = max(most.Wait, c.Wait), most.HaveWait && c.HaveWait
 		most.Pressure, most.HavePressure = max(most.Pressure, c.Pressure), most.HavePressure && c.HavePressure
+		most.HaveWake = most.HaveWake && c.HaveWake
+		if c.HaveWake {
+			most.Wake.Mean = max(most.Wake.Mean, c.Wake.Mean)
+			for j, v := range c.Wake.Quantiles {
+				most.Wake.Quantiles[j] = max(most.Wake.Quantiles[j], v)
+			}
+		}
 	}
 	if n == 0 {
 		return Contention{}, 0
+	}
+	if !most.HaveWake {
+		most.Wake = result.WakeupDelay{}
 	}
 	return most, n
 }

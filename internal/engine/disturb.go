@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfscen/perfscen/internal/threadacct"
+	"github.com/perfscen/perfscen/internal/wakeprobe"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -30,6 +31,9 @@ type CPUSample struct {
 	// containers).
 	PressureUs, UptimeUs uint64
 	HavePSI              bool
+	// Wake is the wake-up probe's counts so far (nil without a probe):
+	// a window's wake-up delays are the difference of two readings.
+	Wake *wakeprobe.Snapshot
 }
 
 // ReadCPU samples /proc under root ("/proc" on Linux). ok is false where
@@ -229,8 +233,32 @@ func disturbance(a, b CPUSample) *result.Disturbance {
 		p := min(float64(b.PressureUs-a.PressureUs)/float64(b.UptimeUs-a.UptimeUs), 1)
 		d.CPUPressure = &p
 	}
+	d.WakeupDelay = wakeupDelay(a.Wake, b.Wake)
 	return d
 }
+
+// wakeupDelay summarizes the probe's wake-ups between two readings; nil
+// without a probe, or with too few wake-ups for a tail (a window shorter
+// than a few hundred milliseconds).
+func wakeupDelay(a, b *wakeprobe.Snapshot) *result.WakeupDelay {
+	if a == nil || b == nil {
+		return nil
+	}
+	d := b.Sub(a)
+	if d.N() < minWakeups {
+		return nil
+	}
+	w := &result.WakeupDelay{N: d.N()}
+	w.Mean, _ = d.MeanUs()
+	for _, q := range result.WakeupQuantiles {
+		v, _ := d.Quantile(q)
+		w.Quantiles = append(w.Quantiles, v)
+	}
+	return w
+}
+
+// minWakeups is the fewest wake-ups a window's delays are summarized from.
+const minWakeups = 100
 
 // sentinelNotes say which contention signals this machine cannot give, so
 // a reader knows why the disturbed-testbed rule did not use them.

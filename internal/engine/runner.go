@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perfscen/perfscen/internal/wakeprobe"
 	"net/http"
 	"slices"
 	"sync/atomic"
@@ -70,6 +71,9 @@ type Options struct {
 	// SampleCPU reads the machine's CPU counters for the disturbance
 	// sentinel (default: ReadCPU("/proc")); ok false records none.
 	SampleCPU func() (CPUSample, bool)
+	// wakeProbe: the default sampler also reads the wake-up probe, which
+	// runs while the run does.
+	wakeProbe bool
 	// Schedule, when set, is asked once the plan's points are measured,
 	// and again after each step it asks for, what to measure next: a new
 	// point (a search's next probe) or more kept trials of a point
@@ -114,6 +118,7 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SampleCPU == nil {
 		o.SampleCPU = func() (CPUSample, bool) { return ReadCPU("/proc") }
+		o.wakeProbe = true
 	}
 	return o
 }
@@ -175,6 +180,8 @@ type runState struct {
 	servers map[string]*serverState
 	order   []*serverState
 	total   int
+	// wake is the wake-up probe while the run lasts (nil without one).
+	wake *wakeprobe.Probe
 	// live are the units measured so far, kept (with their points' shared
 	// memory) until the run ends so an extension can add trials.
 	live []*unit
@@ -183,7 +190,14 @@ type runState struct {
 	stopped string
 }
 
-func (rs *runState) sampleCPU() (CPUSample, bool) { return rs.opts.SampleCPU() }
+func (rs *runState) sampleCPU() (CPUSample, bool) {
+	s, ok := rs.opts.SampleCPU()
+	if ok && rs.wake != nil {
+		w := rs.wake.Snapshot()
+		s.Wake = &w
+	}
+	return s, ok
+}
 
 func (rs *runState) progress(e Event) {
 	if rs.opts.Progress != nil {
@@ -260,6 +274,12 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		run.Notes = append(run.Notes, sentinelNotes(s)...)
 	}
 	rs := &runState{plan: p, deps: deps, opts: opts, servers: servers, order: order, total: len(p.Points)}
+	if opts.wakeProbe {
+		if probe, release, ok := wakeprobe.Acquire(); ok {
+			rs.wake = probe
+			defer release()
+		}
+	}
 	defer func() {
 		for _, u := range rs.live {
 			for _, pr := range u.prs {

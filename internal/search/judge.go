@@ -20,8 +20,12 @@ type verdict struct {
 	undecided bool
 }
 
-// judge decides whether probe point p meets s's condition.
-func judge(s *plan.Search, p *result.Point, allowUnstable bool) verdict {
+// judge decides whether probe point p meets s's condition, holding its
+// kept trials to the error budget (the largest share of failed requests,
+// max_error_rate) as a sweep point is held: a load that fails more of its
+// requests than that does not meet any condition, however fast the few
+// that succeeded were.
+func judge(s *plan.Search, p *result.Point, allowUnstable bool, budget float64) verdict {
 	v := verdict{probe: result.Probe{Point: p.ID, Trials: len(p.Trials)}}
 	switch p.Status {
 	case result.PointFailed, result.PointPartial:
@@ -35,6 +39,25 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool) verdict {
 		if !allowUnstable {
 			v.probe.Outcome = result.ProbeUnstable
 			v.probe.Value, _ = mergedValue(s, p)
+			return v
+		}
+	}
+	if len(p.Trials) > 0 {
+		figs := p.FigureMetrics()
+		v.probe.ErrorRate = figs.ErrorRate
+		switch {
+		case figs.Requests == 0 && figs.Errors > 0:
+			// Nothing succeeded: there is no figure to judge, only a
+			// server that refused the load (the sweep's rule too).
+			v.probe.Outcome = result.ProbeFailed
+			return v
+		case figs.ErrorRate > budget:
+			v.probe.Outcome, v.probe.OverBudget = result.ProbeFails, true
+			if s.Decide == plan.DecideMerged {
+				v.probe.Value, _ = mergedValue(s, p)
+			} else if vals := trialValues(s, p); len(vals) > 0 {
+				v.probe.Value = stats.Median(vals)
+			}
 			return v
 		}
 	}
@@ -144,6 +167,9 @@ func describe(s *plan.Search, pr result.Probe) string {
 		return "did not stabilize"
 	case result.ProbeAborted:
 		return "stopped by abort_on"
+	}
+	if pr.OverBudget {
+		return fmt.Sprintf("%.2f%% of its requests failed, over the error budget", 100*pr.ErrorRate)
 	}
 	val := formatValue(s.Condition.Metric, pr.Value)
 	if s.Decide == plan.DecideMerged || pr.Confidence == 0 {

@@ -73,7 +73,7 @@ func (c *Controller) Next(run *result.Run) engine.Next {
 				st.done = true
 				return engine.Next{}
 			}
-			v := judge(st.s, p, c.allowUnstable)
+			v := judge(st.s, p, c.allowUnstable, c.budget(st.s.Model))
 			if v.undecided && st.extra < st.s.MaxExtraTrials {
 				n := min(c.step, st.s.MaxExtraTrials-st.extra)
 				st.extra += n
@@ -97,6 +97,15 @@ func (c *Controller) Next(run *result.Run) engine.Next {
 		return engine.Next{Point: &pt}
 	}
 	return engine.Next{}
+}
+
+// budget is the error budget of model's points: its own max_error_rate,
+// else the measurement's.
+func (c *Controller) budget(model string) float64 {
+	if m, ok := c.pl.Model(model); ok && m.MaxErrorRate != nil {
+		return *m.MaxErrorRate
+	}
+	return c.pl.Measurement.MaxErrorRate
 }
 
 // advance takes the last probe's outcome and picks the next level, or

@@ -172,18 +172,18 @@ func TestProbeStatuses(t *testing.T) {
 	s := &searchPlan(plan.SearchBinary, plan.DecideInterval, 1, 4, 1, "p99<45ms", 45000).Searches[0]
 	p := &result.Point{Status: result.PointUnstable}
 	addTrials(p, queue, 1, 5)
-	if v := judge(s, p, false); v.probe.Outcome != result.ProbeUnstable {
+	if v := judge(s, p, false, 0); v.probe.Outcome != result.ProbeUnstable {
 		t.Errorf("unstable: %+v", v.probe)
 	}
-	if v := judge(s, p, true); v.probe.Outcome != result.ProbeMeets {
+	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeMeets {
 		t.Errorf("unstable, allowed: %+v", v.probe)
 	}
 	p.Status = result.PointAborted
-	if v := judge(s, p, true); v.probe.Outcome != result.ProbeAborted {
+	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeAborted {
 		t.Errorf("aborted: %+v", v.probe)
 	}
 	p.Status = result.PointFailed
-	if v := judge(s, p, true); v.probe.Outcome != result.ProbeFailed {
+	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeFailed {
 		t.Errorf("failed: %+v", v.probe)
 	}
 }
@@ -211,5 +211,54 @@ func TestGoodputShare(t *testing.T) {
 	llm := result.Trial{Duration: 2 * time.Second, Metrics: result.Metrics{Requests: 80, LLM: &result.LLMMetrics{Goodput: &good}}}
 	if v, ok := goodputShare(s, &llm); !ok || v != 0.75 {
 		t.Errorf("LLM share %v %v, want 60 good of 80", v, ok)
+	}
+}
+
+// A probe is held to its model's error budget as a sweep point is: 100
+// successes at p99 1 ms among 900 failures do not meet p99 < 45ms (they
+// did before: errors were never judged), within a budget they do, and a
+// probe where nothing succeeded could not be measured.
+func TestProbeErrorBudget(t *testing.T) {
+	pl := searchPlan(plan.SearchBinary, plan.DecideInterval, 1, 4, 1, "p99<45ms", 45000)
+	s := &pl.Searches[0]
+	p := &result.Point{Status: result.PointStable}
+	for i := 0; i < 5; i++ {
+		p.Trials = append(p.Trials, result.Trial{Index: i, Duration: time.Second,
+			Metrics: result.Metrics{Requests: 20, Errors: 180, ErrorRate: 0.9, P99Us: 1000, P50Us: 1000, LatencyAvgUs: 1000}})
+	}
+	for _, decide := range []string{plan.DecideInterval, plan.DecideMerged} {
+		s.Decide = decide
+		p.Summary = result.Metrics{Requests: 100, Errors: 900, ErrorRate: 0.9, P99Us: 1000, P50Us: 1000, LatencyAvgUs: 1000}
+		v := judge(s, p, false, 0)
+		if v.probe.Outcome != result.ProbeFails || !v.probe.OverBudget || v.probe.ErrorRate != 0.9 {
+			t.Errorf("%s, budget 0: %+v", decide, v.probe)
+		}
+		if d := describe(s, v.probe); !strings.Contains(d, "90.00% of its requests failed, over the error budget") {
+			t.Errorf("%s: described as %q", decide, d)
+		}
+		if v := judge(s, p, false, 0.95); v.probe.Outcome != result.ProbeMeets || v.probe.OverBudget {
+			t.Errorf("%s, budget 95%%: %+v", decide, v.probe)
+		}
+	}
+	none := &result.Point{Status: result.PointStable}
+	for i := 0; i < 5; i++ {
+		none.Trials = append(none.Trials, result.Trial{Index: i, Duration: time.Second, Metrics: result.Metrics{Errors: 50, ErrorRate: 1}})
+	}
+	if v := judge(s, none, false, 1); v.probe.Outcome != result.ProbeFailed {
+		t.Errorf("nothing succeeded: %+v", v.probe)
+	}
+	// The controller takes the budget from the model, else the measurement.
+	c := New(pl)
+	if c.budget("m") != 0 {
+		t.Errorf("default budget %g", c.budget("m"))
+	}
+	pl.Measurement.MaxErrorRate = 0.01
+	if c.budget("m") != 0.01 {
+		t.Errorf("measurement budget %g", c.budget("m"))
+	}
+	own := 0.5
+	pl.Models[0].MaxErrorRate = &own
+	if c.budget("m") != 0.5 {
+		t.Errorf("model budget %g", c.budget("m"))
 	}
 }

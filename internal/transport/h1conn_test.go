@@ -202,3 +202,38 @@ func TestHTTPConnTLS(t *testing.T) {
 		t.Fatalf("unknown CA: got %v, want a transport error", err)
 	}
 }
+
+// A server that never ends its header section (or a chunked body's
+// trailers) is refused once the section passes MaxHeaderBytes, as
+// net/http's client refuses it, instead of keeping every line: before, a
+// 200 MB header section was read to the end.
+func TestHTTPConnEndlessHeaders(t *testing.T) {
+	line := "X-Filler: " + strings.Repeat("a", 1000) + "\r\n"
+	lines := MaxHeaderBytes/len(line) + 2
+	for name, parts := range map[string][2]string{
+		"headers":  {"HTTP/1.1 200 OK\r\n", "Content-Length: 0\r\n\r\n"},
+		"trailers": {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n", "\r\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var wrote atomic.Int64
+			addr := serveHTTP(t, func(_ *http.Request, _ []byte, w io.Writer) bool {
+				io.WriteString(w, parts[0])
+				for i := 0; i < lines; i++ {
+					n, err := io.WriteString(w, line)
+					wrote.Add(int64(n))
+					if err != nil {
+						return false
+					}
+				}
+				io.WriteString(w, parts[1])
+				return false
+			})
+			c := newHTTPConn(t, HTTPConnConfig{Addr: addr})
+			_, err := c.Do(context.Background(), &HTTPRequest{Op: "m", Method: "GET", Path: "/"}, time.Minute)
+			var pe *ProtocolError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "section longer than 10485760 bytes") {
+				t.Fatalf("got %v, want the section refused at its bound", err)
+			}
+		})
+	}
+}

@@ -67,6 +67,7 @@ func (c *HTTPConn) readHead(r *HTTPReply, f *framing) error {
 	}
 	*r = HTTPReply{Status: status, close: minor == 0, header: r.header[:0]}
 	*f = framing{minor: minor, clen: -1}
+	size := len(line)
 	for {
 		line, err := c.readLine()
 		if err != nil {
@@ -75,11 +76,22 @@ func (c *HTTPConn) readHead(r *HTTPReply, f *framing) error {
 		if len(line) == 0 {
 			return nil
 		}
+		if size += len(line) + 2; size > MaxHeaderBytes {
+			return badReply("reply header section longer than %d bytes", MaxHeaderBytes)
+		}
 		if err := headerLine(line, r, f); err != nil {
 			return err
 		}
 	}
 }
+
+// MaxHeaderBytes bounds a reply's header section (and a chunked body's
+// trailer section), as net/http's client does by default
+// (Transport.MaxResponseHeaderBytes, 10 MiB): a broken or hostile server
+// that never ends its headers must not grow a worker's buffers without
+// end. Each line is bounded by the read buffer already; this bounds their
+// number.
+const MaxHeaderBytes = 10 << 20
 
 // headerLine records one header line, acting on those that frame the body
 // or end the connection.
@@ -201,6 +213,7 @@ func readAllInto(buf []byte, r io.Reader, limit int64) ([]byte, error) {
 // skipTrailers reads a chunked body's trailer section, up to its blank
 // line.
 func (c *HTTPConn) skipTrailers() error {
+	size := 0
 	for {
 		line, err := c.readLine()
 		if err != nil {
@@ -208,6 +221,9 @@ func (c *HTTPConn) skipTrailers() error {
 		}
 		if len(line) == 0 {
 			return nil
+		}
+		if size += len(line) + 2; size > MaxHeaderBytes {
+			return badReply("reply trailer section longer than %d bytes", MaxHeaderBytes)
 		}
 	}
 }

@@ -32,6 +32,8 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 	var tested []int // indexes into out of checks with U tests
 	var pPass, pFail, alphas []float64
 	var ciPass, ciFail []bool
+	// ci95 is each tested check's 95% interval, the one the decision requires.
+	var ci95 [][2]float64
 	for ci, cmp := range cs {
 		alpha := cmp.Alpha
 		if alpha <= 0 {
@@ -78,6 +80,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 					pPass, pFail = append(pPass, t.pPass), append(pFail, t.pFail)
 					alphas = append(alphas, alpha)
 					ciPass, ciFail = append(ciPass, t.ciPass), append(ciFail, t.ciFail)
+					ci95 = append(ci95, [2]float64{t.lo95, t.hi95})
 				}
 			}
 		}
@@ -94,7 +97,7 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 	hPass, hFail := holmSteps(pPass, alphas), holmSteps(pFail, alphas)
 	for j, i := range tested {
 		c := &out[i]
-		d := decision{c: c, m: len(tested), look: o.lookNote(),
+		d := decision{c: c, m: len(tested), look: o.lookNote(), lo95: ci95[j][0], hi95: ci95[j][1],
 			pass: testSide{p: pPass[j], holm: hPass[j], rejected: rejPass[j], ci: ciPass[j]},
 			fail: testSide{p: pFail[j], holm: hFail[j], rejected: rejFail[j], ci: ciFail[j]}}
 		switch {

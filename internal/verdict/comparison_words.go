@@ -58,6 +58,12 @@ type decision struct {
 	m          int    // comparison checks in the Holm family
 	look       string // ", look 1 of 3" or ""
 	pass, fail testSide
+	// lo95 and hi95 are the 95% interval the decision requires to lie
+	// beyond the bound (testSide.ci); the check's Lo and Hi are shown at
+	// the rank test's level, which may be wider. A statement of where the
+	// interval lies names the 95% one: a 99.9% interval [0.216, 1.650]
+	// does not lie "wholly below the bound 1".
+	lo95, hi95 float64
 }
 
 // sides names the side of the bound a passing ratio lies on, and the other.
@@ -70,6 +76,29 @@ func (d decision) sides() (good, bad string) {
 
 func (d decision) interval() string {
 	return fmt.Sprintf("%s interval [%s, %s]", numfmt.Percent(d.c.Confidence), numfmt.Ratio(d.c.Lo), numfmt.Ratio(d.c.Hi))
+}
+
+// decisive is the 95% interval the decision holds to its bound, for
+// statements of which side of the bound it lies on; it is the shown one
+// where the two levels agree (or where no 95% interval was kept).
+func (d decision) decisive() string {
+	if d.c.Confidence == CIConfidence || d.lo95 == 0 && d.hi95 == 0 {
+		return d.interval()
+	}
+	return fmt.Sprintf("%s interval [%s, %s]", numfmt.Percent(CIConfidence), numfmt.Ratio(d.lo95), numfmt.Ratio(d.hi95))
+}
+
+// lying is the interval to name in "… lies wholly on side of the bound"
+// (passSide: the side a passing ratio lies on): the shown one where that
+// is true of it, else the 95% one the decision used.
+func (d decision) lying(passSide bool) string {
+	above := d.c.Lo > d.c.Bound
+	below := d.c.Hi < d.c.Bound
+	wantAbove := (d.c.Op == ">=") == passSide
+	if wantAbove && above || !wantAbove && below {
+		return d.interval()
+	}
+	return d.decisive()
 }
 
 func (d decision) bound() string { return numfmt.Significant(d.c.Bound, 6) }
@@ -88,13 +117,13 @@ func (d decision) counts() string { return fmt.Sprintf("n = %d/%d", d.c.N, d.c.N
 func (d decision) passed() string {
 	good, _ := d.sides()
 	return fmt.Sprintf("ratio %s, %s lies wholly %s the bound %s, and the rank test shows it (%s ≤ %s; %s)",
-		numfmt.Ratio(d.c.Value), d.interval(), good, d.bound(), numfmt.PEq("p", d.pass.p), d.held(d.pass), d.counts())
+		numfmt.Ratio(d.c.Value), d.lying(true), good, d.bound(), numfmt.PEq("p", d.pass.p), d.held(d.pass), d.counts())
 }
 
 func (d decision) failed() string {
 	_, bad := d.sides()
 	return fmt.Sprintf("ratio %s shown not %s %s: %s lies wholly %s the bound, and the rank test shows it (%s ≤ %s; %s)",
-		numfmt.Ratio(d.c.Value), d.c.Op, d.bound(), d.interval(), bad, numfmt.PEq("p", d.fail.p), d.held(d.fail), d.counts())
+		numfmt.Ratio(d.c.Value), d.c.Op, d.bound(), d.lying(false), bad, numfmt.PEq("p", d.fail.p), d.held(d.fail), d.counts())
 }
 
 // undecided is the side an undecided check leans to: where its interval
@@ -125,10 +154,10 @@ func (d decision) inconclusive() string {
 	switch {
 	case s.ci && s.holm.blocked && s.p <= s.holm.level:
 		why = fmt.Sprintf("%s lies wholly %s the bound %s, and the rank test's %s is within its level %s, but Holm's procedure stopped earlier, at a check that missed its stricter level, so a ratio %s the bound is not shown",
-			d.interval(), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)
+			d.lying(!failSide), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)
 	case s.ci:
 		why = fmt.Sprintf("%s lies wholly %s the bound %s, but the rank test's %s > %s, so a ratio %s the bound is not shown",
-			d.interval(), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)
+			d.lying(!failSide), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)
 	case s.rejected:
 		why = fmt.Sprintf("the rank test puts the ratio %s the bound %s (%s ≤ %s), but the %s contains the bound",
 			side, d.bound(), numfmt.PEq("p", s.p), d.held(s), d.interval())

@@ -2,7 +2,11 @@ package verdict
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/perfscen/perfscen/internal/numfmt"
+	"github.com/perfscen/perfscen/runner/plan"
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/runner/result"
@@ -75,10 +79,149 @@ func DisturbedBy(now, most baseline.Contention, numCPU int) []string {
 	return out
 }
 
-// disturbed turns a regression (or an undecided check) measured while the
-// machine was markedly more disturbed than in every baseline run into
-// "inconclusive: testbed disturbed": the data cannot tell a slower build
-// from a busier machine.
+// WakeupsPerRequest is how many wake-ups the disturbance rule assumes on
+// a request's path: the server's thread when the request lands, the
+// model's (after a sleep, a lock or a hand-off), the server's writer and
+// the client's reader when the reply lands. A neighbour delays each of
+// them by the wake-up delay the probe measures at that moment. By the
+// union bound, the sum of m delays exceeds m·D(1−(1−q)/m) with
+// probability at most 1−q, so m times that quantile's rise bounds the rise
+// of a latency's q-quantile the machine alone can cause; and m times the
+// rise of the mean delay bounds the rise of the mean latency. Measured
+// against a delay model next to a neighbour busy 40 ms of every 100 ms on
+// each core, with and without a hog (docs/statistics.md), 4 covered every
+// unchanged run's shift in throughput, p50, p95 and p99, while the bound
+// for p50 stayed under 1% — so a 10% slowdown is still seen there.
+const WakeupsPerRequest = 4
+
+// explanation is how much of a check's change a rise in disturbance over
+// the busiest baseline run could account for.
+type explanation struct {
+	// abs is the largest rise of the check's value (its unit) the machine
+	// could cause, for latency-like metrics; rel the largest relative
+	// worsening, for the others. Both zero: nothing explained.
+	abs, rel float64
+	why      string
+	// legacy: rel is the older signals' stretch factor less one.
+	legacy bool
+}
+
+// explain measures what a point's disturbance (now) could do to metric
+// against the busiest history run (most). With the wake-up probe on both
+// sides it is the probe's rise times WakeupsPerRequest at the matching
+// quantile; without it, the older signals bound a CPU-bound path: a run
+// queue wait w per unit of CPU stretches CPU time by 1+w, and other
+// processes taking a share u of the CPUs leave 1−u — loose bounds, used
+// only when the margin rule (DisturbedBy) says the run was disturbed at
+// all. avgUs is the point's mean latency, for throughput-like metrics.
+func explain(metric string, now, most baseline.Contention, numCPU int, avgUs float64) explanation {
+	mi, ok := plan.LookupMetric(metric)
+	if !ok || plan.IsSearchMetric(metric) || (mi.Unit != "us" && !mi.HigherBetter) {
+		return explanation{}
+	}
+	if now.HaveWake && most.HaveWake {
+		m := float64(WakeupsPerRequest)
+		q, isQuantile := metricQuantile(metric)
+		if mi.HigherBetter || !isQuantile {
+			d := m * max(now.Wake.Mean-most.Wake.Mean, 0)
+			if d <= 0 {
+				return explanation{}
+			}
+			why := fmt.Sprintf("mean wake-up delay %s vs ≤%s", numfmt.Value(now.Wake.Mean, "us"), numfmt.Value(most.Wake.Mean, "us"))
+			if mi.HigherBetter {
+				if !(avgUs > 0) {
+					return explanation{}
+				}
+				return explanation{rel: min(d/avgUs, 1), why: why}
+			}
+			return explanation{abs: d, why: why}
+		}
+		qq := 1 - (1-q)/m
+		a, b := now.Wake.At(qq), most.Wake.At(qq)
+		if a <= b {
+			return explanation{}
+		}
+		return explanation{abs: m * (a - b), why: fmt.Sprintf("wake-up delay at its %s quantile %s vs ≤%s",
+			numfmt.Significant(100*qq, 4)+"%", numfmt.Value(a, "us"), numfmt.Value(b, "us"))}
+	}
+	why := DisturbedBy(now, most, numCPU)
+	if len(why) == 0 {
+		return explanation{}
+	}
+	var rel float64
+	switch {
+	case now.HaveWait && most.HaveWait:
+		rel = (1+now.Wait)/(1+most.Wait) - 1
+	case now.HaveOtherCPU && most.HaveOtherCPU && now.OtherCPU < 1:
+		rel = (1-most.OtherCPU)/(1-now.OtherCPU) - 1
+	default:
+		rel = math.Inf(1) // pressure alone bounds nothing: excuse as before
+	}
+	return explanation{rel: rel, why: strings.Join(why, "; "), legacy: true}
+}
+
+// metricQuantile is the latency quantile a metric names (p95 → 0.95,
+// ttft_p99 → 0.99); ok is false for means and the rest.
+func metricQuantile(metric string) (float64, bool) {
+	if metric == plan.MetricLatencyMax || strings.HasSuffix(metric, "_max") {
+		return 0.999, true
+	}
+	i := strings.LastIndexByte(metric, 'p')
+	if i < 0 || (i > 0 && metric[i-1] != '_') {
+		return 0, false
+	}
+	switch metric[i+1:] {
+	case "50":
+		return 0.5, true
+	case "90":
+		return 0.9, true
+	case "95":
+		return 0.95, true
+	case "99":
+		return 0.99, true
+	}
+	return 0, false
+}
+
+// excuses says whether e accounts for all of c's change beyond its bound:
+// the value, less what the machine could have done to it, is within it.
+func (e explanation) excuses(c *Check) bool {
+	higher := c.Op == ">="
+	switch {
+	case e.why == "":
+		return false
+	case math.IsInf(e.rel, 1):
+		return true
+	case e.legacy && higher:
+		return c.Value*(1+e.rel) >= c.Bound
+	case e.legacy:
+		return c.Value/(1+e.rel) <= c.Bound
+	case higher:
+		// Requests took up to rel of the mean latency longer, so a closed
+		// loop's throughput was at most rel lower than undisturbed.
+		return e.rel >= 1 || c.Value/(1-e.rel) >= c.Bound
+	default:
+		return c.Value-e.abs <= c.Bound
+	}
+}
+
+// size renders what e could add to c's value, for messages.
+func (e explanation) size(c *Check) string {
+	switch {
+	case math.IsInf(e.rel, 1):
+		return "any change"
+	case e.abs > 0:
+		return "+" + numfmt.Value(e.abs, c.Unit)
+	}
+	return numfmt.Percent(e.rel)
+}
+
+// disturbed turns a regression (or an undecided check) into
+// "inconclusive: testbed disturbed" when the machine was busier than in
+// every baseline run by enough to account for the whole change beyond the
+// bound: the data cannot then tell a slower build from a busier machine.
+// A change larger than the disturbance can explain stays a regression,
+// and says what the disturbance could have accounted for.
 func disturbed(c *Check, tb *baseline.Testbed, run *result.Run) {
 	if c.Kind != KindBaseline || (c.Class != ClassRegressed && c.Class != ClassUndecided) {
 		return
@@ -93,12 +236,21 @@ func disturbed(c *Check, tb *baseline.Testbed, run *result.Run) {
 		return
 	}
 	most, n := tb.MaxContention(c.Point)
-	why := DisturbedBy(baseline.PointContention(p), most, run.Environment.NumCPU)
-	if len(why) == 0 {
+	avg, _ := p.Figure(plan.MetricLatencyAvg)
+	e := explain(c.Metric, baseline.PointContention(p), most, run.Environment.NumCPU, avg.Value)
+	if e.why == "" {
+		return
+	}
+	if !e.excuses(c) {
+		if c.Class == ClassRegressed {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the testbed was busier than in the %d baseline run(s) (%s), which could account for %s at most; this change is larger",
+				n, e.why, e.size(c)))
+		}
 		return
 	}
 	c.Class, c.Status, c.Disturbed = ClassUndecided, StatusInconclusive, true
-	c.Message = fmt.Sprintf("inconclusive: testbed disturbed (%s, in the %d baseline run(s)); %s", strings.Join(why, "; "), n, c.Message)
+	c.Message = fmt.Sprintf("inconclusive: testbed disturbed (%s, in the %d baseline run(s); that could account for %s, as much as this change beyond its bound); %s",
+		e.why, n, e.size(c), c.Message)
 }
 
 // imbalance warns when one arm's windows ran on a markedly more disturbed

@@ -1,5 +1,7 @@
 package verdict
 
+import "github.com/perfscen/perfscen/runner/plan"
+
 // Options tune the statistics; the zero value means the defaults.
 type Options struct {
 	// MinTrials is the fewest trials per arm a comparison may pass with
@@ -37,7 +39,7 @@ func (o Options) errorBudget(model string) float64 {
 
 // Default comparison and gate settings.
 const (
-	DefaultMinTrials   = 10
+	DefaultMinTrials   = plan.MinComparisonTrials
 	DefaultResamples   = 2000
 	DefaultFamilyAlpha = 0.03
 	// CIConfidence is the level of the bootstrap ratio interval.

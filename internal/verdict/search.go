@@ -67,13 +67,79 @@ func searches(run *result.Run) []Check {
 			c.Status, c.NoValue, c.Environment = StatusFail, true, true
 			c.Message = "could not measure: no probe of the search was measured"
 		case !s.Found:
-			c.Status = StatusFail
+			// Nothing met the condition, and the first load probed (the
+			// range's start) decides why: a load that missed it is a
+			// result on the data; one that could not be measured or did
+			// not stabilize is the environment's (exit 3); one whose
+			// interval straddled the bound is undecided (exit 4).
+			switch first := s.Probes[0]; first.Outcome {
+			case result.ProbeFailed, result.ProbeUnstable:
+				c.Status, c.Environment = StatusFail, true
+				c.Message = fmt.Sprintf("could not measure: the first load probed, %g, %s; %s", first.Level, unmeasured(first.Outcome), s.Message)
+			case result.ProbeInconclusive:
+				c.Status = StatusInconclusive
+				c.Message = fmt.Sprintf("inconclusive: the first load probed, %g, could not be shown to meet or miss %s after its extra trials; %s", first.Level, s.Condition, s.Message)
+			default:
+				c.Status = StatusFail
+			}
 		case s.AllMet:
 			c.Status = StatusWarn
+		}
+		if s.Found {
+			// A load above the value found that could not be judged leaves
+			// the true answer open upwards: name it rather than let the
+			// last level that met stand silently.
+			if pr, ok := searchDoubt(p, "<=", math.Inf(1)); ok {
+				w := fmt.Sprintf("the answer may be higher: %s", doubtText(s, pr))
+				c.Warnings = append(c.Warnings, w)
+				c.Message += "; " + w
+			}
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// unjudgedStart is the first probe of a search that found nothing when
+// that probe was neither met nor missed (not measured, not stable, or
+// undecided): the search then knows nothing of its answer, and a bound on
+// its value is not missed on the data either.
+func unjudgedStart(p *result.Point) (result.Probe, bool) {
+	s := p.Searched
+	if !isSearched(p) || s == nil || s.Found || len(s.Probes) == 0 {
+		return result.Probe{}, false
+	}
+	switch pr := s.Probes[0]; pr.Outcome {
+	case result.ProbeFailed, result.ProbeUnstable, result.ProbeInconclusive:
+		return pr, true
+	}
+	return result.Probe{}, false
+}
+
+// unknownAnswer makes a failed check of a search's value (a threshold or
+// a baseline check) what the search itself is when its first probe could
+// not be judged: could not measure (exit 3), or inconclusive (exit 4).
+func unknownAnswer(c *Check, p *result.Point) bool {
+	pr, ok := unjudgedStart(p)
+	if !ok {
+		return false
+	}
+	if pr.Outcome == result.ProbeInconclusive {
+		c.Status = StatusInconclusive
+		c.Message = fmt.Sprintf("inconclusive: the search's first load, %g, was neither shown to meet nor to miss %s, so its answer is unknown; %s", pr.Level, p.Searched.Condition, c.Message)
+	} else {
+		c.Status, c.Environment = StatusFail, true
+		c.Message = fmt.Sprintf("could not measure: the search's first load, %g, %s, so its answer is unknown; %s", pr.Level, unmeasured(pr.Outcome), c.Message)
+	}
+	return true
+}
+
+// unmeasured says why a probe has no judgement.
+func unmeasured(outcome string) string {
+	if outcome == result.ProbeUnstable {
+		return "did not stabilize"
+	}
+	return "could not be measured"
 }
 
 // searchDoubt is, for a bound that the value a search found misses, the
@@ -135,6 +201,13 @@ func doubted(c *Check, run *result.Run) {
 	for i := range run.Points {
 		p := &run.Points[i]
 		if p.ID != c.Point {
+			continue
+		}
+		if unknownAnswer(c, p) {
+			c.Class = ClassUndecided
+			if c.Environment {
+				c.Class = ClassUnstable
+			}
 			continue
 		}
 		if pr, ok := searchDoubt(p, c.Op, c.Bound); ok {

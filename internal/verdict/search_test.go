@@ -246,3 +246,57 @@ func TestSearchBaselineDoubt(t *testing.T) {
 		}
 	}
 }
+
+// A search whose first load could not be judged knows nothing of its
+// answer: it and every bound on its value end as the probe did — could
+// not measure (exit 3) or inconclusive (exit 4) — never as a regression
+// (exit 1, before). A load above the value found that could not be
+// judged is named, not left silent.
+func TestSearchUnjudgedProbes(t *testing.T) {
+	const name = "max_concurrency@p99<50ms"
+	ths := []plan.Threshold{{Text: name + " >= 4", Metric: plan.MetricMaxConcurrency, Op: ">=", Value: 4,
+		Selector: plan.Selector{At: map[string][]string{"search": {name}}}}}
+	start := func(outcome string) result.Point {
+		p := searched("trt", name, 0, false, false)
+		p.Searched.Probes = []result.Probe{{Level: 1, Outcome: outcome, Trials: 5}}
+		return p
+	}
+	tests := []struct {
+		outcome string
+		want    Outcome
+		text    string
+	}{
+		{result.ProbeFailed, OutcomeNotMeasured, "could not measure: the first load probed, 1, could not be measured"},
+		{result.ProbeUnstable, OutcomeNotMeasured, "could not measure: the first load probed, 1, did not stabilize"},
+		{result.ProbeInconclusive, OutcomeInconclusive, "inconclusive: the first load probed, 1, could not be shown"},
+		{result.ProbeFails, OutcomeFail, "no load in [1, 64] meets"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.outcome, func(t *testing.T) {
+			v := Options{}.Evaluate(plan.Checks{Thresholds: ths}, mkRun(start(tt.outcome)), nil)
+			if got := v.Outcome(); got != tt.want {
+				t.Errorf("outcome %s, want %s", got, tt.want)
+			}
+			s := checksOf(v.Checks, KindSearch)
+			if len(s) != 1 || !strings.Contains(s[0].Message, tt.text) {
+				t.Errorf("search check %+v, want a message containing %q", s, tt.text)
+			}
+			for _, c := range checksOf(v.Checks, KindThreshold) {
+				if tt.want != OutcomeFail && c.Status == StatusFail && !c.Environment {
+					t.Errorf("threshold failed on the data: %s", c.Message)
+				}
+			}
+		})
+	}
+	// Found 4; the probe at 6 could not be measured and 8 missed: the
+	// answer may be 6 or 7, and the check says so.
+	p := searched("trt", name, 4, true, false)
+	p.Searched.Probes = []result.Probe{{Level: 1, Outcome: result.ProbeMeets}, {Level: 8, Outcome: result.ProbeFails},
+		{Level: 4, Outcome: result.ProbeMeets}, {Level: 6, Outcome: result.ProbeFailed}}
+	p.Searched.Failing = 6
+	v := Options{}.Evaluate(plan.Checks{}, mkRun(p), nil)
+	s := checksOf(v.Checks, KindSearch)
+	if len(s) != 1 || len(s[0].Warnings) != 1 || !strings.Contains(s[0].Message, "the answer may be higher: the probe at 6 was failed (not measured)") {
+		t.Errorf("a probe above the answer that was not measured is not named: %+v", s)
+	}
+}

@@ -61,6 +61,9 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 				default:
 					c.Status = StatusFail
 					c.Message = fmt.Sprintf("%s is %s (%s), bound %s %s", th.Metric, numfmt.Value(v, mi.Unit), fig.Label(), th.Op, numfmt.Value(th.Value, mi.Unit))
+					if unknownAnswer(&c, p) {
+						break
+					}
 					if pr, ok := searchDoubt(p, th.Op, th.Value); ok {
 						c.Status = StatusInconclusive
 						c.Message = fmt.Sprintf("inconclusive: %s; %s", doubtText(p.Searched, pr), c.Message)

@@ -168,3 +168,31 @@ func TestMessagesGolden(t *testing.T) {
 		t.Errorf("%s mismatch (-want +got); go test -update if intended:\n%s", path, d)
 	}
 }
+
+// The interval a message says lies wholly on one side of the bound is one
+// that does: the decision holds the 95% interval to the bound, and the
+// check shows the wider one at the rank test's level. Seen before:
+// "99.9% interval [0.216, 1.650] lies wholly below the bound 1".
+func TestIntervalNamedIsTheOneThatLies(t *testing.T) {
+	side := func(p, level float64, blocked, ci bool) testSide {
+		return testSide{p: p, holm: holmStep{level: level, blocked: blocked}, rejected: p <= level && !blocked, ci: ci}
+	}
+	c := &Check{Op: ">=", Value: 0.6, Lo: 0.216, Hi: 1.650, Bound: 1, Confidence: 0.999, N: 10, NRef: 10, MDE: 0.3}
+	d := decision{c: c, m: 1, lo95: 0.41, hi95: 0.93,
+		pass: side(0.99, 0.0005, false, false), fail: side(0.02, 0.0005, false, true)}
+	got := d.inconclusive()
+	if want := "95% interval [0.410, 0.930] lies wholly below the bound 1"; !strings.Contains(got, want) || strings.Contains(got, "[0.216, 1.650] lies wholly") {
+		t.Errorf("message\n  %s\nwant\n  %s", got, want)
+	}
+	// Where the shown interval lies beyond too, it is the one named.
+	c.Lo, c.Hi = 0.30, 0.97
+	if got := d.inconclusive(); !strings.Contains(got, "99.9% interval [0.300, 0.970] lies wholly below the bound 1") {
+		t.Errorf("message\n  %s", got)
+	}
+	c.Value, c.Lo, c.Hi = 1.5, 0.9, 2.3
+	d.lo95, d.hi95 = 1.1, 2.0
+	d.fail.ci = false
+	if got := d.passed(); !strings.Contains(got, "95% interval [1.100, 2.000] lies wholly above the bound 1") {
+		t.Errorf("passed: %s", got)
+	}
+}

@@ -388,3 +388,9 @@ func MixTotalID(mix, memberID string) string {
 	}
 	return mix + "/all"
 }
+
+// MinComparisonTrials is the fewest kept trials per arm a same-run
+// comparison can pass with: its Mann–Whitney test at the default α cannot
+// reach significance on fewer (docs/statistics.md), so a scenario whose
+// comparisons would measure fewer is refused before any load.
+const MinComparisonTrials = 10

@@ -227,6 +227,44 @@ type Disturbance struct {
 	// task on the machine waited for a CPU (/proc/pressure/cpu "some");
 	// absent without PSI.
 	CPUPressure *float64 `json:"cpu_pressure,omitempty"`
+	// WakeupDelay is how long a thread that woke up waited for a CPU
+	// during the window: the delay each wake-up on a request's path pays
+	// (internal/wakeprobe). Absent where the kernel gives no per-thread
+	// schedstat, and in results recorded before it was measured.
+	WakeupDelay *WakeupDelay `json:"wakeup_delay_us,omitempty"`
+}
+
+// WakeupDelay is the distribution of a window's wake-up delays, in µs.
+type WakeupDelay struct {
+	Mean float64 `json:"mean"`
+	// Quantiles holds the delay at each of WakeupQuantiles, in order.
+	Quantiles []float64 `json:"quantiles"`
+	// N is how many wake-ups the window held.
+	N uint64 `json:"n"`
+}
+
+// WakeupQuantiles are the quantiles a WakeupDelay records: enough of the
+// tail to read the delay at 1 − (1−q)/m for a latency quantile q and a
+// few wake-ups m per request (internal/verdict's disturbance rule).
+var WakeupQuantiles = []float64{0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999}
+
+// At is the delay at quantile q, interpolated between the recorded
+// quantiles (the largest recorded one beyond them, the median below).
+func (w *WakeupDelay) At(q float64) float64 {
+	qs := WakeupQuantiles
+	if len(w.Quantiles) != len(qs) {
+		return 0
+	}
+	if q <= qs[0] {
+		return w.Quantiles[0]
+	}
+	for i := 1; i < len(qs); i++ {
+		if q <= qs[i] {
+			f := (q - qs[i-1]) / (qs[i] - qs[i-1])
+			return w.Quantiles[i-1] + f*(w.Quantiles[i]-w.Quantiles[i-1])
+		}
+	}
+	return w.Quantiles[len(qs)-1]
 }
 
 // ErrorInfo keeps the count, the first distinct messages, and every

@@ -62,6 +62,11 @@ type Probe struct {
 	Hi         float64 `json:"hi,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
 	Trials     int     `json:"trials"`
+	// ErrorRate is the share of the kept trials' requests that failed;
+	// OverBudget says it exceeded the model's error budget
+	// (max_error_rate), which fails the probe whatever its figure.
+	ErrorRate  float64 `json:"error_rate,omitempty"`
+	OverBudget bool    `json:"over_budget,omitempty"`
 }
 
 // ConditionMetric is the metric the search's condition bounds and its unit
