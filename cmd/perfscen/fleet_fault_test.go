@@ -345,6 +345,12 @@ func TestFleetFaults(t *testing.T) {
 			if c.wait() != 3 || !strings.Contains(c.err.String(), "agent 1 (a1) lost") {
 				t.Fatal(c)
 			}
+			// Why, in the agent's words: its connection went, not a
+			// cancellation by the coordinator ("rpc error: code =
+			// Canceled desc = context canceled" before).
+			if strings.Contains(c.err.String(), "context canceled") {
+				t.Errorf("the lost agent's reason:\n%s", c.err.String())
+			}
 			run := readResult(t, filepath.Join(l.dir, "out.json"))
 			if run.Status != "partial" || run.Verdict.ExitCode != 3 || !strings.Contains(strings.Join(run.Errors, " "), "agent 1 (a1) lost") {
 				t.Errorf("status %s, verdict %+v, errors %q", run.Status, run.Verdict, run.Errors)

@@ -638,8 +638,20 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	if err == nil || errors.Is(err, io.EOF) {
 		err = errors.New("the agent ended its stream")
 	}
-	c.agentLost(m, err)
+	c.agentLost(m, lostReason(err))
 	return nil
+}
+
+// lostReason words why an agent's stream ended. grpc-go reports a stream
+// whose connection went away as Canceled ("context canceled"), which read
+// as if the coordinator had cancelled the agent; the coordinator cancels
+// nothing before its run is finished, so the connection closed on the
+// agent's side.
+func lostReason(err error) error {
+	if status.Code(err) == codes.Canceled || errors.Is(err, context.Canceled) {
+		return errors.New("its connection closed (the agent process ended or was killed, or the network between them dropped it)")
+	}
+	return err
 }
 
 // recvHello reads a stream's first message, for at most limits.hello: a

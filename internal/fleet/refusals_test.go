@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/perfscen/perfscen/internal/engine"
@@ -146,5 +150,25 @@ func TestWorstCaseReportFits(t *testing.T) {
 	}
 	if len(hist) < 150<<10 {
 		t.Errorf("the histogram of every bucket counted is only %d bytes: not the worst case", len(hist))
+	}
+}
+
+// An agent whose process was killed ends its stream as grpc-go's
+// Canceled, which read as the coordinator cancelling it ("rpc error: code
+// = Canceled desc = context canceled"); the reason now says the agent's
+// connection closed. Other errors keep their words.
+func TestLostReason(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{status.Error(codes.Canceled, "context canceled"), "its connection closed (the agent process ended or was killed"},
+		{context.Canceled, "its connection closed"},
+		{status.Error(codes.Unavailable, "transport is closing"), "transport is closing"},
+		{errors.New("no message for 3s (heartbeat 1s)"), "no message for 3s"},
+	} {
+		if got := lostReason(tc.err).Error(); !strings.Contains(got, tc.want) || strings.Contains(got, "context canceled") {
+			t.Errorf("lostReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
