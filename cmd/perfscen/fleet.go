@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/perfscen/perfscen/internal/exitcode"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -61,7 +62,7 @@ func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error
 		return nil, err
 	}
 	if err := c.WaitReady(e.ctx); err != nil {
-		c.Finish("the run could not start: " + err.Error())
+		c.Finish("the run could not start: "+err.Error(), exitcode.Of(err))
 		return nil, err
 	}
 	return c, nil
@@ -79,7 +80,7 @@ func finishFleet(e *env, c *fleet.Coordinator, run *result.Run) {
 			reason = "run ended: " + run.Verdict.Summary
 		}
 	}
-	c.Finish(reason)
+	c.Finish(reason, 0)
 	windows, bytes := c.Cost()
 	if n := len(c.Agents()); windows > 0 && n > 0 {
 		in, out := c.Wire()

@@ -87,6 +87,24 @@ func TestFleetRefusesAgents(t *testing.T) {
 			}
 		})
 	})
+	// The coordinator gives up at its barrier (an agent never came): the
+	// agent that did come exits with the coordinator's code, so a
+	// Kubernetes Job of agents reads Failed with the run (exit 0 and
+	// Complete before).
+	t.Run("coordinator gives up, the agent that came fails too", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := newFleetLab(t, nil)
+			sc := l.scenario("fleet.yaml", fleetIterations)
+			c := l.coordinator(2, sc, "--agent-wait", "5s")
+			a := l.agent(0, sc, nil)
+			if c.wait() != 3 {
+				t.Fatal(c)
+			}
+			if a.wait() != 3 || !strings.Contains(a.err.String(), "the coordinator gave up (exit 3): the run could not start") {
+				t.Fatal(a)
+			}
+		})
+	})
 	cases := []struct {
 		name    string
 		version string
@@ -424,7 +442,9 @@ func TestFleetFaults(t *testing.T) {
 			if took := time.Since(start); took != 10*time.Second {
 				t.Errorf("gave up after %s, want the 10s of --agent-wait", took)
 			}
-			if a0.wait() != 0 || a1.wait() != 0 || l.served("simple") != 0 {
+			// The agents that came fail with the coordinator (exit 3), so
+			// their Job does not read Complete; none sent a request.
+			if a0.wait() != 3 || a1.wait() != 3 || l.served("simple") != 0 {
 				t.Errorf("agents %d %d, %d requests sent", a0.code, a1.code, l.served("simple"))
 			}
 		})

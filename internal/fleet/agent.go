@@ -176,7 +176,7 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	sendErr := make(chan error, 1)
 	go func() { sendErr <- a.sender() }()
 	recvErr := make(chan error, 1)
-	finished := make(chan string, 1)
+	finished := make(chan *fleetpb.Finish, 1)
 	go func() { recvErr <- a.receive(ctx, finished) }()
 	defer a.stopAll()
 
@@ -213,16 +213,12 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	defer watch.Stop()
 	for {
 		select {
-		case reason := <-finished:
-			a.stopAll()
-			a.logf("the coordinator finished the run: %s", reason)
-			return nil
+		case f := <-finished:
+			return a.finish(f)
 		case err := <-recvErr:
 			select {
-			case reason := <-finished:
-				a.stopAll()
-				a.logf("the coordinator finished the run: %s", reason)
-				return nil
+			case f := <-finished:
+				return a.finish(f)
 			default:
 			}
 			return a.lost(fmt.Errorf("the connection ended: %w", err))
@@ -352,7 +348,7 @@ func (a *agent) sender() error {
 
 // receive handles the coordinator's messages; a ping is answered at once
 // with this host's clock.
-func (a *agent) receive(ctx context.Context, finished chan<- string) error {
+func (a *agent) receive(ctx context.Context, finished chan<- *fleetpb.Finish) error {
 	for {
 		msg, err := a.stream.Recv()
 		if err != nil {
@@ -374,7 +370,7 @@ func (a *agent) receive(ctx context.Context, finished chan<- string) error {
 			}
 			a.mu.Unlock()
 		case *fleetpb.CoordinatorMessage_Finish:
-			finished <- b.Finish.Reason
+			finished <- b.Finish
 			return nil
 		}
 	}
@@ -447,6 +443,22 @@ func classesOut(cs []result.ErrorClass) []*fleetpb.ErrorClass {
 		out = append(out, &fleetpb.ErrorClass{Class: clip(c.Class, maxReportText), Count: c.Count, Example: clip(c.Example, maxReportText)})
 	}
 	return out
+}
+
+// finish ends the agent's part as the coordinator said: done when the run
+// ended (exit 0), or failed with the coordinator's exit code when it gave
+// up before the run started, so a Job of agents does not read Complete.
+func (a *agent) finish(f *fleetpb.Finish) error {
+	a.stopAll()
+	if f.GetExitCode() == 0 {
+		a.logf("the coordinator finished the run: %s", f.GetReason())
+		return nil
+	}
+	err := fmt.Errorf("the coordinator gave up (exit %d): %s", f.GetExitCode(), f.GetReason())
+	if f.GetExitCode() == 2 {
+		return failure.Invalid(err)
+	}
+	return failure.Env(err)
 }
 
 func doneOf(session uint64, t engine.Totals) *fleetpb.SessionDone {

@@ -236,7 +236,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 		if err := c.WaitReady(ctx); err != nil {
 			t.Fatal(err)
 		}
-		c.Finish("done")
+		c.Finish("done", 0)
 		if err := <-agent; err != nil {
 			t.Fatal(err)
 		}

@@ -324,15 +324,17 @@ func (m *member) estimate() (Estimate, bool) {
 	return m.est.Estimate()
 }
 
-// Finish tells every agent the run is over and stops serving.
-func (c *Coordinator) Finish(reason string) {
+// Finish tells every agent the run is over and stops serving. code is
+// the run's exit code when it never started (the agents exit with it, so
+// their Job fails with the coordinator's), 0 when it ended.
+func (c *Coordinator) Finish(reason string, code int) {
 	c.mu.Lock()
 	c.finished = true
 	ms := append([]*member(nil), c.agents...)
 	c.mu.Unlock()
 	for _, m := range ms {
 		if m != nil {
-			m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Finish{Finish: &fleetpb.Finish{Reason: reason}}})
+			m.post(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Finish{Finish: &fleetpb.Finish{Reason: reason, ExitCode: int32(code)}}})
 		}
 	}
 	// GracefulStop waits for the agents' streams to end: each agent ends

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -98,6 +99,18 @@ func (o *Options) defaults() error {
 	}
 	if len(o.Name) > 40 {
 		return fmt.Errorf("--name %q: at most 40 characters, so the objects' names stay DNS labels", o.Name)
+	}
+	for _, q := range []struct{ flag, v string }{{"--agent-cpu", o.AgentCPU}, {"--agent-memory", o.AgentMemory},
+		{"--coordinator-cpu", o.CoordinatorCPU}, {"--coordinator-memory", o.CoordinatorMemory}} {
+		if q.v == "" {
+			continue
+		}
+		if !quantity.MatchString(q.v) {
+			return fmt.Errorf("%s %q: not a Kubernetes quantity (a number with an optional suffix: 500m, 2, 512Mi, 1Gi, 1e9)", q.flag, q.v)
+		}
+		if !positive(q.v) {
+			return fmt.Errorf("%s %q: a resource request must be more than zero", q.flag, q.v)
+		}
 	}
 	for name := range o.Files {
 		if !configKey(name) {
@@ -280,4 +293,29 @@ func configKey(s string) bool {
 		}
 	}
 	return true
+}
+
+// quantity is the grammar of a Kubernetes resource quantity
+// (k8s.io/apimachinery/pkg/api/resource): a signed decimal number, then a
+// binary-SI suffix (Ki … Ei), a decimal-SI one (m, k, M … E) or a decimal
+// exponent (e3, E-2). The manifests are written without k8s.io's packages
+// (above), so the tests hold this to resource.ParseQuantity, which
+// Kubernetes applies to what it is given.
+var quantity = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]{1,9})?$`)
+
+// positive says whether a quantity that matched the grammar is above zero.
+func positive(q string) bool {
+	if strings.HasPrefix(q, "-") {
+		return false
+	}
+	for _, r := range q {
+		switch {
+		case r >= '1' && r <= '9':
+			return true
+		case r == '0' || r == '.' || r == '+':
+		default:
+			return false // the suffix: the number was all zeros
+		}
+	}
+	return false
 }

@@ -1351,8 +1351,13 @@ func (x *SessionDone) GetClasses() []*ErrorClass {
 }
 
 type Finish struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Reason string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// exit_code is nonzero when the run never started (the coordinator gave
+	// up at the barrier: 2 invalid, 3 could not measure); an agent then
+	// exits with it, so a Kubernetes Job of agents reads Failed, not
+	// Complete. 0 when the run ended: the agents did their part.
+	ExitCode      int32 `protobuf:"varint,2,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1392,6 +1397,13 @@ func (x *Finish) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Finish) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
 }
 
 var File_fleet_proto protoreflect.FileDescriptor
@@ -1508,9 +1520,10 @@ const file_fleet_proto_rawDesc = "" +
 	"\adropped\x18\b \x01(\x03R\adropped\x12\x14\n" +
 	"\x05error\x18\t \x01(\tR\x05error\x127\n" +
 	"\aclasses\x18\n" +
-	" \x03(\v2\x1d.perfscen.fleet.v1.ErrorClassR\aclasses\" \n" +
+	" \x03(\v2\x1d.perfscen.fleet.v1.ErrorClassR\aclasses\"=\n" +
 	"\x06Finish\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason2[\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x1b\n" +
+	"\texit_code\x18\x02 \x01(\x05R\bexitCode2[\n" +
 	"\x05Fleet\x12R\n" +
 	"\x04Join\x12\x1f.perfscen.fleet.v1.AgentMessage\x1a%.perfscen.fleet.v1.CoordinatorMessage(\x010\x01B5Z3github.com/perfscen/perfscen/internal/fleet/fleetpbb\x06proto3"
 
