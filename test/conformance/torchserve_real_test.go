@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,11 +46,60 @@ func torchserveDir(t *testing.T) string {
 	for _, r := range roots {
 		dir := filepath.Join(r, "..", "shared", "torchserve")
 		if _, err := os.Stat(filepath.Join(dir, "run-torchserve")); err == nil {
+			if pkgs := torchserveMissing(dir, "/usr/share/java", os.Stat, exec.LookPath, pythonHas); len(pkgs) > 0 {
+				t.Skipf("SKIPPED: conformance against the real TorchServe 0.12.0 did not run: its Debian runtime is not installed; run: apt-get install -y %s (../shared/torchserve/README.md; .ci/run installs them)", strings.Join(pkgs, " "))
+			}
 			return dir
 		}
 	}
 	t.Skipf("SKIPPED: conformance against the real TorchServe 0.12.0 did not run: ../shared/torchserve not found beside %s (its README names the Debian packages .ci/run installs)", strings.Join(roots, " or "))
 	return ""
+}
+
+// torchserveMissing lists the Debian packages the shared TorchServe needs
+// and this machine lacks: the jars run-torchserve puts on its classpath
+// (read from the script itself, its SYSJARS list of jar and package), a
+// java, and the Python modules its workers import. A machine with the
+// folder but not its runtime skips with one line naming what to install,
+// rather than failing the README's test command.
+func torchserveMissing(dir, javaDir string, stat func(string) (os.FileInfo, error), lookPath func(string) (string, error), hasModule func(string) bool) []string {
+	var pkgs []string
+	add := func(p string) {
+		if !slices.Contains(pkgs, p) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if _, err := stat("/usr/bin/java"); err != nil {
+		if _, err := lookPath("java"); err != nil {
+			add("openjdk-17-jre-headless")
+		}
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "run-torchserve"))
+	if err == nil {
+		if _, list, ok := strings.Cut(string(script), "SYSJARS=\""); ok {
+			list, _, _ = strings.Cut(list, "\"")
+			for line := range strings.SplitSeq(list, "\n") {
+				f := strings.Fields(line)
+				if len(f) != 2 {
+					continue
+				}
+				if _, err := stat(filepath.Join(javaDir, f[0]+".jar")); err != nil {
+					add(f[1])
+				}
+			}
+		}
+	}
+	for _, m := range [][2]string{{"torch", "python3-torch"}, {"psutil", "python3-psutil"}, {"yaml", "python3-yaml"}} {
+		if !hasModule(m[0]) {
+			add(m[1])
+		}
+	}
+	return pkgs
+}
+
+// pythonHas says whether Debian's python3 imports module.
+func pythonHas(module string) bool {
+	return exec.Command("/usr/bin/python3", "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)", module).Run() == nil
 }
 
 // realTorchServe is a running TorchServe and its API addresses.
