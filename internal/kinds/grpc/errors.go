@@ -12,10 +12,17 @@ import (
 )
 
 // callError classifies a failed call the way every kind's errors are
-// counted: failing to reach the server (Unavailable, a deadline, a
-// cancelled run) is a transport error, any other status is the server's
-// answer. The engine tallies failures by message, so the message starts
-// with the status code: the summary counts them per code.
+// counted: failing to reach the server (Unavailable, a cancelled run) is a
+// transport error, any other status is the call's answer. A deadline
+// exceeded is such an answer: the server was reached and the call took
+// longer than server.grpc.deadline, so it is a failed request of that
+// status, counted as such, never a sign the server is gone (as a
+// transport error, a deadline shorter than the server's time made every
+// worker back off to 250 ms and the run end "server unreachable"). A
+// server that answers nothing in time fails every request, which the
+// error budget reports as no request succeeding (exit 3). The engine
+// tallies failures by message, so the message starts with the status
+// code: the summary counts them per code.
 func callError(ctx context.Context, op string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
@@ -26,9 +33,11 @@ func callError(ctx context.Context, op string, err error) error {
 		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("status %s: %s", st.Code(), st.Message())}
 	case codes.DeadlineExceeded:
 		// The deadline travels with the call (grpc-timeout), and either
-		// side may give up first: the call timed out, as an HTTP call
-		// would, whoever said so.
-		return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("status %s: %w", st.Code(), context.DeadlineExceeded)}
+		// side may give up first: the call's status, whoever said so.
+		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
+			return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("status %s: %w", st.Code(), ctx.Err())}
+		}
+		return &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: "deadline exceeded: " + st.Message()}
 	case codes.Canceled:
 		if cerr := ctx.Err(); cerr != nil {
 			return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("status %s: %w", st.Code(), cerr)}
