@@ -13,9 +13,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // grpcConn is what calls need of a connection.
@@ -119,16 +121,39 @@ func (p *pool) close() {
 
 // probe opens a call of path and ends it without sending a message. A
 // server answers UNIMPLEMENTED for a method it lacks before reading any
-// message; a method it has gets a call with no request, which a unary or
-// server-streaming handler never sees (the message is missing) and a
-// client- or bidi-streaming handler sees end at once. nil or any status
-// but UNIMPLEMENTED says the method is there.
+// message; a method it has gets a call with no request, which a grpc-go
+// unary or server-streaming handler never sees (the message is missing)
+// and a client- or bidi-streaming handler sees end at once. nil or any
+// status but UNIMPLEMENTED says the method is there.
+//
+// Python's grpcio answers a unary or server-streaming call that carries
+// no message UNIMPLEMENTED too ("requires exactly one request message"),
+// for a method it serves. So an UNIMPLEMENTED is asked again with one
+// empty message — the default of every protobuf message type — which
+// every implementation (grpc-go, grpcio, grpc-java, C++) hands to a
+// method it serves and refuses, unread, for one it lacks. The handler then
+// runs once with default fields, as the first call of the data does
+// before the load anyway.
 func probe(ctx context.Context, conn grpcConn, path string) error {
+	err := probeWith(ctx, conn, path, false)
+	if status.Code(err) != codes.Unimplemented {
+		return err
+	}
+	return probeWith(ctx, conn, path, true)
+}
+
+// probeWith is one probe call, with one empty message or none.
+func probeWith(ctx context.Context, conn grpcConn, path string, empty bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, path, grpc.ForceCodecV2(rawCodec{}))
 	if err != nil {
 		return err
+	}
+	if empty {
+		if err := st.SendMsg(&frame{}); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
 	}
 	if err := st.CloseSend(); err != nil {
 		return err
