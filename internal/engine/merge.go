@@ -39,6 +39,10 @@ type WindowReport struct {
 	Histogram []byte
 	// Classes are the window's failures by class.
 	Classes []result.ErrorClass
+	// Sequences and Delayed are the successful requests that ended a
+	// sequence and that waited for a free worker: the sequence rate and
+	// the "delayed requests" warning of one process, summed over agents.
+	Sequences, Delayed int64
 }
 
 // reportOf is a closed window's report.
@@ -50,7 +54,7 @@ func reportOf(a *acc, index int) (WindowReport, error) {
 	return WindowReport{Index: index, Start: a.start, End: a.end, Requests: a.n, Errors: a.errs, Unreachable: a.unreachable,
 		SumUs: a.sumUs, MeanUs: a.meanUs, M2: a.m2, MinLatency: a.minLat, MaxLatency: a.maxLat, SendRecv: a.sendRecv, Wait: a.wait,
 		Decoupled: a.decoupled, Responses: a.responses, FirstN: a.firstN, FirstSumUs: a.firstSumUs, Histogram: h,
-		Classes: a.classes.list()}, nil
+		Classes: a.classes.list(), Sequences: a.sequences, Delayed: a.delayed}, nil
 }
 
 // acc turns a report back into the window it describes.
@@ -64,7 +68,8 @@ func (r *WindowReport) acc() (*acc, error) {
 	}
 	a := &acc{start: r.Start, end: r.End, hist: h, n: r.Requests, errs: r.Errors, unreachable: r.Unreachable,
 		sumUs: r.SumUs, meanUs: r.MeanUs, m2: r.M2, minLat: r.MinLatency, maxLat: r.MaxLatency, sendRecv: r.SendRecv, wait: r.Wait,
-		decoupled: r.Decoupled, responses: r.Responses, firstN: r.FirstN, firstSumUs: r.FirstSumUs}
+		decoupled: r.Decoupled, responses: r.Responses, firstN: r.FirstN, firstSumUs: r.FirstSumUs,
+		sequences: r.Sequences, delayed: r.Delayed}
 	for _, c := range r.Classes {
 		a.classes.addN(c.Class, c.Count, c.Example)
 	}

@@ -48,6 +48,11 @@ func randomSamples(n int, seed uint64) []sample {
 		if i%97 == 0 {
 			out[i].Err = fmt.Errorf("refused: %w", transport.ErrUnavailable)
 		}
+		// Sequences end and requests wait for a worker too: the merged
+		// window must carry both (it lost them before, and with them the
+		// sequence rate and the "delayed requests" warning).
+		out[i].seqEnd = i%5 == 0
+		out[i].queued = i%7 == 0
 	}
 	return out
 }

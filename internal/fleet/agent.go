@@ -431,7 +431,7 @@ func reportOf(session uint64, r engine.WindowReport) *fleetpb.WindowReport {
 		Requests: r.Requests, Errors: r.Errors, Unreachable: r.Unreachable, SumUs: r.SumUs, MeanUs: r.MeanUs, M2: r.M2,
 		MinNs: int64(r.MinLatency), MaxNs: int64(r.MaxLatency), SendRecvNs: int64(r.SendRecv), WaitNs: int64(r.Wait),
 		Decoupled: r.Decoupled, Responses: r.Responses, FirstN: r.FirstN, FirstSumUs: r.FirstSumUs, Histogram: r.Histogram,
-		Classes: classesOut(r.Classes)}
+		Classes: classesOut(r.Classes), Sequences: r.Sequences, Delayed: r.Delayed}
 }
 
 // classesOut, as every text an agent reports, clips to maxReportText,

@@ -830,7 +830,7 @@ func windowOf(w *fleetpb.WindowReport) engine.WindowReport {
 		Requests: w.Requests, Errors: w.Errors, Unreachable: w.Unreachable, SumUs: w.SumUs, MeanUs: w.MeanUs, M2: w.M2,
 		MinLatency: time.Duration(w.MinNs), MaxLatency: time.Duration(w.MaxNs), SendRecv: time.Duration(w.SendRecvNs),
 		Wait: time.Duration(w.WaitNs), Decoupled: w.Decoupled, Responses: w.Responses, FirstN: w.FirstN,
-		FirstSumUs: w.FirstSumUs, Histogram: w.Histogram, Classes: classesIn(w.Classes)}
+		FirstSumUs: w.FirstSumUs, Histogram: w.Histogram, Classes: classesIn(w.Classes), Sequences: w.Sequences, Delayed: w.Delayed}
 }
 
 func classesIn(cs []*fleetpb.ErrorClass) []result.ErrorClass {

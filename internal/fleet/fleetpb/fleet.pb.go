@@ -933,18 +933,23 @@ type WindowReport struct {
 	SumUs       float64                `protobuf:"fixed64,8,opt,name=sum_us,json=sumUs,proto3" json:"sum_us,omitempty"`
 	// mean_us and m2: Welford's running mean and sum of squared deviations
 	// (the standard deviation, merged by Chan et al.'s pairwise update).
-	M2            float64       `protobuf:"fixed64,9,opt,name=m2,proto3" json:"m2,omitempty"`
-	MinNs         int64         `protobuf:"varint,10,opt,name=min_ns,json=minNs,proto3" json:"min_ns,omitempty"`
-	MaxNs         int64         `protobuf:"varint,11,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
-	SendRecvNs    int64         `protobuf:"varint,12,opt,name=send_recv_ns,json=sendRecvNs,proto3" json:"send_recv_ns,omitempty"`
-	WaitNs        int64         `protobuf:"varint,13,opt,name=wait_ns,json=waitNs,proto3" json:"wait_ns,omitempty"`
-	Decoupled     bool          `protobuf:"varint,14,opt,name=decoupled,proto3" json:"decoupled,omitempty"`
-	Responses     int64         `protobuf:"varint,15,opt,name=responses,proto3" json:"responses,omitempty"`
-	FirstN        int64         `protobuf:"varint,16,opt,name=first_n,json=firstN,proto3" json:"first_n,omitempty"`
-	FirstSumUs    float64       `protobuf:"fixed64,17,opt,name=first_sum_us,json=firstSumUs,proto3" json:"first_sum_us,omitempty"`
-	Histogram     []byte        `protobuf:"bytes,18,opt,name=histogram,proto3" json:"histogram,omitempty"`
-	MeanUs        float64       `protobuf:"fixed64,19,opt,name=mean_us,json=meanUs,proto3" json:"mean_us,omitempty"`
-	Classes       []*ErrorClass `protobuf:"bytes,20,rep,name=classes,proto3" json:"classes,omitempty"`
+	M2         float64       `protobuf:"fixed64,9,opt,name=m2,proto3" json:"m2,omitempty"`
+	MinNs      int64         `protobuf:"varint,10,opt,name=min_ns,json=minNs,proto3" json:"min_ns,omitempty"`
+	MaxNs      int64         `protobuf:"varint,11,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
+	SendRecvNs int64         `protobuf:"varint,12,opt,name=send_recv_ns,json=sendRecvNs,proto3" json:"send_recv_ns,omitempty"`
+	WaitNs     int64         `protobuf:"varint,13,opt,name=wait_ns,json=waitNs,proto3" json:"wait_ns,omitempty"`
+	Decoupled  bool          `protobuf:"varint,14,opt,name=decoupled,proto3" json:"decoupled,omitempty"`
+	Responses  int64         `protobuf:"varint,15,opt,name=responses,proto3" json:"responses,omitempty"`
+	FirstN     int64         `protobuf:"varint,16,opt,name=first_n,json=firstN,proto3" json:"first_n,omitempty"`
+	FirstSumUs float64       `protobuf:"fixed64,17,opt,name=first_sum_us,json=firstSumUs,proto3" json:"first_sum_us,omitempty"`
+	Histogram  []byte        `protobuf:"bytes,18,opt,name=histogram,proto3" json:"histogram,omitempty"`
+	MeanUs     float64       `protobuf:"fixed64,19,opt,name=mean_us,json=meanUs,proto3" json:"mean_us,omitempty"`
+	Classes    []*ErrorClass `protobuf:"bytes,20,rep,name=classes,proto3" json:"classes,omitempty"`
+	// sequences: successful requests that ended a sequence; delayed:
+	// successful requests that waited for a free worker (request-rate
+	// modes), which the "delayed requests" warning counts.
+	Sequences     int64 `protobuf:"varint,21,opt,name=sequences,proto3" json:"sequences,omitempty"`
+	Delayed       int64 `protobuf:"varint,22,opt,name=delayed,proto3" json:"delayed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1117,6 +1122,20 @@ func (x *WindowReport) GetClasses() []*ErrorClass {
 		return x.Classes
 	}
 	return nil
+}
+
+func (x *WindowReport) GetSequences() int64 {
+	if x != nil {
+		return x.Sequences
+	}
+	return 0
+}
+
+func (x *WindowReport) GetDelayed() int64 {
+	if x != nil {
+		return x.Delayed
+	}
+	return 0
 }
 
 // ErrorClass counts failures of one class, with an example message.
@@ -1474,7 +1493,7 @@ const file_fleet_proto_rawDesc = "" +
 	"\x04seed\x18\x0f \x01(\x04R\x04seed\x12\x19\n" +
 	"\bdrain_ns\x18\x10 \x01(\x03R\adrainNs\"\x1d\n" +
 	"\vStopSession\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\"\xbd\x04\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"\xf5\x04\n" +
 	"\fWindowReport\x12\x18\n" +
 	"\asession\x18\x01 \x01(\x04R\asession\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x19\n" +
@@ -1498,7 +1517,9 @@ const file_fleet_proto_rawDesc = "" +
 	"firstSumUs\x12\x1c\n" +
 	"\thistogram\x18\x12 \x01(\fR\thistogram\x12\x17\n" +
 	"\amean_us\x18\x13 \x01(\x01R\x06meanUs\x127\n" +
-	"\aclasses\x18\x14 \x03(\v2\x1d.perfscen.fleet.v1.ErrorClassR\aclasses\"R\n" +
+	"\aclasses\x18\x14 \x03(\v2\x1d.perfscen.fleet.v1.ErrorClassR\aclasses\x12\x1c\n" +
+	"\tsequences\x18\x15 \x01(\x03R\tsequences\x12\x18\n" +
+	"\adelayed\x18\x16 \x01(\x03R\adelayed\"R\n" +
 	"\n" +
 	"ErrorClass\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x14\n" +
