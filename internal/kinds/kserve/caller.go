@@ -3,7 +3,10 @@ package kserve
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/perfscen/perfscen/runner/plan"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/kinds"
@@ -153,9 +156,32 @@ func (c *caller) callStream(req *client.InferRequest, out *kinds.Outcome, clock 
 		c.dropStream()
 		return nil, err
 	}
+	// server.timeout bounds the whole streamed request, up to its final
+	// response, as it bounds a unary call: a decoupled model that never
+	// sends its final response would otherwise hold the worker until the
+	// drain, and the point end "unstable" instead of timed out. The only
+	// way to stop a Recv is to end the stream.
+	var expired atomic.Bool
+	if c.p.timeout > 0 {
+		end := c.endStream
+		timer := time.AfterFunc(c.p.timeout, func() {
+			expired.Store(true)
+			end()
+		})
+		defer func() {
+			if !timer.Stop() && c.stream != nil {
+				c.dropStream() // it fired as the answer came: the stream is ended
+			}
+		}()
+	}
 	var last *client.InferResponse
 	for {
 		resp, err := c.stream.Recv()
+		if err != nil && expired.Load() {
+			c.dropStream()
+			return nil, &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: "infer stream",
+				Err: fmt.Errorf("no final response within server.timeout %s: %w", c.p.timeout, context.DeadlineExceeded)}
+		}
 		if resp != nil && resp.ID != req.ID {
 			continue
 		}

@@ -3,7 +3,9 @@ package kserve
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/inputdata"
@@ -57,4 +59,55 @@ func TestFailedStreamSendEndsTheStream(t *testing.T) {
 		}
 	}
 	c.Close()
+}
+
+// silentStreamer opens streams that take every request and never send a
+// final response (a decoupled model that hangs); Recv returns once the
+// stream's context ends.
+type silentStreamer struct{ opened []context.Context }
+
+func (f *silentStreamer) InferStream(ctx context.Context) (client.Stream, error) {
+	f.opened = append(f.opened, ctx)
+	return silentStream{ctx}, nil
+}
+
+type silentStream struct{ ctx context.Context }
+
+func (silentStream) Send(*client.InferRequest) error { return nil }
+func (s silentStream) Recv() (*client.InferResponse, error) {
+	<-s.ctx.Done()
+	return nil, &transport.TransportError{Protocol: "grpc", Op: "stream recv", Err: s.ctx.Err()}
+}
+func (silentStream) CloseSend() error { return nil }
+
+// server.timeout bounds a streamed request up to its final response, as
+// it bounds a unary call: the call fails as a timeout after it, the
+// stream is ended, and the next call opens another (before, Recv waited
+// for the drain and the point ended "unstable").
+func TestStreamedCallTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &silentStreamer{}
+		step := inputdata.Step{Inputs: []tensor.Tensor{{Name: "INPUT0", DataType: tensor.INT32, Shape: []int64{1}, Raw: make([]byte, 4)}}}
+		p := &point{streamer: f, steps: 1, timeout: 2 * time.Second}
+		p.model.Name = "m"
+		c, err := p.NewCaller(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for i := range 2 {
+			start := time.Now()
+			var out kinds.Outcome
+			c.Call(context.Background(), func() time.Duration { return time.Since(start) }, &kinds.Request{Step: inputdata.Request{Step: &step}}, &out)
+			if !errors.Is(out.Err, context.DeadlineExceeded) || !strings.Contains(out.Err.Error(), "no final response within server.timeout 2s") {
+				t.Fatalf("call %d: %v, want a timeout", i, out.Err)
+			}
+			if took := time.Since(start); took != 2*time.Second {
+				t.Errorf("call %d gave up after %s, want the 2s of server.timeout", i, took)
+			}
+			if len(f.opened) != i+1 || f.opened[i].Err() == nil {
+				t.Fatalf("call %d: %d stream(s) opened, the last still open: %v", i, len(f.opened), f.opened[i].Err())
+			}
+		}
+	})
 }
