@@ -96,6 +96,8 @@ func GRPCDial(target string, o GRPCDialOptions) (*grpc.ClientConn, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
 		grpc.WithInitialWindowSize(GRPCWindow),
 		grpc.WithInitialConnWindowSize(4 * GRPCWindow),
+		// A call's wait, as the own connection measures it (grpcwait.go).
+		grpc.WithStatsHandler(waitStats{}),
 	}
 	if o.Dial != nil {
 		// passthrough hands the address to the dialer unresolved.

@@ -28,6 +28,7 @@ func (c *grpcClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	codec := codecPool.Get().(*timedCodec)
 	codec.marshal, codec.unmarshal = 0, 0
 	built := time.Since(start)
+	ctx = transport.WithCallWait(ctx)
 	r, err := c.stub().ModelInfer(ctx, m, grpc.ForceCodecV2(codec))
 	called := time.Since(start)
 	cpu := codec.marshal + codec.unmarshal
@@ -40,9 +41,12 @@ func (c *grpcClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 		return nil, &transport.ProtocolError{Protocol: plan.ProtocolGRPC, Op: op, Err: err}
 	}
 	total := time.Since(start)
-	wait := called - built - cpu
-	if wait < 0 {
-		wait = 0
+	// The wait means what it means on perfscen's own connection: request
+	// out to the reply's first HEADERS (transport.CallWait). Without the
+	// handler's moments, the call less the codec's time.
+	wait, ok := transport.CallWait(ctx)
+	if !ok {
+		wait = max(called-built-cpu, 0)
 	}
 	out.Timing = Timing{SendRecv: total - wait, Wait: wait}
 	return out, nil
