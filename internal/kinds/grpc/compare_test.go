@@ -92,3 +92,50 @@ func TestExpectationCheck(t *testing.T) {
 		}
 	}
 }
+
+// expected_fields paths go through map fields by key, as TF Serving's
+// outputs map needs (outputs.y.float_val was refused before): a field of
+// an entry's message, the entry's whole value, a missing key, and keys
+// that are not the map's key type.
+func TestExpectedFieldsThroughMaps(t *testing.T) {
+	ms, _ := places(t)
+	md := ms["Nearest"].Input() // NearestRequest: map<string, Place> hints
+	msg := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal([]byte(`{"hints": {"home": {"name": "Cafe", "score": 0.5, "location": {"latitude": 1.25}}}}`), msg); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, value, want string
+	}{
+		{"hints.home.name", `"Cafe"`, ""},
+		{"hints.home.location.latitude", `1.25`, ""},
+		{"hints.home.name", `"Bar"`, `hints.home.name: want "Bar", got "Cafe"`},
+		{"hints.home", `{"name": "Cafe", "score": 0.5, "location": {"latitude": 1.25}}`, ""},
+		{"hints.home", `{"name": "Cafe"}`, "location.latitude: want 0, got 1.25"},
+		{"hints.work.name", `"Cafe"`, `the reply's hints has no key "work"`},
+		{"hints", `{"home": {"name": "Cafe", "score": 0.5, "location": {"latitude": 1.25}}}`, ""},
+	} {
+		fc, err := parseFieldPath(tc.path, md, false)
+		if err != nil {
+			t.Errorf("%s: %v", tc.path, err)
+			continue
+		}
+		wrapper := dynamicpb.NewMessage(fc.parent(md))
+		if err := protojson.Unmarshal(fc.wrapExpected([]byte(tc.value)), wrapper); err != nil {
+			t.Errorf("%s = %s: %v", tc.path, tc.value, err)
+			continue
+		}
+		fc.setWant(wrapper)
+		if d := fc.check(msg, 0); tc.want == "" && d != "" || tc.want != "" && !strings.Contains(d, tc.want) {
+			t.Errorf("%s = %s: %q, want %q", tc.path, tc.value, d, tc.want)
+		}
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"hints.home.nope", `no field "nope"`},
+		{"hints.home.name.first", "name is not a message"},
+	} {
+		if _, err := parseFieldPath(tc.path, md, false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}

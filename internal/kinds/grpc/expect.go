@@ -28,10 +28,14 @@ type fieldCheck struct {
 	want  protoreflect.Value // the last step's value: one element when it is indexed
 }
 
-// pathStep is a field, and the list element when indexed.
+// pathStep is a field, and the list element when indexed, or the map
+// entry when keyed.
 type pathStep struct {
-	fd    protoreflect.FieldDescriptor
-	index int // -1: the whole field
+	fd     protoreflect.FieldDescriptor
+	index  int // -1: the whole field
+	key    protoreflect.MapKey
+	keyed  bool
+	keyStr string // as written
 }
 
 var (
@@ -41,7 +45,10 @@ var (
 
 // parseFieldPath resolves a path such as location.latitude or
 // values[2], with a leading [i] choosing one reply of a stream, against
-// the reply type md.
+// the reply type md. A map field is entered by its key, as the next
+// segment: outputs.y.float_val (TF Serving's outputs map, key y, then its
+// TensorProto's float_val), or outputs.y for the whole entry's value; a
+// key may hold any character but the dot.
 func parseFieldPath(path string, md protoreflect.MessageDescriptor, streaming bool) (fieldCheck, error) {
 	fc := fieldCheck{path: path, reply: -1}
 	rest := path
@@ -57,7 +64,8 @@ func parseFieldPath(path string, md protoreflect.MessageDescriptor, streaming bo
 	}
 	cur := md
 	segs := strings.Split(rest, ".")
-	for i, seg := range segs {
+	for i := 0; i < len(segs); i++ {
+		seg := segs[i]
 		m := segmentRE.FindStringSubmatch(seg)
 		if m == nil {
 			return fc, fmt.Errorf("%q is not a field name, optionally with an index [n]", seg)
@@ -76,11 +84,24 @@ func parseFieldPath(path string, md protoreflect.MessageDescriptor, streaming bo
 			}
 			st.index, _ = strconv.Atoi(m[2])
 		}
+		if fd.IsMap() && i < len(segs)-1 {
+			// The next segment is the entry's key.
+			i++
+			k, err := mapKey(fd.MapKey(), segs[i])
+			if err != nil {
+				return fc, fmt.Errorf("%s: %v", fd.Name(), err)
+			}
+			st.key, st.keyed, st.keyStr = k, true, segs[i]
+			fc.steps = append(fc.steps, st)
+			cur = fd.MapValue().Message()
+			if i < len(segs)-1 && cur == nil {
+				return fc, fmt.Errorf("%s[%s] is not a message, it has no field %s", fd.Name(), segs[i], segs[i+1])
+			}
+			continue
+		}
 		last := i == len(segs)-1
 		switch {
 		case last:
-		case fd.IsMap():
-			return fc, fmt.Errorf("%s is a map: compare it whole, as the last field of the path", fd.Name())
 		case fd.IsList() && st.index < 0:
 			return fc, fmt.Errorf("%s is repeated: index it ([n]) to go into an element", fd.Name())
 		case fd.Message() == nil:
@@ -95,13 +116,55 @@ func parseFieldPath(path string, md protoreflect.MessageDescriptor, streaming bo
 	return fc, nil
 }
 
+// mapKey reads a map key written in a path as the map's key type.
+func mapKey(fd protoreflect.FieldDescriptor, s string) (protoreflect.MapKey, error) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(s).MapKey(), nil
+	case protoreflect.BoolKind:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return protoreflect.MapKey{}, fmt.Errorf("key %q is not a bool", s)
+		}
+		return protoreflect.ValueOfBool(b).MapKey(), nil
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return protoreflect.MapKey{}, fmt.Errorf("key %q is not an int32", s)
+		}
+		return protoreflect.ValueOfInt32(int32(n)).MapKey(), nil
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return protoreflect.MapKey{}, fmt.Errorf("key %q is not an int64", s)
+		}
+		return protoreflect.ValueOfInt64(n).MapKey(), nil
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		n, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return protoreflect.MapKey{}, fmt.Errorf("key %q is not a uint32", s)
+		}
+		return protoreflect.ValueOfUint32(uint32(n)).MapKey(), nil
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return protoreflect.MapKey{}, fmt.Errorf("key %q is not a uint64", s)
+		}
+		return protoreflect.ValueOfUint64(n).MapKey(), nil
+	}
+	return protoreflect.MapKey{}, fmt.Errorf("keys of kind %s are not supported", fd.Kind())
+}
+
 // wrapExpected writes the JSON of a message of the last step's parent
 // type holding only the expected value, so protojson decodes (and
 // checks) the value with the field's own type.
 func (fc fieldCheck) wrapExpected(value []byte) []byte {
 	st := fc.steps[len(fc.steps)-1]
 	v := string(value)
-	if st.index >= 0 {
+	switch {
+	case st.keyed:
+		v = fmt.Sprintf("{%q: %s}", st.keyStr, v)
+	case st.index >= 0:
 		v = "[" + v + "]"
 	}
 	return []byte(fmt.Sprintf("{%q: %s}", st.fd.JSONName(), v))
@@ -111,7 +174,10 @@ func (fc fieldCheck) wrapExpected(value []byte) []byte {
 func (fc *fieldCheck) setWant(wrapper protoreflect.Message) {
 	st := fc.steps[len(fc.steps)-1]
 	v := wrapper.Get(st.fd)
-	if st.index >= 0 {
+	switch {
+	case st.keyed:
+		v = v.Map().Get(st.key)
+	case st.index >= 0:
 		v = v.List().Get(0)
 	}
 	fc.want = v
@@ -122,7 +188,11 @@ func (fc fieldCheck) parent(reply protoreflect.MessageDescriptor) protoreflect.M
 	if len(fc.steps) == 1 {
 		return reply
 	}
-	return fc.steps[len(fc.steps)-2].fd.Message()
+	prev := fc.steps[len(fc.steps)-2]
+	if prev.keyed {
+		return prev.fd.MapValue().Message()
+	}
+	return prev.fd.Message()
 }
 
 // check compares a reply's field with the expected value.
@@ -131,6 +201,17 @@ func (fc fieldCheck) check(reply protoreflect.Message, tol float64) string {
 	for i, st := range fc.steps {
 		v := msg.Get(st.fd)
 		last := i == len(fc.steps)-1
+		if st.keyed {
+			m := v.Map()
+			if !m.Has(st.key) {
+				return fmt.Sprintf("%s: the reply's %s has no key %q", fc.path, st.fd.Name(), st.keyStr)
+			}
+			if last {
+				return diffSingular(st.fd.MapValue(), fc.want, m.Get(st.key), tol, fc.path)
+			}
+			msg = m.Get(st.key).Message()
+			continue
+		}
 		if st.index >= 0 {
 			l := v.List()
 			if st.index >= l.Len() {
