@@ -3,6 +3,7 @@ package tfserving
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -103,6 +104,30 @@ func grpcError(ctx context.Context, op string, err error) error {
 		}
 	}
 	return &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: st.Message()}
+}
+
+// invalidArgument reports whether the server refused the request as
+// invalid: HTTP 400 or gRPC INVALID_ARGUMENT.
+func invalidArgument(err error) bool {
+	var se *transport.ServerError
+	return errors.As(err, &se) && (se.HTTPStatus == 400 || se.GRPCCode == codes.InvalidArgument)
+}
+
+// tfNotFound is a 404 as TF Serving words it: over REST a JSON object with
+// an "error" member, never another server's plain-text page (a 404 from
+// another server's port says nothing of TF Serving's models).
+func tfNotFound(proto plan.Protocol, err error) bool {
+	if !notFound(err) {
+		return false
+	}
+	var se *transport.ServerError
+	if proto != plan.ProtocolHTTP || !errors.As(err, &se) {
+		return true
+	}
+	var body struct {
+		Error *string `json:"error"`
+	}
+	return json.Unmarshal([]byte(se.Message), &body) == nil && body.Error != nil
 }
 
 // notFound reports whether the server said the model (or version) is not

@@ -3,6 +3,8 @@ package tfserving
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,30 @@ func TestOpenServerFailures(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	// TF Serving's status API ignores version labels (it lists every
+	// version); its metadata call refuses an unknown one. That is the
+	// scenario's mistake: exit 2 before any load (exit 3 before).
+	t.Run("unknown label, status ignores it", func(t *testing.T) {
+		addr := serveStub(t, &stubServer{status: versions(pb.ModelVersionStatus_AVAILABLE),
+			metadata: func() (*pb.GetModelMetadataResponse, error) {
+				return nil, status.Error(codes.InvalidArgument, "Unrecognized servable version label: canary")
+			}})
+		p := onePlan(plan.Server{URL: addr}, plan.ProtocolGRPC, plan.Model{Name: "m", Version: "canary"}, nil)
+		_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 500 * time.Millisecond})
+		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), `the server has no version labelled "canary"`) {
+			t.Fatalf("err = %v (%s)", err, failure.KindOf(err))
+		}
+	})
+	t.Run("metrics_url answering 404", func(t *testing.T) {
+		grpcAddr, _ := flavourOn(t, nil)
+		srv := httptest.NewServer(http.NotFoundHandler())
+		t.Cleanup(srv.Close)
+		p := onePlan(plan.Server{URL: grpcAddr, MetricsURL: srv.URL + "/monitoring/prometheus/metrics"}, plan.ProtocolGRPC, plan.Model{Name: "simple"}, nil)
+		_, err := open(t, p)
+		if failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), "TF Serving answers 404 there unless it was started with --monitoring_config_file") {
+			t.Fatalf("err = %v, want the hint", err)
+		}
+	})
 	t.Run("one version up of several", func(t *testing.T) {
 		v, _ := judgeStatus(must(versions(pb.ModelVersionStatus_END, pb.ModelVersionStatus_AVAILABLE)()))
 		if v != statusAvailable {
@@ -137,5 +163,12 @@ func TestNoModelService(t *testing.T) {
 	}
 	if n := strings.Join(s.Notes(), "\n"); !strings.Contains(n, "has no tensorflow.serving.ModelService: model status was not checked") {
 		t.Errorf("notes: %s", n)
+	}
+	// A model it lacks is named as such, not as a server that is not TF
+	// Serving ("implements neither ModelService nor PredictionService"
+	// before).
+	_, err = open(t, onePlan(plan.Server{URL: lis.Addr().String()}, plan.ProtocolGRPC, plan.Model{Name: "nosuch"}, nil))
+	if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), `model "nosuch" is not served by the gRPC server at`) {
+		t.Errorf("err = %v", err)
 	}
 }

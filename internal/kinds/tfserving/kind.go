@@ -206,6 +206,13 @@ func (s *server) readSignature(ctx context.Context, ms *modelState) error {
 		if notFound(err) {
 			return failure.Invalid(fmt.Errorf("%s (alias %s): metadata: %w", ms.ref.what(), ms.model.Alias, err))
 		}
+		// TF Serving's status API ignores version labels (it answers for
+		// every version), so an unknown label shows first here, as an
+		// INVALID_ARGUMENT: the scenario's mistake, not the server's.
+		if ms.ref.isLabel() && invalidArgument(err) {
+			return failure.Invalid(fmt.Errorf("%s (alias %s): the server has no version labelled %q (labels come from its model config's version_labels): %w",
+				ms.ref.what(), ms.model.Alias, ms.ref.Version, err))
+		}
 		return failure.Env(fmt.Errorf("%s (alias %s): metadata: %w", ms.ref.what(), ms.model.Alias, err))
 	}
 	sig, err := pickSignature(ms.ref.Name, sigs, ms.ref.Signature)
@@ -227,6 +234,9 @@ func (s *server) openStats(ctx context.Context, url string, co connOptions) erro
 		field := kinds.ServerField(s.plan.Server()) + ".metrics_url"
 		if errors.Is(err, errNotProm) {
 			return failure.Invalid(fmt.Errorf("%s: %w (TF Serving serves its metrics at %s on the REST port when --monitoring_config_file enables prometheus_config)", field, err, promPath))
+		}
+		if errors.Is(err, errNoMetricsPage) {
+			return failure.Env(fmt.Errorf("%s: %w: TF Serving answers 404 there unless it was started with --monitoring_config_file naming a file with prometheus_config { enable: true, path: %q }; start it so, or leave metrics_url out (the run then has no server figures)", field, err, promPath))
 		}
 		return failure.Env(fmt.Errorf("%s: %w", field, err))
 	}

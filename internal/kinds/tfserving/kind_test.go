@@ -2,6 +2,8 @@ package tfserving
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,6 +202,10 @@ func TestOpenInvalid(t *testing.T) {
 		{"unknown model grpc", plan.ProtocolGRPC, plan.Server{}, plan.Model{Name: "nosuch"}, `model "nosuch" is not served by the TF Serving at`},
 		{"unknown model rest", plan.ProtocolHTTP, plan.Server{}, plan.Model{Name: "nosuch"}, "Could not find any versions of model nosuch"},
 		{"unknown version", plan.ProtocolGRPC, plan.Server{}, plan.Model{Name: "simple", Version: "7"}, `model "simple" version 7 is not served`},
+		// The status API ignores labels; the metadata call refuses an
+		// unknown one: the scenario's mistake (exit 3 before).
+		{"unknown version label grpc", plan.ProtocolGRPC, plan.Server{}, plan.Model{Name: "simple", Version: "canary"}, `the server has no version labelled "canary"`},
+		{"unknown version label rest", plan.ProtocolHTTP, plan.Server{}, plan.Model{Name: "simple", Version: "canary"}, `the server has no version labelled "canary"`},
 		{"unknown signature", plan.ProtocolGRPC, plan.Server{Options: map[string]any{"signature_name": "predict"}}, plan.Model{Name: "simple"},
 			`server.tfserving.signature_name: model "simple" has no signature "predict"; its signatures: serving_default`},
 		{"input the model lacks", plan.ProtocolHTTP, plan.Server{}, plan.Model{Name: "identity_fp32", Input: plan.Input{Kind: "json", Paths: []string{data}}},
@@ -267,6 +273,9 @@ func TestWrongPort(t *testing.T) {
 		{"rest port for grpc", plan.ProtocolGRPC, tfREST, failure.InvalidInput, "answers HTTP/1.x, not gRPC (is it the REST port? use protocol: http"},
 		{"grpc port for rest", plan.ProtocolHTTP, tfGRPC, failure.InvalidInput, "answers HTTP/2 frames, not HTTP/1.1 (is it the gRPC port? use protocol: grpc"},
 		{"nobody there", plan.ProtocolGRPC, "127.0.0.1:1", failure.Environment, "not ready within"},
+		// Another server's plain-text 404 says nothing of TF Serving's
+		// models ("not served by the TF Serving" before).
+		{"plain-text 404", plan.ProtocolHTTP, plain404(t), failure.InvalidInput, "does not answer as TensorFlow Serving (asked for model \"simple\"'s status it answered 404 without TF Serving's JSON error)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -304,4 +313,12 @@ func TestSplitURL(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// plain404 is a web server answering every path 404 in plain text, as
+// another service's port does.
+func plain404(t *testing.T) string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
 }

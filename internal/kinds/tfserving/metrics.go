@@ -57,6 +57,9 @@ func (p *promStats) families(ctx context.Context) (map[string]*dto.MetricFamily,
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", p.url, err)
 	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, fmt.Errorf("scraping %s: %s: %w", p.url, resp.Status, errNoMetricsPage)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("scraping %s: %s", p.url, resp.Status)
 	}
@@ -68,6 +71,10 @@ func (p *promStats) families(ctx context.Context) (map[string]*dto.MetricFamily,
 }
 
 var errNotProm = fmt.Errorf("not Prometheus text")
+
+// errNoMetricsPage is a metrics_url answering 404: what TF Serving does
+// without --monitoring_config_file.
+var errNoMetricsPage = fmt.Errorf("no metrics page")
 
 // parseProm reads the Prometheus text exposition format. TF Serving's
 // names begin with ':', which the classic name rules allow.

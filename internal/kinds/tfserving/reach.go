@@ -75,17 +75,33 @@ func (s *server) reach(ctx context.Context, proto plan.Protocol, m modelRef, tim
 		}
 		// A server with PredictionService alone (a proxy, a custom
 		// front) is measurable; only the status check is lost.
-		if _, err := a.signatures(ctx, m); err == nil {
+		_, err := a.signatures(ctx, m)
+		switch {
+		case err == nil:
 			s.addNote(fmt.Sprintf("the gRPC server at %s has no tensorflow.serving.ModelService: model status was not checked", url))
 			return nil
+		case notFound(err):
+			// Its PredictionService answered: the model is what it lacks.
+			return failure.Invalid(fmt.Errorf("%s is not served by the gRPC server at %s (it has no tensorflow.serving.ModelService; its PredictionService says: %w)", m.what(), url, err))
 		}
 		return failure.Invalid(fmt.Errorf("%s: the gRPC server at %s implements neither tensorflow.serving.ModelService nor PredictionService, so it is not TensorFlow Serving: %w", kinds.ServerField(s.plan.Server()), url, lastErr))
+	case notFound(lastErr) && !tfNotFound(proto, lastErr):
+		// A 404 not worded as TF Serving words it: another server's port.
+		if err := otherAPI(); err != nil {
+			return err
+		}
+		return failure.Invalid(fmt.Errorf("%s: the server at %s (%s) does not answer as TensorFlow Serving (asked for %s's status it answered 404 without TF Serving's JSON error): %w; is it TF Serving's %s port (%s by default)?",
+			kinds.ServerField(s.plan.Server()), url, proto, m.what(), lastErr, portName(proto), defaultPort(proto)))
 	case notFound(lastErr):
 		if err := otherAPI(); err != nil {
 			return err
 		}
 		// TF Serving has no API that lists its models.
 		return failure.Invalid(fmt.Errorf("%s is not served by the TF Serving at %s (%s): %w", m.what(), url, proto, lastErr))
+	}
+	if m.isLabel() && invalidArgument(lastErr) {
+		// A label the server does not know: the scenario's mistake.
+		return failure.Invalid(fmt.Errorf("%s at %s: the server has no version labelled %q (labels come from its model config's version_labels): %w", m.what(), url, m.Version, lastErr))
 	}
 	return failure.Env(fmt.Errorf("%s at %s: status: %w", m.what(), url, lastErr))
 }

@@ -46,6 +46,15 @@ func (m modelRef) path() string {
 }
 
 // what names the model in messages.
+// isLabel says whether the version is a label ("stable"), not a number.
+func (m modelRef) isLabel() bool {
+	if m.Version == "" {
+		return false
+	}
+	_, err := strconv.ParseInt(m.Version, 10, 64)
+	return err != nil
+}
+
 func (m modelRef) what() string {
 	if m.Version == "" {
 		return fmt.Sprintf("model %q", m.Name)
