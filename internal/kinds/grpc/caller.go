@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perfscen/perfscen/internal/transport"
+	"github.com/perfscen/perfscen/runner/plan"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"io"
 	"time"
 
@@ -55,13 +59,14 @@ func (p *point) NewCaller(_ context.Context, worker int) (kinds.Caller, error) {
 	}
 	md := p.m.md
 	return &caller{
-		conn:     conn,
-		m:        p.m,
-		md:       p.srv.md,
-		deadline: p.srv.cfg.deadline,
-		desc:     &grpc.StreamDesc{ServerStreams: md.IsStreamingServer(), ClientStreams: md.IsStreamingClient()},
-		path:     p.m.method.path(),
-		opts:     []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})},
+		conn:       conn,
+		m:          p.m,
+		md:         p.srv.md,
+		deadline:   p.srv.cfg.deadline,
+		maxReplies: p.srv.cfg.replies,
+		desc:       &grpc.StreamDesc{ServerStreams: md.IsStreamingServer(), ClientStreams: md.IsStreamingClient()},
+		path:       p.m.method.path(),
+		opts:       []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})},
 	}, nil
 }
 
@@ -71,11 +76,14 @@ type caller struct {
 	m        *model
 	md       metadata.MD
 	deadline time.Duration
-	desc     *grpc.StreamDesc
-	path     string
-	opts     []grpc.CallOption
-	send     frame
-	replies  [][]byte
+	// maxReplies ends a streamed reply after this many (0: the server
+	// ends it).
+	maxReplies int
+	desc       *grpc.StreamDesc
+	path       string
+	opts       []grpc.CallOption
+	send       frame
+	replies    [][]byte
 }
 
 func (c *caller) Close() error { return nil }
@@ -151,6 +159,10 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 		if !streaming {
 			break // grpc-go has read the status with the one reply
 		}
+		if c.maxReplies > 0 && int(out.Responses) >= c.maxReplies {
+			cancel() // the call is complete: end the stream the server keeps open
+			break
+		}
 	}
 	out.Done = clock()
 	if sendDone != nil {
@@ -162,6 +174,12 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 	out.Decoupled = streaming
 	if callErr != nil {
 		out.Err = callError(ctx, c.path, callErr)
+		if streaming && out.Responses > 0 && status.Code(callErr) == codes.DeadlineExceeded {
+			// The server replied and kept the stream open: say so, not
+			// that the server failed to answer.
+			out.Err = &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: c.path, GRPCCode: codes.DeadlineExceeded,
+				Message: fmt.Sprintf("deadline exceeded: the server sent %d replies and did not end the stream within the deadline (%s); a stream it never ends needs server.grpc.replies to end each call after that many replies", out.Responses, c.deadline)}
+		}
 		return
 	}
 	if check {

@@ -36,6 +36,10 @@ type settings struct {
 	Deadline string `json:"deadline"`
 	// MaxReceiveSize bounds a response message (default 64 MiB).
 	MaxReceiveSize int `json:"max_receive_size"`
+	// Replies ends a call of a server- or bidi-streaming method after
+	// that many replies, for a stream the server never ends on its own
+	// (etcd's Watch); 0 waits for the server to end it.
+	Replies int `json:"replies"`
 }
 
 // config is the checked settings, paths resolved.
@@ -50,6 +54,7 @@ type config struct {
 	metadata    map[string]string
 	deadline    time.Duration
 	maxRecv     int
+	replies     int
 	field       string // server.grpc or servers.NAME.grpc, for messages
 }
 
@@ -171,6 +176,10 @@ func loadConfig(p *plan.Plan) (*config, error) {
 	if c.maxRecv < 0 {
 		return nil, bad("max_receive_size", "must be > 0")
 	}
+	if s.Replies < 0 {
+		return nil, bad("replies", "must be 1 or more (or left out: wait for the server to end the stream)")
+	}
+	c.replies = s.Replies
 	if c.maxRecv == 0 {
 		c.maxRecv = defaultMaxReceive
 	}
