@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/perfscen/perfscen/internal/kinds"
 	"strconv"
 	"time"
 
@@ -28,6 +30,11 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		Notes:     pr.notes,
 		Validation: result.Validation{Enabled: pr.pl.validate, Checked: pr.checked,
 			Mismatches: pr.mismatches.total, First: pr.mismatches.first(), Sampled: pr.pl.validateEvery > 1},
+	}
+	if v, ok := pr.pl.kind.(kinds.Versioned); ok && out.ModelVersion == "" {
+		if ver, ok := v.ModelVersion(context.Background()); ok {
+			out.ModelVersion = ver
+		}
 	}
 	if pr.passedOver > 0 {
 		out.Notes = append(out.Notes, strconv.Itoa(pr.passedOver)+" interleaved window(s) in which no request finished were passed over; the next window of the same session was kept")

@@ -127,6 +127,13 @@ type Point interface {
 	Close() error
 }
 
+// Versioned is a Point that can say which version of its model the
+// server measured when the scenario named none (Triton picks the latest
+// it has loaded): the result records it.
+type Versioned interface {
+	ModelVersion(ctx context.Context) (string, bool)
+}
+
 // ErrNoStats is returned by Point.Stats when there are no server
 // statistics to read.
 var ErrNoStats = fmt.Errorf("the server offers no statistics")

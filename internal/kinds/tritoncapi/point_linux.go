@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -105,6 +106,20 @@ func (p *point) Stats(ctx context.Context) (kinds.Counters, error) {
 		return kinds.Counters{}, err
 	}
 	return countersFromJSON(b, p.m.plan.Name, p.m.plan.Version)
+}
+
+// ModelVersion says which version Triton served the point's requests
+// with when the scenario named none (kinds.Versioned).
+func (p *point) ModelVersion(context.Context) (string, bool) {
+	b, err := p.s.ts.statistics(p.m.plan.Name, "")
+	if err != nil {
+		return "", false
+	}
+	vs := versionsServed(b, p.m.plan.Name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return strings.Join(vs, ","), true
 }
 
 // waitSlice is how long a caller sleeps in C before it looks at its

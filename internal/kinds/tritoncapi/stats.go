@@ -8,6 +8,22 @@ import (
 	"github.com/perfscen/perfscen/internal/kservev2"
 )
 
+// versionsServed lists the versions of model name that served requests,
+// from TRITONSERVER_ServerModelStatistics' JSON.
+func versionsServed(b []byte, name string) []string {
+	var doc kservev2.StatisticsResponse
+	if json.Unmarshal(b, &doc) != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range doc.ModelStats {
+		if s.Name == name && s.InferenceStats.Success.Count > 0 {
+			out = append(out, s.Version)
+		}
+	}
+	return out
+}
+
 // countersFromJSON reads TRITONSERVER_ServerModelStatistics' JSON (the
 // statistics extension's document) and sums model name's versions
 // (version "" takes every version listed), as the HTTP and gRPC kinds do.

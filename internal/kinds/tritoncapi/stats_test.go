@@ -38,3 +38,19 @@ func FuzzCountersFromJSON(f *testing.F) {
 		_, _ = countersFromJSON(b, name, "")
 	})
 }
+
+// The version Triton served a model with, when the scenario named none,
+// is read from its statistics: the versions with successful requests
+// (the result recorded no version before).
+func TestVersionsServed(t *testing.T) {
+	b := []byte(`{"model_stats": [
+	  {"name": "m", "version": "1", "inference_stats": {"success": {"count": 0, "ns": 0}}},
+	  {"name": "m", "version": "3", "inference_stats": {"success": {"count": 12, "ns": 900}}},
+	  {"name": "other", "version": "2", "inference_stats": {"success": {"count": 5, "ns": 100}}}]}`)
+	if got := versionsServed(b, "m"); len(got) != 1 || got[0] != "3" {
+		t.Errorf("versions served %q, want [3]", got)
+	}
+	if got := versionsServed([]byte("not json"), "m"); got != nil {
+		t.Errorf("from garbage: %q", got)
+	}
+}
