@@ -33,7 +33,10 @@ type pointRunner struct {
 	p     *plan.Point
 	model plan.Model
 	pl    *pointLoad
-	m     plan.Measurement
+	// coarseNoted: the point's notes already say its server figures are
+	// coarse (noteResolution).
+	coarseNoted bool
+	m           plan.Measurement
 
 	statsOff bool // no more statistics calls: the server has none, or they failed
 	windows  []*measured

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -34,6 +36,24 @@ func serverDelta(b, a kinds.Counters) *result.ServerStats {
 		ComputeInferUs:  avgUs(a.ComputeInfer.Sub(b.ComputeInfer)),
 		ComputeOutputUs: avgUs(a.ComputeOutput.Sub(b.ComputeOutput)),
 	}
+}
+
+// noteResolution says once, on the point, when a window's server time is
+// known more coarsely than the figure: the source printed its total in
+// steps (StepNs) that, spread over the window's requests, exceed 1% of
+// the mean (a long-running TF Serving's latency sum, printed with 6
+// significant digits, moves in 10 ms steps past 10^9 µs).
+func (pr *pointRunner) noteResolution(b, a kinds.Counters, s *result.ServerStats) {
+	if pr.coarseNoted || s == nil || s.Reset || a.Success.StepNs == 0 || s.RequestCount <= 0 || s.AvgRequestUs <= 0 {
+		return
+	}
+	res := float64(a.Success.StepNs) / 1000 / float64(s.RequestCount)
+	if res <= 0.01*s.AvgRequestUs {
+		return
+	}
+	pr.coarseNoted = true
+	pr.notes = append(pr.notes, fmt.Sprintf("server figures are coarse: the server printed its total request time in steps of %s (6 significant digits of %s), so a window's mean server time is known only to ±%s at %d requests, %.0f%% of its %s; a longer window, or a restarted server, makes it finer",
+		numfmt.Value(float64(a.Success.StepNs)/1000, "us"), numfmt.Value(float64(a.Success.Ns)/1000, "us"), numfmt.Value(res, "us"), s.RequestCount, 100*res/s.AvgRequestUs, numfmt.Value(s.AvgRequestUs, "us")))
 }
 
 func avgUs(d kinds.Duration) float64 {

@@ -84,6 +84,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 					after, ok := pr.snapshot(ctx)
 					if ok {
 						server = serverDelta(before[i].counters, after)
+						pr.noteResolution(before[i].counters, after, server)
 						before[i].counters = after
 					}
 					before[i].ok = ok

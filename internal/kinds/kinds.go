@@ -213,11 +213,15 @@ type Counters struct {
 type Duration struct {
 	Count uint64
 	Ns    uint64
+	// StepNs is how finely the source printed Ns, when coarser than a
+	// nanosecond (TF Serving prints its latency sum with 6 significant
+	// digits: at 1.23457e+09 µs a step of 10 ms); 0 when exact.
+	StepNs uint64
 }
 
 // Sub is d − earlier, never below zero.
 func (d Duration) Sub(earlier Duration) Duration {
-	return Duration{Count: subClamp(d.Count, earlier.Count), Ns: subClamp(d.Ns, earlier.Ns)}
+	return Duration{Count: subClamp(d.Count, earlier.Count), Ns: subClamp(d.Ns, earlier.Ns), StepNs: d.StepNs}
 }
 
 func subClamp(a, b uint64) uint64 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +109,7 @@ func promCounters(fams map[string]*dto.MetricFamily, modelName, entrypoint strin
 	}
 	if sumUs > 0 && !math.IsInf(sumUs, 0) {
 		c.Success.Ns = uint64(sumUs * 1000)
+		c.Success.StepNs = uint64(printedStep(sumUs) * 1000)
 	}
 	if f := fams[metricRequests]; f != nil {
 		for _, m := range f.GetMetric() {
@@ -121,6 +123,25 @@ func promCounters(fams map[string]*dto.MetricFamily, modelName, entrypoint strin
 		}
 	}
 	return c
+}
+
+// printedStep is the step of the last significant digit a value was
+// printed with, when the printing rounded it: TF Serving writes doubles
+// with 6 significant digits ("1.23457e+10"), so a latency sum past 10^6
+// µs moves in steps of 10 µs and more. 0 when the value shows more
+// digits than that (it was not rounded to 6).
+func printedStep(v float64) float64 {
+	if v < 1e6 {
+		return 0
+	}
+	digits := strings.TrimLeft(strings.Replace(strconv.FormatFloat(v, 'e', -1, 64), ".", "", 1), "0")
+	if i := strings.IndexByte(digits, 'e'); i >= 0 {
+		digits = digits[:i]
+	}
+	if len(digits) > 6 {
+		return 0
+	}
+	return math.Pow(10, math.Floor(math.Log10(v))-5)
 }
 
 func labels(m *dto.Metric) map[string]string {

@@ -1,6 +1,7 @@
 package tfserving
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -87,4 +88,22 @@ func FuzzPromCounters(f *testing.F) {
 		}
 		_ = promCounters(fams, "half_plus_two", "GRPC")
 	})
+}
+
+// A latency sum printed with 6 significant digits moves in steps of its
+// last digit; one printed in full is exact.
+func TestPrintedStep(t *testing.T) {
+	for _, tc := range []struct{ v, want float64 }{
+		{1.23457e+09, 1e4}, // 10 ms steps: a long-running server
+		{1.23457e+10, 1e5},
+		{1.23457e+06, 10},
+		{123456.7, 0},  // under 10^6 µs: every digit shown
+		{1234567.0, 0}, // seven digits: not rounded to six
+		{1.2e+07, 100}, // fewer digits shown, same step
+		{9.99999e+08, 1000},
+	} {
+		if got := printedStep(tc.v); math.Abs(got-tc.want) > 1e-9*tc.want {
+			t.Errorf("printedStep(%g) = %g, want %g", tc.v, got, tc.want)
+		}
+	}
 }
