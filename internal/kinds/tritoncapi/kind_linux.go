@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/inputdata"
@@ -40,6 +42,29 @@ type server struct {
 	models map[string]*model // by alias
 	data   map[string]*inputdata.Data
 	notes  []string
+	// pinned are the input pins of closed points: Triton may read a
+	// request's inputs until it releases the request, which can come after
+	// its final response (and never, from a hung model). They are unpinned
+	// once the server is stopped and deleted, when no request is left.
+	pinMu  sync.Mutex
+	pinned []*runtime.Pinner
+}
+
+// keepPinned holds a closed point's pins until the server stops.
+func (s *server) keepPinned(p *runtime.Pinner) {
+	s.pinMu.Lock()
+	s.pinned = append(s.pinned, p)
+	s.pinMu.Unlock()
+}
+
+// unpinAll releases every pin kept; the server holds no request then.
+func (s *server) unpinAll() {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	for _, p := range s.pinned {
+		p.Unpin()
+	}
+	s.pinned = nil
 }
 
 // Open loads the library, starts the server, loads the scenario's models
@@ -204,5 +229,12 @@ func (s *server) Notes() []string {
 // Close unloads the models and stops and deletes the server; every
 // request is released by then.
 func (s *server) Close() error {
-	return s.ts.close()
+	err := s.ts.close()
+	if err == nil {
+		s.unpinAll()
+	}
+	// A server that did not stop may still hold requests: its inputs stay
+	// pinned (and referenced here) for the life of the process, which is
+	// what a hung model costs, never a freed buffer Triton reads.
+	return err
 }

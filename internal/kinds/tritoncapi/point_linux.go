@@ -129,18 +129,23 @@ const waitSlice = 50 * time.Millisecond
 // closeWait bounds the wait for requests abandoned at the drain deadline.
 const closeWait = 30 * time.Second
 
-// Close waits until Triton released every request of the point (their
-// inputs point into its data), then unpins the data.
+// Close waits for the final response of every request of the point, up
+// to closeWait, and hands the pins of its inputs to the server, which
+// releases them once Triton is stopped: Triton keeps a request's inputs in
+// use until it releases the request (its release callback, which may come
+// after the final response), so they are never unpinned, let alone freed,
+// while a request may be held. Before, the pins were dropped with the
+// point when Triton still held requests, and the dropped runtime.Pinner's
+// finalizer panicked ("found leaking pinned pointer"), ending the process
+// with exit 2.
 func (p *point) Close() error {
 	var err error
 	select {
 	case <-p.owner.drained():
 	case <-time.After(closeWait):
-		err = fmt.Errorf("point of model %s: Triton still held requests after %s", p.m.plan.Name, closeWait)
+		err = failure.Env(fmt.Errorf("model %s: Triton still held requests %s after the point ended (a hung model?); their inputs stay pinned until the server stops", p.m.plan.Name, closeWait))
 	}
-	if err == nil {
-		p.pinner.Unpin()
-	}
+	p.s.keepPinned(&p.pinner)
 	return err
 }
 
