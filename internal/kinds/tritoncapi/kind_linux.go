@@ -5,6 +5,8 @@ package tritoncapi
 import (
 	"context"
 	"fmt"
+	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
+	"google.golang.org/protobuf/encoding/prototext"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,7 +112,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 				return nil, failure.Env(err)
 			}
 			if err := ts.load(m.Name); err != nil {
-				return nil, failure.Invalid(fmt.Errorf("model %q (alias %s) did not load from %s: %w%s", m.Name, m.Alias, c.ModelRepository, err, repositoryHint(c.ModelRepository, m.Name)))
+				return nil, failure.Invalid(fmt.Errorf("model %q (alias %s) did not load from %s: %w%s", m.Name, m.Alias, c.ModelRepository, err, repositoryHint(c.ModelRepository, m.Name, err)))
 			}
 			loaded[m.Name] = true
 		}
@@ -167,8 +169,12 @@ func (s *server) loadInputs() (map[string]*inputdata.Data, error) {
 
 // repositoryHint lists the repository's models when it has no folder for
 // name; Triton only says it "failed to poll".
-func repositoryHint(repo, name string) string {
+func repositoryHint(repo, name string, loadErr error) string {
 	if st, err := os.Stat(filepath.Join(repo, name)); err == nil && st.IsDir() {
+		// Triton could not read the folder's configuration: say why.
+		if loadErr != nil && strings.Contains(loadErr.Error(), "failed to poll") {
+			return configHint(filepath.Join(repo, name, "config.pbtxt"))
+		}
 		return ""
 	}
 	entries, err := os.ReadDir(repo)
@@ -185,6 +191,21 @@ func repositoryHint(repo, name string) string {
 		return "; the repository holds no model"
 	}
 	return "; the repository holds no folder " + name + ", its models: " + strings.Join(names, ", ")
+}
+
+// configHint names what is wrong in a model's config.pbtxt, read as
+// Triton reads it (text-format inference.ModelConfig): Triton's load
+// error says only "failed to poll from model repository" and prints the
+// parser's reason (e.g. no field named max_bach_size) to its own stderr.
+func configHint(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if err := prototext.Unmarshal(b, &inferencepb.ModelConfig{}); err != nil {
+		return fmt.Sprintf("; %s does not parse as a model configuration: %v", path, err)
+	}
+	return ""
 }
 
 func appendOnce(list []string, s string) []string {
