@@ -71,7 +71,7 @@ demo: build ## run the quickstart scenario on the embedded reference server
 gate: build ## thresholds and same-run comparisons of every embedded-server scenario (GATE_FLAGS adds run flags, GATE_BASELINE=1 the baseline gate; make exits 2 on any failure: scripts/gate.sh passes perfscen's code through)
 	PERFSCEN=$(PERFSCEN) bash scripts/gate.sh $(GATE_FLAGS)
 
-BASELINE_RUNS ?= 5
+BASELINE_RUNS ?= 10
 baselines: build ## re-record the embedded-server scenarios' baselines: BASELINE_RUNS calibrated runs each
 	@for s in $(EMBEDDED_SCENARIOS); do \
 	  echo "== $$s"; \
