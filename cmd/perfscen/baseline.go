@@ -27,7 +27,7 @@ func newBaselineCmd(e *env) *cobra.Command {
 		Use:   "baseline",
 		Short: "Show or update recorded baselines",
 	}
-	cmd.AddCommand(newBaselineShowCmd(e), newBaselineUpdateCmd(e), newBaselineCalibrateCmd(e))
+	cmd.AddCommand(newBaselineShowCmd(e), newBaselineUpdateCmd(e), newBaselineCalibrateCmd(e), newBaselineHistoryCmd(e))
 	return cmd
 }
 
