@@ -37,11 +37,12 @@ type Series struct {
 	Metric  string  `json:"metric"`
 	Entries []Entry `json:"entries"`
 	// Center, Lo and Hi are the baseline gate's band: the history's
-	// center and the smallest change it detects (MDE) either side. HasBand
-	// is false when the history has fewer than two runs.
-	Center, Lo, Hi float64
-	HasBand        bool
-	Changes        []changepoint.Change `json:"changes,omitempty"`
+	// center, divided and multiplied by 1 + the smallest change the
+	// history detects (MDE). HasBand is false when the history has fewer
+	// than two runs.
+	Center, Lo, Hi, MDE float64
+	HasBand             bool
+	Changes             []changepoint.Change `json:"changes,omitempty"`
 }
 
 // Report is a scenario's history.
@@ -126,7 +127,10 @@ func Build(f *baseline.File, results map[string]*result.Run, metrics []string) R
 		slices.SortStableFunc(s.Entries, func(a, b Entry) int { return a.Recorded.Compare(b.Recorded) })
 		if tb := f.Testbeds[k.tb]; tb != nil {
 			if est, ok := tb.Noise[k.point][k.metric]; ok && est.Runs >= 2 && est.MDE > 0 {
-				s.Center, s.Lo, s.Hi, s.HasBand = est.Center, est.Center*(1-est.MDE), est.Center*(1+est.MDE), true
+				// The gate compares on the log scale: a change of MDE either
+				// way is a ratio of 1+MDE up or down.
+				s.Center, s.Lo, s.Hi, s.HasBand = est.Center, est.Center/(1+est.MDE), est.Center*(1+est.MDE), true
+				s.MDE = est.MDE
 			}
 		}
 		vals := make([]float64, len(s.Entries))

@@ -15,7 +15,7 @@ import (
 // Method says how change points are found, for both renderings.
 const Method = "Change points: E-divisive with means (Matteson & James 2014, as Hunter/Otava use it), " +
 	"binary segmentation, at least 3 runs either side, kept when a seeded permutation test (199 shuffles) gives p ≤ 0.01. " +
-	"Band: the baseline's center ± the smallest change its history detects (MDE)."
+	"Band: the baseline's center ×/÷ (1 + MDE), the smallest change its history detects; an MDE of 100% or more gates nothing."
 
 func (s *Series) changeAt(i int) (float64, bool) {
 	for _, c := range s.Changes {
@@ -59,8 +59,7 @@ func Markdown(w io.Writer, r Report) error {
 		fmt.Fprintf(&b, "\n### %s · %s\n\n", s.Point, s.Metric)
 		band := "band: none (fewer than 2 baseline runs)"
 		if s.HasBand {
-			band = fmt.Sprintf("band: %s (%s – %s)", baseline.FormatValue(s.Metric, s.Center),
-				baseline.FormatValue(s.Metric, s.Lo), baseline.FormatValue(s.Metric, s.Hi))
+			band = bandText(s)
 		}
 		fmt.Fprintf(&b, "%d run(s), %d failed; %s; %d change point(s)\n\n", len(s.Entries), failedCount(s), band, len(s.Changes))
 		b.WriteString("| # | recorded | run | version | value | gate | change |\n|---:|---|---|---|---:|---|---|\n")
@@ -78,6 +77,15 @@ func Markdown(w io.Writer, r Report) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+func bandText(s *Series) string {
+	t := fmt.Sprintf("band: %s (%s – %s, MDE %.0f%%)", baseline.FormatValue(s.Metric, s.Center),
+		baseline.FormatValue(s.Metric, s.Lo), baseline.FormatValue(s.Metric, s.Hi), 100*s.MDE)
+	if s.MDE >= 1 {
+		t += ", not gated"
+	}
+	return t
 }
 
 func orDash(s string) string {
@@ -107,11 +115,18 @@ func Chart(s *Series) []byte {
 	if len(bad.Points) > 0 {
 		c.Series = append(c.Series, bad)
 	}
-	if s.HasBand {
+	switch {
+	case s.HasBand && s.MDE < 1:
 		band := svg.Stroke{Color: "#757575", Width: 1, Dash: "4 3"}
 		c.Rules = append(c.Rules, svg.Rule{Value: s.Lo, Horizontal: true, Stroke: band}, svg.Rule{Value: s.Hi, Horizontal: true, Stroke: band},
 			svg.Rule{Value: s.Center, Horizontal: true, Stroke: svg.Stroke{Color: "#757575", Width: 1}})
-		c.Legend = append(c.Legend, svg.LegendItem{Text: "baseline band (± MDE)", Stroke: band})
+		c.Legend = append(c.Legend, svg.LegendItem{Text: "baseline band (×/÷ 1+MDE)", Stroke: band})
+	case s.HasBand:
+		// A band of 100% or more would flatten the series; the center alone
+		// says where the history sits.
+		center := svg.Stroke{Color: "#757575", Width: 1}
+		c.Rules = append(c.Rules, svg.Rule{Value: s.Center, Horizontal: true, Stroke: center})
+		c.Legend = append(c.Legend, svg.LegendItem{Text: "baseline center (not gated)", Stroke: center})
 	}
 	if len(s.Changes) > 0 {
 		cp := svg.Stroke{Color: "#ef6c00", Width: 2}
@@ -177,8 +192,7 @@ func HTML(w io.Writer, r Report) error {
 		}
 		hs.Line = fmt.Sprintf("%d run(s), %d failed, %d change point(s)", len(s.Entries), failedCount(s), len(s.Changes))
 		if s.HasBand {
-			hs.Line += fmt.Sprintf("; band %s (%s – %s)", baseline.FormatValue(s.Metric, s.Center),
-				baseline.FormatValue(s.Metric, s.Lo), baseline.FormatValue(s.Metric, s.Hi))
+			hs.Line += "; " + bandText(s)
 		}
 		for j, e := range s.Entries {
 			row := htmlRow{N: j + 1, Date: date(e.Recorded), Run: e.RunID, Version: e.Version, Value: baseline.FormatValue(s.Metric, e.Value)}
