@@ -122,14 +122,19 @@ clean:
 # and writes one screenshot per report. A scenario that ends 1 or 4 on a
 # busy machine still writes its report.
 SCREENSHOT_SCENARIOS ?= engine-comparison server-ab llm-quickstart
+# The history report (perfscen baseline history) of this shipped baseline,
+# on the metrics its scenario gates, is screenshotted as
+# docs/screenshots/history.png.
+HISTORY_BASELINE ?= baselines/quickstart.json --metric throughput --metric p50
 .PHONY: screenshots
-screenshots: build ## run the showcase scenarios and screenshot their HTML reports into docs/screenshots (needs chromium)
+screenshots: build ## run the showcase scenarios and screenshot their HTML reports and a baseline's history report into docs/screenshots (needs chromium)
 	@mkdir -p out/screenshots
 	@for s in $(SCREENSHOT_SCENARIOS); do \
 	  echo "== $$s"; \
 	  $(PERFSCEN) run scenarios/$$s.yaml --quiet --html out/screenshots/$$s.html --out out/screenshots/$$s.json > out/screenshots/$$s.txt; \
 	  test -s out/screenshots/$$s.html || { cat out/screenshots/$$s.txt; exit 1; }; \
 	done
+	$(PERFSCEN) baseline history $(HISTORY_BASELINE) --html out/screenshots/history.html > /dev/null
 	PERFSCEN_SCREENSHOTS=$(CURDIR)/docs/screenshots \
-	PERFSCEN_SCREENSHOT_HTML="$(shell echo $(SCREENSHOT_SCENARIOS:%=$(CURDIR)/out/screenshots/%.html) | tr ' ' ',')" \
+	PERFSCEN_SCREENSHOT_HTML="$(shell echo $(SCREENSHOT_SCENARIOS:%=$(CURDIR)/out/screenshots/%.html) $(CURDIR)/out/screenshots/history.html | tr ' ' ',')" \
 	  $(GO) test -count=1 -run TestHTMLInBrowser -v ./internal/report

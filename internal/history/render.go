@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/report/svg"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // Method says how change points are found, for both renderings.
@@ -98,10 +99,20 @@ func orDash(s string) string {
 // Chart draws one series: the runs in order, the band as dashed rules,
 // failed runs as red hollow markers and each change as a vertical rule.
 func Chart(s *Series) []byte {
+	// Latencies are recorded in µs and read in ms; rates keep their unit.
+	mi, _ := plan.LookupMetric(s.Metric)
+	scale, unit := 1.0, mi.Unit
+	if unit == "us" {
+		scale, unit = 1e-3, "ms"
+	}
+	ylabel := s.Metric
+	if unit != "" && unit != "count" && unit != "fraction" {
+		ylabel += " (" + unit + ")"
+	}
 	ok := svg.Series{Name: s.Metric, Color: svg.Color(0), Shape: svg.ShapeOf(0)}
 	bad := svg.Series{Name: "gate failed", Color: "#c62828", Shape: svg.ShapeOf(1), NoLine: true}
 	for i, e := range s.Entries {
-		p := svg.Point{X: float64(i + 1), Y: e.Value}
+		p := svg.Point{X: float64(i + 1), Y: e.Value * scale}
 		ok.Points = append(ok.Points, p)
 		if e.Failed {
 			p.Hollow = true
@@ -109,7 +120,7 @@ func Chart(s *Series) []byte {
 		}
 	}
 	c := &svg.XY{
-		Title: s.Point + " · " + s.Metric, XLabel: "run (oldest first)", YLabel: s.Metric,
+		Title: s.Point + " · " + s.Metric, XLabel: "run (oldest first)", YLabel: ylabel,
 		Series: []svg.Series{ok}, XInteger: true,
 	}
 	if len(bad.Points) > 0 {
@@ -118,14 +129,14 @@ func Chart(s *Series) []byte {
 	switch {
 	case s.HasBand && s.MDE < 1:
 		band := svg.Stroke{Color: "#757575", Width: 1, Dash: "4 3"}
-		c.Rules = append(c.Rules, svg.Rule{Value: s.Lo, Horizontal: true, Stroke: band}, svg.Rule{Value: s.Hi, Horizontal: true, Stroke: band},
-			svg.Rule{Value: s.Center, Horizontal: true, Stroke: svg.Stroke{Color: "#757575", Width: 1}})
+		c.Rules = append(c.Rules, svg.Rule{Value: s.Lo * scale, Horizontal: true, Stroke: band}, svg.Rule{Value: s.Hi * scale, Horizontal: true, Stroke: band},
+			svg.Rule{Value: s.Center * scale, Horizontal: true, Stroke: svg.Stroke{Color: "#757575", Width: 1}})
 		c.Legend = append(c.Legend, svg.LegendItem{Text: "baseline band (×/÷ 1+MDE)", Stroke: band})
 	case s.HasBand:
 		// A band of 100% or more would flatten the series; the center alone
 		// says where the history sits.
 		center := svg.Stroke{Color: "#757575", Width: 1}
-		c.Rules = append(c.Rules, svg.Rule{Value: s.Center, Horizontal: true, Stroke: center})
+		c.Rules = append(c.Rules, svg.Rule{Value: s.Center * scale, Horizontal: true, Stroke: center})
 		c.Legend = append(c.Legend, svg.LegendItem{Text: "baseline center (not gated)", Stroke: center})
 	}
 	if len(s.Changes) > 0 {
@@ -147,7 +158,7 @@ h1{font-size:22px}h2{font-size:18px;margin-top:32px}h3{font-size:15px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0 24px}
 th,td{border:1px solid #e0e0e0;padding:3px 8px;text-align:left}td.num{text-align:right}
 tr.fail td{background:#ffebee}tr.change td{border-top:3px solid #ef6c00}
-p.method{color:#616161;font-size:13px}
+p.method{color:#616161;font-size:13px}summary{cursor:pointer;font-size:13px;color:#424242}
 </style></head><body>
 <h1>History of {{.Scenario}}</h1>
 <p class="method">{{.Method}}</p>
@@ -157,9 +168,10 @@ p.method{color:#616161;font-size:13px}
 <h3>{{.Point}} · {{.Metric}}</h3>
 <p>{{.Line}}</p>
 <figure>{{.SVG}}</figure>
+<details{{if .Open}} open{{end}}><summary>{{len .Rows}} run(s)</summary>
 <table><tr><th>#</th><th>recorded</th><th>run</th><th>version</th><th>value</th><th>gate</th><th>change</th></tr>
 {{range .Rows}}<tr class="{{.Class}}"><td class="num">{{.N}}</td><td>{{.Date}}</td><td>{{.Run}}</td><td>{{.Version}}</td><td class="num">{{.Value}}</td><td>{{.Gate}}</td><td>{{.Change}}</td></tr>
-{{end}}</table></section>
+{{end}}</table></details></section>
 {{end}}</body></html>
 `))
 
@@ -172,6 +184,8 @@ type htmlSeries struct {
 	Testbed, Point, Metric, Line string
 	SVG                          template.HTML
 	Rows                         []htmlRow
+	// Open unfolds the table of a series that failed or changed.
+	Open bool
 }
 
 // HTML writes one self-contained page (inline CSS and SVG, no external
@@ -205,6 +219,7 @@ func HTML(w io.Writer, r Report) error {
 			}
 			hs.Rows = append(hs.Rows, row)
 		}
+		hs.Open = failedCount(s) > 0 || len(s.Changes) > 0
 		data.Series = append(data.Series, hs)
 	}
 	return page.Execute(w, data)
