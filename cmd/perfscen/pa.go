@@ -134,6 +134,9 @@ func runPA(e *env, cmd *cobra.Command, args []string) error {
 	for _, w := range p.Warnings {
 		fmt.Fprintln(e.stderr, w)
 	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
+	}
 	for _, n := range sc.Notes {
 		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
 	}

@@ -141,7 +141,7 @@ func (pr *pointRunner) spec() loadSpec {
 	}
 	if ld.Mode == plan.LoadRequestRate {
 		s.rate = true
-		s.pacer = newPacer(ld.Distribution, ld.Rate, o.Seed+uint64(pr.idx))
+		s.pacer = newPacer(ld, ld.Rate, o.Seed+uint64(pr.idx))
 		s.maxWorkers = ld.MaxThreads
 		s.workers = ld.MaxThreads
 		if s.workers <= 0 {
