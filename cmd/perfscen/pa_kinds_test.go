@@ -106,7 +106,8 @@ func TestPAKindSeeds(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var mem memnet.Network
 				paKindServer(t, &mem)
-				code, stdout, stderr := runPAMem(t, &mem, append(append([]string{}, args...), "-f", filepath.Join(dir, "out.csv"))...)
+				export := filepath.Join(dir, "export.json")
+				code, stdout, stderr := runPAMem(t, &mem, append(append([]string{}, args...), "-f", filepath.Join(dir, "out.csv"), "--profile-export-file", export)...)
 				if code != exitcode.OK {
 					t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 				}
@@ -134,6 +135,11 @@ func TestPAKindSeeds(t *testing.T) {
 				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 				if len(lines) != 2 || lines[0] != seed.csv || shape(lines[1]) != "N,N,N,N,N,N,N,N" {
 					t.Errorf("CSV:\n%s", b)
+				}
+
+				requests := readExport(t, export, seed.name, "concurrency", 1)
+				if n := paRequestCount(stdout); requests < n {
+					t.Errorf("the export holds %d requests, the kept windows %d", requests, n)
 				}
 
 				// --emit-scenario: the same line as a scenario that

@@ -147,6 +147,9 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 		b.notes = append(b.notes, fmt.Sprintf("-c %d has no effect without -d, in perf_analyzer as here: concurrency %d is measured (add -d to step up to %d, or use --concurrency-range)",
 			p.MaxConcurrency, p.Concurrency.Start, p.MaxConcurrency))
 	}
+	if p.ProfileExport != "" {
+		b.notes = append(b.notes, "--profile-export-file is written by perfscen pa; a scenario has no key for it (perfscen run writes its result JSON, with every window's figures, instead)")
+	}
 	if err := b.load(p, dir); err != nil {
 		return nil, err
 	}
