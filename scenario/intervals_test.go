@@ -58,3 +58,36 @@ func TestRequestIntervals(t *testing.T) {
 		}
 	}
 }
+
+// Any file either reads as a schedule that can be replayed (one interval
+// a non-blank line, none negative, some time in all) or fails naming it.
+func FuzzParseIntervals(f *testing.F) {
+	for _, s := range []string{"1000\n2000\n", "0\n0\n", "", " 5 \n\n7", "1e3", "-1", "3600000001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		iv, err := ParseIntervals("f.txt", []byte(src))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.txt") {
+				t.Errorf("%q: error %q does not name the file", src, err)
+			}
+			return
+		}
+		lines := 0
+		for _, l := range strings.Split(src, "\n") {
+			if strings.TrimSpace(l) != "" {
+				lines++
+			}
+		}
+		var total time.Duration
+		for _, d := range iv {
+			if d < 0 {
+				t.Errorf("%q: negative interval %v", src, d)
+			}
+			total += d
+		}
+		if len(iv) != lines || total <= 0 || IntervalsRate(iv) <= 0 {
+			t.Errorf("%q: %d intervals for %d lines, total %v", src, len(iv), lines, total)
+		}
+	})
+}
