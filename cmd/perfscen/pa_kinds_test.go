@@ -137,6 +137,10 @@ func TestPAKindSeeds(t *testing.T) {
 					t.Errorf("CSV:\n%s", b)
 				}
 
+				imported := filepath.Join(dir, "imported.json")
+				if code, stdout, stderr := runCLI(t, "import", "--model", "m", "--service-kind", seed.name, "-o", imported, filepath.Join(dir, "out.csv")); code != 0 || !strings.Contains(stdout, "imported") {
+					t.Errorf("perfscen import of the CSV: exit %d\n%s%s", code, stdout, stderr)
+				}
 				requests := readExport(t, export, seed.name, "concurrency", 1)
 				if n := paRequestCount(stdout); requests < n {
 					t.Errorf("the export holds %d requests, the kept windows %d", requests, n)
