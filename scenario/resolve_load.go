@@ -4,13 +4,13 @@ import (
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
-func resolveLoad(s *Scenario, c *collector, r *resolved) {
+func resolveLoad(s *Scenario, c *collector, r *resolved, dir string) {
 	in := s.Load
 	p := path{"load"}
 	mode := plan.LoadMode(in.Mode)
 	if mode == "" {
 		mode = plan.LoadConcurrency
-		if in.RequestRate > 0 || len(s.Sweep.RequestRate) > 0 {
+		if in.RequestRate > 0 || len(s.Sweep.RequestRate) > 0 || in.RequestIntervals != "" {
 			mode = plan.LoadRequestRate
 		}
 	}
@@ -36,6 +36,9 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		if in.Distribution != "" && !rateSearch(s) {
 			c.atKey(p.child("distribution"), "applies only with mode: request_rate (or a request_rate search)")
 		}
+		if in.RequestIntervals != "" {
+			c.atKey(p.child("request_intervals"), "applies only with mode: request_rate (mode is %s)", mode)
+		}
 		r.searchDistribution = plan.Distribution(in.Distribution)
 		if mode == plan.LoadIterations && in.Iterations == 0 {
 			c.at(p, "mode iterations needs `iterations` (requests per point)")
@@ -51,8 +54,8 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		if len(s.Sweep.Concurrency) > 0 {
 			c.atKey(path{"sweep", "concurrency"}, "does not apply with load.mode: request_rate")
 		}
-		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 {
-			c.at(p, "mode request_rate needs `request_rate` or sweep.request_rate")
+		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 && in.RequestIntervals == "" {
+			c.at(p, "mode request_rate needs `request_rate`, sweep.request_rate or request_intervals")
 		}
 		if in.Iterations != 0 {
 			c.atKey(p.child("iterations"), "applies only with mode: iterations")
@@ -61,6 +64,9 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 		l.Distribution = plan.Distribution(in.Distribution)
 		if l.Distribution == "" {
 			l.Distribution = plan.Constant
+		}
+		if in.RequestIntervals != "" {
+			resolveIntervals(s, c, &l, dir)
 		}
 	}
 	r.load = l
@@ -79,6 +85,34 @@ func resolveLoad(s *Scenario, c *collector, r *resolved) {
 			r.outShm = n
 		}
 	}
+}
+
+// resolveIntervals reads load.request_intervals: the schedule replaces
+// the request rate (the point's rate is its mean), so nothing else may set
+// one.
+func resolveIntervals(s *Scenario, c *collector, l *plan.Load, dir string) {
+	p := path{"load", "request_intervals"}
+	in := s.Load
+	for _, x := range []struct {
+		given bool
+		at    path
+	}{
+		{in.RequestRate != 0, path{"load", "request_rate"}},
+		{in.Distribution != "", path{"load", "distribution"}},
+		{len(s.Sweep.RequestRate) > 0, path{"sweep", "request_rate"}},
+		{len(in.Stages) > 0, path{"load", "stages"}},
+		{len(s.Searches) > 0, path{"searches"}},
+	} {
+		if x.given {
+			c.atKey(x.at, "does not apply with load.request_intervals: the intervals are the schedule")
+		}
+	}
+	iv, err := ReadIntervals(rel(dir, in.RequestIntervals))
+	if err != nil {
+		c.at(p, "%v", err)
+		return
+	}
+	l.Intervals, l.Rate, l.Distribution = iv, IntervalsRate(iv), plan.Intervals
 }
 
 // rateSearch says some search probes request rates.

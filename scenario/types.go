@@ -97,17 +97,21 @@ type Model struct {
 // LoadSpec is how requests are issued; shared memory lives here because it is a
 // property of how tensors travel, for every model alike.
 type LoadSpec struct {
-	Mode                   string  `yaml:"mode"`
-	Concurrency            int     `yaml:"concurrency"`
-	RequestRate            float64 `yaml:"request_rate"`
-	Distribution           string  `yaml:"distribution"`
-	Async                  bool    `yaml:"async"`
-	Streaming              bool    `yaml:"streaming"`
-	WarmupIterations       int     `yaml:"warmup_iterations"`
-	Iterations             int     `yaml:"iterations"`
-	MaxThreads             int     `yaml:"max_threads"`
-	SharedMemory           string  `yaml:"shared_memory"`
-	OutputSharedMemorySize string  `yaml:"output_shared_memory_size"`
+	Mode         string  `yaml:"mode"`
+	Concurrency  int     `yaml:"concurrency"`
+	RequestRate  float64 `yaml:"request_rate"`
+	Distribution string  `yaml:"distribution"`
+	// RequestIntervals is a file of the gaps between sends in
+	// microseconds, one a line, replayed in a loop (perf_analyzer's
+	// --request-intervals).
+	RequestIntervals       string `yaml:"request_intervals"`
+	Async                  bool   `yaml:"async"`
+	Streaming              bool   `yaml:"streaming"`
+	WarmupIterations       int    `yaml:"warmup_iterations"`
+	Iterations             int    `yaml:"iterations"`
+	MaxThreads             int    `yaml:"max_threads"`
+	SharedMemory           string `yaml:"shared_memory"`
+	OutputSharedMemorySize string `yaml:"output_shared_memory_size"`
 	// Stages ramp the load over time (k6's stages): each goes from the
 	// previous target (0 before the first) to its own over its duration.
 	Stages []StageSpec `yaml:"stages"`

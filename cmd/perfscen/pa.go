@@ -29,7 +29,12 @@ flags, parsed by perf_analyzer's rules (any unambiguous prefix of a long
 option, -b8 or -b 8, its checks and their messages), measured by perfscen's
 runner, reported in perf_analyzer's console format and, with -f, its CSV.
 Service kinds: triton (HTTP or gRPC, system or CUDA shared memory),
-triton_c_api, tfserving and torchserve.
+triton_c_api, tfserving, torchserve, openai (--endpoint, the input data's
+payloads sent as written) and dynamic_grpc (--grpc-method, the method
+described by the server's reflection). --request-intervals replays its
+file of gaps in a loop; --profile-export-file writes perf_analyzer's
+per-request JSON (every request's send and response times, and an OpenAI
+request's body and server-sent events, as GenAI-Perf and AIPerf read them).
 
 --emit-scenario FILE writes the equivalent scenario instead of measuring:
 each key commented with the flag it comes from, checked by loading it back,
@@ -37,11 +42,9 @@ written atomically. Run it with perfscen run FILE to gate on thresholds and
 baselines, one script line at a time.
 
 Options perfscen cannot honour are refused by name with the reason (exit 2),
-never dropped: the openai service kind (use a scenario), periodic
-concurrency, custom intervals and request parameters, trace settings, MPI,
-gRPC request compression outside service kind triton, --request-count at
-a request rate, and --profile-export-file (perfscen keeps no per-request
-records). As in perf_analyzer, a sequence model is found from the model's
+never dropped: periodic concurrency, request parameters, trace settings,
+MPI, gRPC request compression outside service kind triton, and
+--request-count at a request rate or with custom intervals. As in perf_analyzer, a sequence model is found from the model's
 configuration on the server (correlation ids, async unless --sync, lengths
 varied by --sequence-length-variation), and a synchronous
 --concurrency-range S:0 ends at --max-threads (16 by default), with
@@ -134,6 +137,9 @@ func runPA(e *env, cmd *cobra.Command, args []string) error {
 	for _, w := range p.Warnings {
 		fmt.Fprintln(e.stderr, w)
 	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
+	}
 	for _, n := range sc.Notes {
 		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
 	}
@@ -210,6 +216,10 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 		opts.Engine.MetricsInterval = time.Duration(p.MetricsMs) * time.Millisecond
 	}
 	pr := &paPrinter{e: e, p: p, results: map[string]*result.Point{}}
+	if p.ProfileExport != "" {
+		pr.export = pacompat.NewExport(p, version)
+		opts.Engine.Requests = pr.export.Request
+	}
 	opts.Progress = pr.event
 	opts.Probed = pr.probed
 	pacompat.Settings(e.stdout, p)
@@ -225,6 +235,16 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 	if p.File != "" && len(pr.reported) > 0 {
 		if err := atomicfile.Write(p.File, pacompat.CSV(p, pr.reported), 0o644); err != nil {
 			fmt.Fprintf(e.stderr, "perfscen pa: %v\n", err)
+			code = worse(code, exitcode.Environment)
+		}
+	}
+	if pr.export != nil {
+		b, err := pr.export.JSON()
+		if err == nil {
+			err = atomicfile.Write(p.ProfileExport, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "perfscen pa: --profile-export-file: %v\n", err)
 			code = worse(code, exitcode.Environment)
 		}
 	}
@@ -254,6 +274,7 @@ type paPrinter struct {
 	passes   int
 	results  map[string]*result.Point // the last figures of each probe
 	reported []*result.Point
+	export   *pacompat.Export // --profile-export-file's records, nil without it
 }
 
 func (pr *paPrinter) event(ev engine.Event) {
@@ -265,6 +286,9 @@ func (pr *paPrinter) event(ev engine.Event) {
 		}
 		pr.passes = 0
 	case engine.WindowDone:
+		if pr.export != nil {
+			pr.export.Window(ev.Point, ev.Start, ev.End)
+		}
 		pr.passes++
 		if pr.p.Verbose && ev.Metrics != nil {
 			pacompat.Pass(w, pr.p, pr.passes, ev.Metrics)

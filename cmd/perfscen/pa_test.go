@@ -173,7 +173,6 @@ func TestPABadCommandLines(t *testing.T) {
 		{[]string{"-m", "x", "--concurrency-range", "1:4", "--request-rate-range", "10:20"}, "Cannot specify more then one inference load mode."},
 		{[]string{"-m", "x", "--binary-search", "--concurrency-range", "1:8"}, "The --latency-threshold cannot be 0 for binary search mode."},
 		{[]string{"-m", "x", "--request", "4"}, "option '--request' is ambiguous"},
-		{[]string{"-m", "x", "--profile-export-file", "export.json"}, "--profile-export-file is not supported by perfscen pa: perfscen keeps windows and latency histograms, not perf_analyzer's per-request records"},
 		{[]string{"-m", "x", "--trace-level", "OFF"}, "--trace-level is not supported by perfscen pa: perfscen does not change the server's trace settings"},
 		{[]string{"--concurrency-range", "1:4"}, "Failed to parse -m (model name). The value must be specified."},
 		{[]string{"-m", "x", "--request-rate-range", "10", "--request-count", "50"}, "--request-count with --request-rate-range is not supported by perfscen pa: perf_analyzer sends the N requests at the request rate"},

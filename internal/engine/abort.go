@@ -43,7 +43,7 @@ func (u *unit) ramp(ctx context.Context) error {
 	}
 	conc := pr.p.Load.Mode != plan.LoadRequestRate
 	keep := func(m *measured) bool {
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Start: m.start, End: m.end})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 		if pr.abortAt(m) {
 			pr.status = result.PointAborted

@@ -92,7 +92,7 @@ func (a *AgentRun) Session(ctx context.Context, spec SessionSpec, sh Shard, epoc
 	}
 	if sh.Rate > 0 {
 		ls.rate = true
-		ls.pacer = phased{Pacer: newPacer(a.plan.Points[spec.Point].Load.Distribution, sh.Rate, sh.Seed), phase: sh.Phase}
+		ls.pacer = phased{Pacer: newPacer(a.plan.Points[spec.Point].Load, sh.Rate, sh.Seed), phase: sh.Phase}
 		ls.maxWorkers = sh.MaxWorkers
 		if pl.sequence {
 			ls.maxWorkers = ls.workers // one live sequence per worker

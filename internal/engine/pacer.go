@@ -101,10 +101,56 @@ func (p PoissonPacer) Pace(elapsed time.Duration, sent uint64) (time.Duration, b
 	return pace(p, p.Rate, p.Max, elapsed, sent)
 }
 
-// newPacer picks the pacer for a request-rate point.
-func newPacer(distribution plan.Distribution, rate float64, seed uint64) Pacer {
-	if distribution == plan.Poisson {
+// IntervalsPacer replays a schedule of gaps between consecutive sends,
+// looping over it (perf_analyzer's --request-intervals): request 0 is due
+// at once, request n+1 a gap of Intervals[n mod len] after request n.
+type IntervalsPacer struct {
+	// offsets[i] is request i's offset within one pass; period is one
+	// pass's length, where the next pass starts.
+	offsets []time.Duration
+	period  time.Duration
+}
+
+var _ Pacer = IntervalsPacer{}
+
+// NewIntervalsPacer prepares the schedule of gaps iv.
+func NewIntervalsPacer(iv []time.Duration) IntervalsPacer {
+	p := IntervalsPacer{offsets: make([]time.Duration, len(iv))}
+	for i, d := range iv {
+		p.offsets[i] = p.period
+		p.period += d
+	}
+	return p
+}
+
+// Due implements Pacer.
+func (p IntervalsPacer) Due(n uint64) time.Duration {
+	k := uint64(len(p.offsets))
+	if k == 0 {
+		return 0
+	}
+	return time.Duration(n/k)*p.period + p.offsets[n%k]
+}
+
+// Pace implements Pacer; a schedule of no time at all sends nothing.
+func (p IntervalsPacer) Pace(elapsed time.Duration, sent uint64) (time.Duration, bool) {
+	if p.period <= 0 {
+		return 0, true
+	}
+	if due := p.Due(sent); due > elapsed {
+		return due - elapsed, false
+	}
+	return 0, false
+}
+
+// newPacer picks the pacer for a request-rate point of load ld sent at
+// rate (an agent's share of ld.Rate under a coordinator).
+func newPacer(ld plan.Load, rate float64, seed uint64) Pacer {
+	switch ld.Distribution {
+	case plan.Poisson:
 		return NewPoissonPacer(rate, seed, 0)
+	case plan.Intervals:
+		return NewIntervalsPacer(ld.Intervals)
 	}
 	return ConstantPacer{Rate: rate}
 }

@@ -23,6 +23,8 @@ type measured struct {
 	server    *result.ServerStats
 	gpu       *result.GPUMetrics
 	startWall time.Time
+	// start and end are the window's bounds on the session's clock.
+	start, end time.Time
 }
 
 // pointRunner measures one plan point; it lives on the run's goroutine.
@@ -89,6 +91,10 @@ func (rs *runState) newPointRunner(ctx context.Context, i int) (*pointRunner, er
 	if err != nil {
 		return nil, err
 	}
+	if f := rs.opts.Requests; f != nil && rs.deps.Remote == nil {
+		pt := pr.p
+		pl.record = func(r *Record) { f(pt, r) }
+	}
 	pr.pl = pl
 	return pr, nil
 }
@@ -144,7 +150,7 @@ func (pr *pointRunner) spec() loadSpec {
 	}
 	if ld.Mode == plan.LoadRequestRate {
 		s.rate = true
-		s.pacer = newPacer(ld.Distribution, ld.Rate, o.Seed+uint64(pr.idx))
+		s.pacer = newPacer(ld, ld.Rate, o.Seed+uint64(pr.idx))
 		s.maxWorkers = ld.MaxThreads
 		s.workers = ld.MaxThreads
 		if s.workers <= 0 {
@@ -162,7 +168,8 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	batch := max(pr.p.BatchSize, 1)
 	dur := w.end - w.start
 	met := w.metrics(batch, dur)
-	m := &measured{acc: w, server: server, met: met, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start)))}
+	m := &measured{acc: w, server: server, met: met, startWall: pr.rs.opts.Now().Add(-time.Since(epoch.Add(w.start))),
+		start: epoch.Add(w.start), end: epoch.Add(w.end)}
 	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
 		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
 	m.gpu = pr.ss.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
@@ -360,7 +367,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	if w != nil {
 		m := pr.record(w, epoch, server)
-		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true})
+		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true, Start: m.start, End: m.end})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}
 	if ctx.Err() != nil {

@@ -83,6 +83,13 @@ type Options struct {
 	// non-empty reason stops the point there (status aborted); stopRun
 	// also stops the run, the points after it unmeasured.
 	Abort func(p *plan.Point, w *result.Window, m *result.Metrics) (reason string, stopRun bool)
+	// Requests, when set, is given every request of every point as its
+	// worker completes it, warm-up and every window included
+	// (perf_analyzer's per-request records, --profile-export-file). It is
+	// called from the point's workers at once, so it must be safe for
+	// concurrent use and quick. Local loads only: a coordinator's agents
+	// keep no records.
+	Requests func(p *plan.Point, r *Record)
 }
 
 // Next is a Schedule's answer.
@@ -144,6 +151,9 @@ type Event struct {
 	Metrics *result.Metrics
 	Stable  bool
 	Result  *result.Point
+	// Start and End bound the closed window (WindowDone) on the
+	// session's clock, the clock Options.Requests' records are on.
+	Start, End time.Time
 }
 
 // checkMeasurement refuses a measurement that scenario resolution did not

@@ -156,6 +156,7 @@ func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bo
 		s.fail(err)
 		return
 	}
+	w.epoch = s.epoch
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)
@@ -248,6 +249,7 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 		}
 		return
 	}
+	w.epoch = s.epoch
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)

@@ -141,6 +141,9 @@ func CheckDistributed(p *plan.Plan, agents int) error {
 		if pt.SharedMemory != "" && pt.SharedMemory != plan.ShmNone {
 			return fmt.Errorf("point %s: shared memory %s: agents on other hosts cannot share the server's memory (use shared_memory: none)", pt.ID, pt.SharedMemory)
 		}
+		if pt.Load.Distribution == plan.Intervals {
+			return fmt.Errorf("load.request_intervals: one schedule of sends is replayed from one process, not split among agents")
+		}
 		if pt.Load.Mode == plan.LoadRequestRate {
 			continue
 		}

@@ -158,7 +158,7 @@ func (u *unit) stabilize(ctx context.Context, keepGoing bool) (int, error) {
 					announced[i], justStable = true, true
 				}
 			}
-			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Metrics: &ms[i].met, Stable: justStable})
+			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Metrics: &ms[i].met, Stable: justStable, Start: ms[i].start, End: ms[i].end})
 			if pr.abortAt(ms[i]) {
 				stopped = true
 			}
@@ -277,7 +277,7 @@ func (u *unit) round(ctx context.Context) error {
 			return true
 		}
 		for i, pr := range u.prs {
-			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Metrics: &ms[i].met})
+			u.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &ms[i].win, Metrics: &ms[i].met, Start: ms[i].start, End: ms[i].end})
 			pr.kept = append(pr.kept, len(pr.windows)-1)
 		}
 		return false

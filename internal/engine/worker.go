@@ -34,6 +34,10 @@ type pointLoad struct {
 	validateEvery int               // after the first ones, 1 response in this many (1 = all)
 
 	llm *genLoad // generation (openai kind) points only
+
+	// record, when set, is given every completed request
+	// (Options.Requests).
+	record func(*Record)
 }
 
 // worker issues one request at a time; it is owned by one goroutine.
@@ -50,6 +54,8 @@ type worker struct {
 	// perf_analyzer's rand() is.
 	rng    *rand.Rand
 	gapCap int // generation: gap buffer size to start with
+	// epoch is the session clock's zero, for records.
+	epoch time.Time
 }
 
 // newWorker makes worker id, which walks the input data as cursor of
@@ -131,10 +137,13 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 		// A fresh gap buffer per request: the aggregator reads it after
 		// the worker moved on. Its size follows the last reply, so it
 		// rarely grows.
-		s.Tokens = &kinds.TokenTrace{Gaps: make([]time.Duration, 0, w.gapCap)}
+		s.Tokens = &kinds.TokenTrace{Gaps: make([]time.Duration, 0, w.gapCap), Capture: w.pl.record != nil}
 	}
 	req.Check = w.pl.validate && len(r.Expected) > 0 && w.pl.sampler.Sample()
 	w.caller.Call(ctx, clock, &req, &s.Outcome)
+	if w.pl.record != nil {
+		w.pl.record(newRecord(w.epoch, r, req.Seq, s))
+	}
 	if w.pl.llm != nil && s.Err == nil {
 		w.gapCap = max(len(s.Tokens.Gaps), 8)
 		s.llm = w.pl.llm.judge(s)

@@ -254,11 +254,25 @@ type TokenTrace struct {
 	// Written is send → the request fully written to the connection: the
 	// client's own part of the exchange before the server can answer.
 	Written time.Duration
+	// Capture asks the generator to keep every response event as it
+	// came (Events), for per-request records; off, nothing is kept.
+	Capture bool
+	// Events are the reply's events when Capture: each server-sent
+	// event's data as received (the [DONE] marker included), or the whole
+	// reply of an unstreamed request.
+	Events []ResponseEvent
 }
 
-// Reset empties t, keeping the Gaps buffer.
+// ResponseEvent is one response of a generation call: when it came (send
+// → event) and its data.
+type ResponseEvent struct {
+	At   time.Duration
+	Data []byte
+}
+
+// Reset empties t, keeping the Gaps buffer and Capture.
 func (t *TokenTrace) Reset() {
-	*t = TokenTrace{Gaps: t.Gaps[:0]}
+	*t = TokenTrace{Gaps: t.Gaps[:0], Capture: t.Capture}
 }
 
 // Set holds the kinds a program knows, by name.

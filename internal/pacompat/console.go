@@ -76,7 +76,7 @@ func Settings(w io.Writer, p *Params) {
 // kindNames are BackendKindToString's.
 var kindNames = map[string]string{
 	"triton": "TRITON", "tfserving": "TENSORFLOW_SERVING", "torchserve": "TORCHSERVE",
-	"triton_c_api": "TRITON_C_API", "openai": "OPENAI",
+	"triton_c_api": "TRITON_C_API", "openai": "OPENAI", "dynamic_grpc": "DYNAMIC_GRPC",
 }
 
 // serverStats says perf_analyzer reports server statistics for the kind:

@@ -18,6 +18,8 @@ type arg struct {
 	opt   *option
 	value string
 	as    string // "-b", "--concurrency"
+	// eq says a short option's value was written after '=' (-u=HOST).
+	eq bool
 }
 
 // name is how messages name the option: perf_analyzer names long options
@@ -73,6 +75,12 @@ func getopt(argv []string) (args []arg, positional []string, err error) {
 				a := arg{opt: o, as: "-" + string(w[j])}
 				if o.hasArg {
 					switch {
+					case j+1 < len(w) && w[j+1] == '=' && j+2 < len(w):
+						// glibc keeps the '=' of -u=HOST in the value;
+						// perf_analyzer's own docs write -u=localhost:8001
+						// and no value it takes starts with '=', so the
+						// '=' is read as the separator it was meant as.
+						a.value, a.eq = w[j+2:], true
 					case j+1 < len(w):
 						a.value = w[j+1:]
 					case i+1 < len(argv):

@@ -66,6 +66,8 @@ var options = []option{
 	{long: "request-period", hasArg: true},
 	{long: "request-parameter", hasArg: true},
 	{long: "endpoint", hasArg: true},
+	// --grpc-method came with the dynamic_grpc service kind, after r24.05.
+	{long: "grpc-method", hasArg: true},
 	{long: "request-count", hasArg: true},
 	{short: 'v'},
 	{short: 'd'},
@@ -96,7 +98,6 @@ func (o *option) key() string {
 var unsupported = map[string]string{
 	"periodic-concurrency-range": "perfscen has no periodic concurrency mode; a scenario's load.stages ramps concurrency over time",
 	"request-period":             "it belongs to --periodic-concurrency-range, which perfscen does not have",
-	"request-intervals":          "perfscen paces requests at a constant or Poisson rate only (--request-rate-range, --request-distribution)",
 	"request-parameter":          "perfscen sends no custom request parameters",
 	"bls-composing-models":       "perfscen reports the server statistics of the measured model only",
 	"enable-mpi":                 "perfscen has no multi-model MPI mode; a scenario measures several models in one run",
@@ -104,7 +105,5 @@ var unsupported = map[string]string{
 	"trace-rate":                 "perfscen does not change the server's trace settings",
 	"trace-count":                "perfscen does not change the server's trace settings",
 	"log-frequency":              "perfscen does not change the server's trace settings",
-	"endpoint":                   "it applies to --service-kind=openai; use a scenario with server.kind: openai",
 	"sequence-id-range":          "perfscen numbers sequences itself, from 1, unique within a run",
-	"profile-export-file":        "perfscen keeps windows and latency histograms, not perf_analyzer's per-request records (timestamps of each request and response) that its profile export holds; a scenario run writes perfscen's result JSON (perfscen run --out-dir)",
 }

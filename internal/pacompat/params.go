@@ -1,5 +1,7 @@
 package pacompat
 
+import "time"
+
 // Params are a perf_analyzer command line's settings, with perf_analyzer's
 // defaults (command_line_parser.h, PerfAnalyzerParameters) and its
 // "specified" markers where its rules depend on them.
@@ -9,7 +11,9 @@ type Params struct {
 
 	ModelName    string
 	ModelVersion string
-	ServiceKind  string // triton, tfserving, torchserve, triton_c_api, openai
+	ServiceKind  string // triton, tfserving, torchserve, triton_c_api, openai, dynamic_grpc
+	// GRPCMethod is dynamic_grpc's --grpc-method, package.Service/Method.
+	GRPCMethod string
 
 	URL          string
 	URLSpecified bool
@@ -25,11 +29,14 @@ type Params struct {
 	RequestRate           Range[float64]
 	Distribution          string // constant or poisson
 	RequestIntervals      string
-	RequestCount          int
-	MaxThreads            int
-	MaxThreadsSpecified   bool
-	Async, ForcedSync     bool
-	Streaming             bool
+	// Intervals are --request-intervals' file read: the gaps between
+	// consecutive sends, in microseconds, replayed in a loop.
+	Intervals           []time.Duration
+	RequestCount        int
+	MaxThreads          int
+	MaxThreadsSpecified bool
+	Async, ForcedSync   bool
+	Streaming           bool
 
 	// Deprecated load options (-t, -c, -d).
 	UsingOldOptions        bool
@@ -80,6 +87,9 @@ type Params struct {
 	// cappedAtMaxThreads says settle ended an open concurrency range
 	// (end 0) at MaxThreads, as perf_analyzer does in sync mode.
 	cappedAtMaxThreads bool
+	// Notes are what perfscen pa reads differently from getopt, said on
+	// stderr.
+	Notes []string
 	// Warnings are what perf_analyzer prints on stderr about the command
 	// line as it settles it against the model (perf_analyzer.cc).
 	Warnings []string

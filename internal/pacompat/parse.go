@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/perfscen/perfscen/scenario"
 )
 
 // UsageError is a command line perf_analyzer itself would refuse, with its
@@ -52,6 +54,9 @@ func Parse(argv []string) (*Params, error) {
 		if err := p.apply(a); err != nil {
 			return nil, err
 		}
+		if a.eq {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s=%s is read as %s %s (getopt would keep the '=' in the value, which no perf_analyzer value starts with)", a.as, a.value, a.as, a.value))
+		}
 		p.Given = append(p.Given, a)
 	}
 	if p.Version {
@@ -60,6 +65,13 @@ func Parse(argv []string) (*Params, error) {
 	p.finishParse()
 	if err := p.verify(); err != nil {
 		return nil, err
+	}
+	if p.RequestIntervals != "" {
+		iv, err := scenario.ReadIntervals(p.RequestIntervals)
+		if err != nil {
+			return nil, usage("Failed to parse --request-intervals. %v", err)
+		}
+		p.Intervals = iv
 	}
 	if err := p.supported(); err != nil {
 		return nil, err
@@ -73,12 +85,19 @@ func Parse(argv []string) (*Params, error) {
 // finishParse is the tail of ParseCommandLine: defaults that depend on
 // other options.
 func (p *Params) finishParse() {
+	if p.ServiceKind == "dynamic_grpc" && !p.given("i") {
+		// A gRPC service is reached over gRPC: -i is not needed.
+		p.Protocol = "grpc"
+	}
 	if !p.URLSpecified && p.Protocol == "grpc" {
 		switch p.ServiceKind {
 		case "triton":
 			p.URL = "localhost:8001"
 		case "tfserving":
 			p.URL = "localhost:8500"
+		case "dynamic_grpc":
+			// perfscen's choice, the gRPC port of the other kinds.
+			p.URL = "localhost:8001"
 		}
 	}
 	if !p.MaxThreadsSpecified && p.TargetsConcurrency() {
@@ -301,7 +320,7 @@ func (p *Params) apply(a arg) error {
 		p.OutputShmSize, p.OutputShmGiven = uint64(n), true
 	case "service-kind":
 		switch v {
-		case "triton", "tfserving", "torchserve", "triton_c_api", "openai":
+		case "triton", "tfserving", "torchserve", "triton_c_api", "openai", "dynamic_grpc":
 			p.ServiceKind = v
 		default:
 			return usage("Failed to parse --service-kind. Unsupported type provided: '%s'. The available options are 'triton', 'tfserving', 'torchserve', or 'triton_c_api'.", v)
@@ -405,6 +424,12 @@ func (p *Params) apply(a arg) error {
 		}
 	case "version":
 		p.Version = true
+	case "endpoint":
+		p.Endpoint = v
+	case "grpc-method":
+		p.GRPCMethod = v
+	case "request-intervals":
+		p.RequestIntervals = v
 	case "profile-export-file":
 		if isFile(v) || isDir(v) {
 			return usage("Failed to parse --profile-export-file. Path must not already exist.")

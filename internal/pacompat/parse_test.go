@@ -2,9 +2,13 @@ package pacompat
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // paCase is one command line perf_analyzer 2.46.0 (r24.05) was given,
@@ -100,6 +104,18 @@ func TestParseReadsPerfAnalyzerSyntax(t *testing.T) {
 			return p.Concurrency.Start == 3 && p.MeasurementIntervalMs == 2000 && p.Verbose && p.ExtraVerbose && p.BatchSize == 4
 		}},
 		{"-m m -i grpc", func(p *Params) bool { return p.URL == "localhost:8001" }},
+		// The seeds' dynamic gRPC line: no -m, -u=HOST as perf_analyzer's
+		// docs write it, gRPC without -i.
+		{"--service-kind=dynamic_grpc -u=localhost:8001 --input-data=/tmp --grpc-method=v1.Simple/Echo", func(p *Params) bool {
+			return p.ServiceKind == "dynamic_grpc" && p.URL == "localhost:8001" && p.Protocol == "grpc" && p.GRPCMethod == "v1.Simple/Echo" &&
+				p.modelLabel() == "v1.Simple.Echo" && len(p.Notes) == 1
+		}},
+		{"--service-kind=dynamic_grpc --grpc-method=/v1.Simple/Echo", func(p *Params) bool {
+			return p.URL == "localhost:8001" && p.modelLabel() == "v1.Simple.Echo"
+		}},
+		{"-m facebook/opt-125m --service-kind=openai --endpoint=v1/chat/completions --async --input-data=/tmp", func(p *Params) bool {
+			return p.ServiceKind == "openai" && p.Endpoint == "v1/chat/completions" && p.URL == "localhost:8000" && p.Protocol == "http" && p.Async
+		}},
 		{"-m m --request-rate-range 10:100:10 --request-distribution poisson", func(p *Params) bool {
 			return !p.TargetsConcurrency() && p.RequestRate.End == 100 && p.Distribution == "poisson" && p.MaxThreads == 4
 		}},
@@ -140,11 +156,14 @@ func TestParseReadsPerfAnalyzerSyntax(t *testing.T) {
 // What perfscen cannot honour is refused by name with its reason.
 func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 	tests := []struct{ args, option string }{
-		{"-m m --service-kind openai --input-data /tmp --endpoint v1/chat/completions", "--endpoint"},
+		{"-m m --endpoint v1/chat/completions", "--endpoint"},
+		{"-m m --grpc-method a.B/C", "--grpc-method"},
+		{"-m m --service-kind openai --input-data /tmp -i grpc", "-i grpc"},
+		{"--service-kind dynamic_grpc --grpc-method a.B/C -i http", "-i http"},
+		{"--service-kind dynamic_grpc --grpc-method a.B/C --streaming", "--streaming"},
 		{"-m m --service-kind torchserve --input-data /tmp --shared-memory system", "--shared-memory"},
 		{"-m m --trace-level TIMESTAMPS", "--trace-level"},
 		{"-m m --periodic-concurrency-range 1:4 --streaming -i grpc", "--periodic-concurrency-range"},
-		{"-m m --request-intervals /etc/hostname", "--request-intervals"},
 		{"-m m -i grpc --request-parameter max_tokens:256:int", "--request-parameter"},
 		{"-m m --enable-mpi", "--enable-mpi"},
 		{"-m m --bls-composing-models a,b", "--bls-composing-models"},
@@ -153,7 +172,6 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		{"-m m -r 2", "-r/--max-trials"},
 		{"-m m -s 0", "-s/--stability-percentage"},
 		{"-m m --request-rate-range 10 --request-count 50", "--request-count with --request-rate-range"},
-		{"-m m --profile-export-file /tmp/no-such-export.json", "--profile-export-file"},
 	}
 	for _, tc := range tests {
 		_, err := Parse(strings.Fields(tc.args))
@@ -173,8 +191,51 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := Parse(strings.Fields(s))
-		if err == nil && (p.ModelName == "" && !p.Version) {
+		if err == nil && (p.ModelName == "" && !p.Version && p.ServiceKind != "dynamic_grpc") {
 			t.Errorf("%q: accepted without -m", s)
 		}
 	})
+}
+
+// --request-intervals reads its file as it parses: microseconds a line,
+// each fault at its line (exit 2 with perf_analyzer's prefix).
+func TestParseRequestIntervals(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		body string
+		want []time.Duration
+		err  string
+	}{
+		{"1000\n2000\n\n500\n", []time.Duration{time.Millisecond, 2 * time.Millisecond, 500 * time.Microsecond}, ""},
+		{"0\n100000\n", []time.Duration{0, 100 * time.Millisecond}, ""},
+		{"1000\n1.5\n", nil, `Failed to parse --request-intervals. %s:2: "1.5" is not an interval in whole microseconds`},
+		{"-3\n", nil, `:1: "-3" is not an interval`},
+		{"\n\n", nil, "no intervals"},
+		{"0\n0\n", nil, "every interval is 0"},
+	}
+	for i, tc := range tests {
+		f := filepath.Join(dir, fmt.Sprintf("iv%d.txt", i))
+		if err := os.WriteFile(f, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse([]string{"-m", "m", "--request-intervals", f})
+		if tc.err != "" {
+			var ue *UsageError
+			want := tc.err
+			if strings.Contains(want, "%s") {
+				want = fmt.Sprintf(want, f)
+			}
+			if !errors.As(err, &ue) || !strings.Contains(ue.Msg, want) {
+				t.Errorf("%q: %v, want %q", tc.body, err, want)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(p.Intervals, tc.want) || p.TargetsConcurrency() {
+			t.Errorf("%q: %v %v", tc.body, p, err)
+		}
+	}
+	if _, err := Parse([]string{"-m", "m", "--request-intervals", filepath.Join(dir, "iv0.txt"), "--concurrency-range", "4"}); err == nil ||
+		!strings.Contains(err.Error(), "Cannot specify more then one inference load mode.") {
+		t.Errorf("with a concurrency range: %v", err)
+	}
 }

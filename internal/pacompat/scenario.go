@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/perfscen/perfscen/scenario"
 )
 
 // Scenario is the scenario a command line measures: the YAML text (each
@@ -46,7 +48,7 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 	b.line(0, "# comes from; keys without one state what perf_analyzer does by default.")
 	b.line(0, "# Run it with: perfscen run FILE")
 	b.line(0, "version: 1")
-	b.kv(0, "name", scenarioName(p.ModelName), "", "")
+	b.kv(0, "name", scenarioName(p.modelLabel()), "", "")
 
 	b.line(0, "server:")
 	if err := b.kind(p, dir); err != nil {
@@ -85,9 +87,21 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 		b.kv(2, "grpc_compression", p.Compression, "--grpc-compression-algorithm", "server.kserve.grpc_compression")
 	}
 
+	if p.ServiceKind == "openai" {
+		if err := b.llm(p); err != nil {
+			return nil, err
+		}
+	}
+
 	b.line(0, "models:")
-	b.line(1, "- name: "+scalar(p.ModelName)+flagComment("-m"))
-	b.flags["models[0].name"] = "-m"
+	if p.ModelName == "" {
+		// dynamic_grpc without -m: the call is named after its method.
+		b.line(1, "- name: "+scalar(p.modelLabel())+flagComment("--grpc-method (no -m: the calls are named after the method)"))
+		b.flags["models[0].name"] = "--grpc-method"
+	} else {
+		b.line(1, "- name: "+scalar(p.ModelName)+flagComment("-m"))
+		b.flags["models[0].name"] = "-m"
+	}
 	const m = 2
 	if p.ModelVersion != "" {
 		b.kv(m, "version", p.ModelVersion, "-x", "models[0].version")
@@ -133,7 +147,12 @@ func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
 		b.notes = append(b.notes, fmt.Sprintf("-c %d has no effect without -d, in perf_analyzer as here: concurrency %d is measured (add -d to step up to %d, or use --concurrency-range)",
 			p.MaxConcurrency, p.Concurrency.Start, p.MaxConcurrency))
 	}
-	b.load(p)
+	if p.ProfileExport != "" {
+		b.notes = append(b.notes, "--profile-export-file is written by perfscen pa; a scenario has no key for it (perfscen run writes its result JSON, with every window's figures, instead)")
+	}
+	if err := b.load(p, dir); err != nil {
+		return nil, err
+	}
 	b.measurement(p)
 	b.search(p)
 	return &Scenario{YAML: []byte(b.out.String()), Flags: b.flags, Notes: b.notes, Sequence: p.sequences()}, nil
@@ -161,6 +180,22 @@ func (b *builder) kind(p *Params, dir string) error {
 		if p.URLSpecified {
 			b.notes = append(b.notes, "-u has no effect with --service-kind=triton_c_api (in perf_analyzer either): the server runs in process")
 		}
+		return nil
+	case "openai":
+		b.kv(1, "kind", "openai", kindFlag, "server.kind")
+		b.kv(1, "url", p.URL, "-u", "server.url")
+		if p.Endpoint != "" {
+			b.kv(1, "endpoint", p.Endpoint, "--endpoint", "server.endpoint")
+		} else {
+			b.kv(1, "endpoint", scenario.DefaultEndpoint, "", "server.endpoint")
+		}
+		return nil
+	case "dynamic_grpc":
+		b.kv(1, "kind", "grpc", kindFlag+"=dynamic_grpc", "server.kind")
+		b.kv(1, "url", p.URL, "-u", "server.url")
+		b.line(1, "grpc:")
+		b.kv(2, "method", p.GRPCMethod, "--grpc-method", "server.grpc.method")
+		b.comment(2, "described by the server's reflection, as perf_analyzer's dynamic gRPC client reads it")
 		return nil
 	case "tfserving", "torchserve":
 		b.kv(1, "kind", p.ServiceKind, kindFlag, "server.kind")
@@ -392,11 +427,22 @@ func (p *Params) rateLevels() (start, end, step float64) {
 	return start, end, r.Step
 }
 
-func (b *builder) load(p *Params) {
+func (b *builder) load(p *Params, dir string) error {
 	b.line(0, "load:")
 	const l = 1
 	rate := !p.TargetsConcurrency()
 	switch {
+	case p.RequestIntervals != "":
+		rel, err := relPath(p.RequestIntervals, dir)
+		if err != nil {
+			return err
+		}
+		b.kv(l, "mode", "request_rate", "--request-intervals", "load.mode")
+		b.kv(l, "request_intervals", rel, "--request-intervals", "load.request_intervals")
+		b.comment(l, fmt.Sprintf("%d intervals, replayed in a loop: %s requests per second on average", len(p.Intervals), num(scenario.IntervalsRate(p.Intervals))))
+		if p.MaxThreadsSpecified {
+			b.kv(l, "max_threads", p.MaxThreads, "--max-threads", "load.max_threads")
+		}
 	case p.RequestCount > 0:
 		b.kv(l, "mode", "iterations", "--request-count", "load.mode")
 		b.kv(l, "iterations", p.RequestCount, "--request-count", "load.iterations")
@@ -445,18 +491,28 @@ func (b *builder) load(p *Params) {
 	} else if p.OutputShmGiven {
 		b.notes = append(b.notes, "--output-shared-memory-size without --shared-memory has no effect (in perf_analyzer either)")
 	}
-	if p.LatencyThresholdMs > 0 || p.RequestCount > 0 {
-		return // the search, or the count, sets the levels
+	if p.LatencyThresholdMs > 0 || p.RequestCount > 0 || p.RequestIntervals != "" {
+		return nil // the search, the count or the schedule sets the levels
 	}
 	if start, end, step := p.rateLevels(); rate && start != end {
 		b.line(0, "sweep:")
 		b.kv(1, "request_rate", rangeText(start, end, step), "--request-rate-range", "sweep.request_rate")
-		return
+		return nil
 	}
 	if start, end, step := p.concurrencyLevels(); !rate && start != end {
 		b.line(0, "sweep:")
 		b.kv(1, "concurrency", rangeText(float64(start), float64(end), float64(step)), concFlag(p), "sweep.concurrency")
 	}
+	return nil
+}
+
+// modelLabel names the measured calls: -m, else (dynamic_grpc) the
+// method, its slash a dot (a slash in a model name reads as a server's).
+func (p *Params) modelLabel() string {
+	if p.ModelName != "" || p.GRPCMethod == "" {
+		return p.ModelName
+	}
+	return strings.ReplaceAll(strings.Trim(p.GRPCMethod, "/"), "/", ".")
 }
 
 func concFlag(p *Params) string {

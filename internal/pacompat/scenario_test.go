@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/scenario"
@@ -16,6 +17,14 @@ func TestBuildScenario(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data.json")
 	if err := os.WriteFile(data, []byte(`{"data": [{"TORCHSERVE_INPUT": ["x.jpg"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	intervals := filepath.Join(dir, "intervals.txt")
+	if err := os.WriteFile(intervals, []byte("10000\n30000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chat := filepath.Join(dir, "chat.json")
+	if err := os.WriteFile(chat, []byte(`{"data": [{"payload": [{"messages": [{"role": "user", "content": "hi"}], "stream": true, "stream_options": {"include_usage": true}}]}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -117,6 +126,30 @@ func TestBuildScenario(t *testing.T) {
 			func(p *plan.Plan) string {
 				if p.Server().Kind != "tfserving" || p.Server().URL != "localhost:8500" {
 					return "TF Serving on 8500"
+				}
+				return ""
+			}},
+		// Custom intervals: the schedule file, at its mean rate (2 sends
+		// in 40 ms).
+		{"-m m --request-intervals " + intervals + " --max-threads 2", []string{"  mode: request_rate   # --request-intervals", "  request_intervals: intervals.txt   # --request-intervals", "  max_threads: 2   # --max-threads"},
+			func(p *plan.Plan) string {
+				l := p.Points[0].Load
+				if len(p.Points) != 1 || l.Distribution != plan.Intervals || l.Rate != 50 || len(l.Intervals) != 2 || l.Intervals[1] != 30*time.Millisecond || l.MaxThreads != 2 {
+					return "one point replaying the two intervals at 50/s on average"
+				}
+				return ""
+			}},
+		{"-m llm --service-kind=openai --endpoint=v1/completions --input-data=" + chat, []string{"  kind: openai   # --service-kind", "  endpoint: v1/completions   # --endpoint", "  include_usage: true   # the payloads' stream_options.include_usage"},
+			func(p *plan.Plan) string {
+				if p.Server().Kind != plan.KindOpenAI || p.LLM.Endpoint != "v1/completions" || !p.LLM.Stream || !p.LLM.IncludeUsage {
+					return "openai, v1/completions, streamed with usage"
+				}
+				return ""
+			}},
+		{"--service-kind=dynamic_grpc -u=h:50051 --grpc-method=v1.Simple/Echo --input-data=zero", []string{"  kind: grpc   # --service-kind=dynamic_grpc", "    method: v1.Simple/Echo   # --grpc-method", "  - name: v1.Simple.Echo"},
+			func(p *plan.Plan) string {
+				if p.Server().Kind != "grpc" || p.Server().URL != "h:50051" || p.Models[0].Input.Kind != "zero" {
+					return "kind grpc at h:50051 with the empty message"
 				}
 				return ""
 			}},

@@ -9,7 +9,9 @@ import (
 // its order and with its messages, including the defaults it settles
 // there (deprecated -t/-c/-d into the concurrency range, the metrics URL).
 func (p *Params) verify() error {
-	if p.ModelName == "" {
+	if p.ModelName == "" && p.ServiceKind != "dynamic_grpc" {
+		// A dynamic gRPC service has methods, not models: --grpc-method
+		// names what is called.
 		return usage("Failed to parse -m (model name). The value must be specified.")
 	}
 	if p.Concurrency.Start <= 0 || p.ConcurrentRequestCount < 0 {
@@ -125,6 +127,10 @@ func (p *Params) verify() error {
 		if len(p.InputData) == 0 {
 			return usage("Must supply --input-data for OpenAI service kind.")
 		}
+	case "dynamic_grpc":
+		if p.GRPCMethod == "" {
+			return usage("Must supply --grpc-method for dynamic_grpc service kind.")
+		}
 	}
 	if p.Metrics && p.ServiceKind != "triton" {
 		return usage("Server-side metric collection is only supported with Triton client backend.")
@@ -151,8 +157,20 @@ func (p *Params) supported() error {
 	refuse := func(opt, format string, args ...any) error {
 		return &UnsupportedError{Option: opt, Reason: fmt.Sprintf(format, args...)}
 	}
-	if p.ServiceKind == "openai" {
-		return refuse("--service-kind=openai", "use a scenario with server.kind: openai; perf_analyzer's openai mode replays request bodies perfscen builds itself")
+	switch {
+	case p.Endpoint != "" && p.ServiceKind != "openai":
+		return refuse("--endpoint", "it applies to --service-kind=openai (perf_analyzer ignores it for %s)", p.ServiceKind)
+	case p.GRPCMethod != "" && p.ServiceKind != "dynamic_grpc":
+		return refuse("--grpc-method", "it applies to --service-kind=dynamic_grpc (perf_analyzer ignores it for %s)", p.ServiceKind)
+	case p.ServiceKind == "openai" && p.Protocol != "http":
+		return refuse("-i "+p.Protocol, "perf_analyzer's openai service kind speaks HTTP only")
+	case p.ServiceKind == "dynamic_grpc" && p.Protocol != "grpc":
+		return refuse("-i "+p.Protocol, "a dynamic gRPC service is reached over gRPC only")
+	case p.ServiceKind == "dynamic_grpc" && p.Streaming:
+		return refuse("--streaming", "perfscen calls a method as it is declared: a streaming method streams by itself")
+	}
+	if len(p.Intervals) > 0 && p.RequestCount != 0 {
+		return refuse("--request-count with --request-intervals", "perfscen counts requests at a concurrency only")
 	}
 	if p.ServiceKind != "triton" {
 		// perf_analyzer reads these for Triton only; the other kinds have

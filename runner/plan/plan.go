@@ -318,6 +318,9 @@ type Distribution string
 const (
 	Constant Distribution = "constant"
 	Poisson  Distribution = "poisson"
+	// Intervals replays Load.Intervals (perf_analyzer's
+	// --request-intervals).
+	Intervals Distribution = "intervals"
 )
 
 // Point is one cell of the sweep matrix for one model.
@@ -368,6 +371,9 @@ type Load struct {
 	WarmupIterations int          `json:"warmup_iterations,omitempty"`
 	Iterations       int          `json:"iterations,omitempty"`
 	MaxThreads       int          `json:"max_threads,omitempty"` // request_rate worker cap
+	// Intervals, with Distribution Intervals, are the gaps between
+	// consecutive sends, replayed in a loop; Rate is then their mean rate.
+	Intervals []time.Duration `json:"intervals,omitempty"`
 }
 
 // Model returns the model with the given alias.

@@ -127,7 +127,7 @@ func (c *Client) Generate(ctx context.Context, body []byte, t *kinds.TokenTrace)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		err = c.readStream(resp.Body, start, t)
 	} else {
-		err = c.readWhole(resp.Body, t)
+		err = c.readWhole(resp.Body, start, t)
 	}
 	if err != nil {
 		return err
@@ -202,10 +202,13 @@ func (c *Client) readStream(body io.Reader, start time.Time, t *kinds.TokenTrace
 		if string(ev.Type) == "error" {
 			return c.midStream(t, ev.Data)
 		}
+		now := c.now().Sub(start)
+		if t.Capture {
+			t.Events = append(t.Events, kinds.ResponseEvent{At: now, Data: bytes.Clone(ev.Data)})
+		}
 		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
 			break
 		}
-		now := c.now().Sub(start)
 		ch.reset()
 		if err := json.Unmarshal(ev.Data, &ch); err != nil {
 			return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint,
@@ -259,10 +262,13 @@ func (c *Client) streamError(err error, t *kinds.TokenTrace) error {
 	return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: err}
 }
 
-func (c *Client) readWhole(body io.Reader, t *kinds.TokenTrace) error {
+func (c *Client) readWhole(body io.Reader, start time.Time, t *kinds.TokenTrace) error {
 	b, err := io.ReadAll(io.LimitReader(body, 64<<20))
 	if err != nil {
 		return &transport.TransportError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("reading the reply: %w", err)}
+	}
+	if t.Capture {
+		t.Events = append(t.Events, kinds.ResponseEvent{At: c.now().Sub(start), Data: b})
 	}
 	var ch chunk
 	if err := json.Unmarshal(b, &ch); err != nil {
