@@ -120,6 +120,10 @@ func startGPUScraper(ctx context.Context, hc *http.Client, url string, interval 
 		hc = &http.Client{Timeout: 5 * time.Second}
 	}
 	g := &gpuScraper{url: url, client: hc, interval: interval, cancel: cancel, done: make(chan struct{})}
+	// The first scrape is made before the load starts: a short run could
+	// otherwise end (and cancel it) before a wrong metrics_url answered,
+	// and the URL would go unmentioned.
+	g.record(g.scrape(ctx))
 	go g.loop(ctx)
 	return g
 }
@@ -129,28 +133,33 @@ func (g *gpuScraper) loop(ctx context.Context) {
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
 	for {
-		s, err := g.scrape(ctx)
-		if ctx.Err() != nil {
-			return // closing: a scrape cut short is no failure
-		}
-		g.mu.Lock()
-		g.tries++
-		if errors.Is(err, errNoGPU) {
-			g.lastErr = nil
-		} else if err != nil {
-			g.lastErr = err
-			g.failed++
-		} else {
-			g.samples = append(g.samples, s)
-			if len(s.uuids) > 0 {
-				g.uuids = s.uuids
-			}
-		}
-		g.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		s, err := g.scrape(ctx)
+		if ctx.Err() != nil {
+			return // closing: a scrape cut short is no failure
+		}
+		g.record(s, err)
+	}
+}
+
+// record counts one scrape's outcome.
+func (g *gpuScraper) record(s gpuSample, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tries++
+	if errors.Is(err, errNoGPU) {
+		g.lastErr = nil
+	} else if err != nil {
+		g.lastErr = err
+		g.failed++
+	} else {
+		g.samples = append(g.samples, s)
+		if len(s.uuids) > 0 {
+			g.uuids = s.uuids
 		}
 	}
 }

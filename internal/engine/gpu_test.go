@@ -111,6 +111,21 @@ func TestGPUScraperReportsFailure(t *testing.T) {
 	})
 }
 
+// A run shorter than a wrong metrics_url's answer still says the URL
+// failed: the first scrape is made before the load, not raced against a
+// close that cancels it (a 20-request run against the real Triton left no
+// note on a busy machine).
+func TestGPUScraperFirstScrapeBeforeLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		url := startMetrics(t, http.NotFoundHandler())
+		g := startGPUScraper(context.Background(), metricsClient(t), url, time.Hour)
+		g.close() // the run ended at once
+		if n := g.note(); !strings.Contains(n, "1 of 1 scrape(s) failed") {
+			t.Errorf("note = %q, want the failed scrape", n)
+		}
+	})
+}
+
 // The reference server's metrics port carries Triton's nv_inference_*
 // families and no GPU gauges: scraping it succeeds and records nothing.
 func TestGPUScraperAgainstCPUOnlyServer(t *testing.T) {
