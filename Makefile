@@ -5,6 +5,9 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 PERFSCEN  := $(BIN)
 FUZZTIME  ?= 10s
+# The container image make image builds; perfscen k8s defaults to this
+# name for a binary of the same version.
+IMAGE     ?= perfscen:$(VERSION)
 # staticcheck is pinned by go.mod's tool directive: the module download
 # that fetches perfscen's dependencies fetches it, so a clean clone needs
 # nothing installed but Go.
@@ -12,7 +15,7 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean
+.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean image image-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -109,6 +112,12 @@ soundness-busy: build ## a shared runner: a neighbour busy 40 ms/100 ms on each 
 
 conformance-llm: ## the shipped LLM scenarios against a real server (Ollama v0.17.4, tiny generated model, OLLAMA=binary); docs/llm.md
 	bash scripts/conformance-llm.sh
+
+image: build ## the container image $(IMAGE) from Containerfile with podman (Debian 12 base made by debootstrap when missing; scripts/container.sh)
+	VERSION=$(VERSION) IMAGE=$(IMAGE) bash scripts/container.sh build
+
+image-check: image ## in containers: perfscen version, the quickstart, and a distributed run (perfscen serve, coordinator, two agents) with one verdict
+	VERSION=$(VERSION) IMAGE=$(IMAGE) bash scripts/container.sh check
 
 generate: ## regenerate gRPC stubs (needs protoc; installs pinned plugins into bin/)
 	bash scripts/generate.sh

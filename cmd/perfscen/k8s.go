@@ -26,7 +26,7 @@ func newK8sCmd(e *env) *cobra.Command {
 		out      string
 	)
 	cmd := &cobra.Command{
-		Use:   "k8s --agents N --image IMAGE FILE",
+		Use:   "k8s --agents N [--image IMAGE] FILE",
 		Short: "Write the Kubernetes manifests of a distributed run: coordinator Job, agents' Indexed Job, Service, ConfigMap",
 		Long: `k8s writes, as one YAML stream, what a distributed run of the scenario needs
 on Kubernetes: the scenario (and --include files) as a ConfigMap, a headless
@@ -35,6 +35,10 @@ Service in front of the coordinator, the coordinator's Job (perfscen run
 the agents' Indexed Job, whose completion index is each agent's index.
 Agents dial the Service; they need no inbound port. Pods request (and are
 limited to) the CPU and memory given.
+
+The image defaults to perfscen:VERSION, what make image builds from the
+tree this binary was built from (Containerfile; docs/distributed.md): load
+it into the cluster's nodes or push it and name it with --image.
 
 The shared token is a Secret (key: token) the manifests name but do not
 create:
@@ -70,6 +74,10 @@ the pods; a scenario must name them by base name.`,
 				o.Files[name] = string(b)
 			}
 			o.ScenarioFile = filepath.Base(file)
+			if o.Image == "" {
+				o.Image = defaultImage(e.versionString())
+				fmt.Fprintf(e.stderr, "perfscen: image %s: what make image builds from this binary's tree (--image names another)\n", o.Image)
+			}
 			for _, srv := range pl.Servers {
 				if u, err := url.Parse("//" + strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")); err == nil && isLoopback(u.Hostname()) {
 					fmt.Fprintf(e.stderr, "perfscen: warning: %s's server %s is this host's loopback; the pods reach a server by a name or address of the cluster\n", file, srv.URL)
@@ -95,7 +103,7 @@ the pods; a scenario must name them by base name.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Agents, "agents", 0, "number of agents (required)")
-	fl.StringVar(&o.Image, "image", "", "perfscen container image (required)")
+	fl.StringVar(&o.Image, "image", "", "perfscen container image (default perfscen:VERSION, the image make image builds from the tree this binary was built from)")
 	fl.StringVar(&o.Name, "name", "perfscen", "prefix of every object's name")
 	fl.StringVar(&o.Namespace, "namespace", "", "namespace of every object (default: kubectl's)")
 	fl.StringVar(&o.TokenSecret, "token-secret", "", "Secret holding the agents' token under key token (default NAME-agent-token)")
@@ -110,6 +118,30 @@ the pods; a scenario must name them by base name.`,
 	fl.StringArrayVar(&o.RunFlags, "run-flag", nil, "an extra flag for the coordinator's perfscen run (repeatable), e.g. --run-flag=--junit=/results/junit.xml")
 	fl.StringVarP(&out, "output", "o", "", "write the manifests here instead of stdout")
 	return cmd
+}
+
+// defaultImage is the image make image tags for a build of this version:
+// perfscen:VERSION, with any character a tag cannot hold replaced by '-'.
+func defaultImage(version string) string {
+	tag := []byte(version)
+	for i, c := range tag {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
+			i > 0 && (c == '.' || c == '-')
+		switch {
+		case ok:
+		case i == 0: // a tag starts with a word character
+			tag[i] = '_'
+		default:
+			tag[i] = '-'
+		}
+	}
+	if len(tag) > 128 {
+		tag = tag[:128]
+	}
+	if len(tag) == 0 {
+		tag = []byte("dev")
+	}
+	return "perfscen:" + string(tag)
 }
 
 func isLoopback(host string) bool {

@@ -17,8 +17,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Short:   "Print perfscen's version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			info, ok := debug.ReadBuildInfo()
-			v := buildVersion(ldflagVersion, info, ok)
+			v := thisBuild()
 			rev := "revision unknown"
 			if v.Revision != "" {
 				rev = "revision " + v.Revision
@@ -30,4 +29,18 @@ func newVersionCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// thisBuild is what this binary knows of its source.
+func thisBuild() versionInfo {
+	info, ok := debug.ReadBuildInfo()
+	return buildVersion(ldflagVersion, info, ok)
+}
+
+// versionString is this build's one-word version, or the one a test gives.
+func (e *env) versionString() string {
+	if e.version != "" {
+		return e.version
+	}
+	return thisBuild().String()
 }

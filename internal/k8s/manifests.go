@@ -202,6 +202,20 @@ func resources(cpu, mem string) *resourceRequirements {
 	return &resourceRequirements{Requests: r, Limits: r}
 }
 
+// pullPolicy is IfNotPresent whatever the tag: the default image
+// (perfscen:VERSION, what make image builds) is loaded into a cluster's
+// nodes rather than pulled, and a version's image never changes.
+const pullPolicy = "IfNotPresent"
+
+// restricted is the Pod Security Standards' "restricted" container
+// context: the image runs as user 10001 (Containerfile), perfscen needs no
+// capability, and writes only to /results.
+func restricted() *securityContext {
+	return &securityContext{RunAsNonRoot: true, ReadOnlyRootFilesystem: true,
+		Capabilities:   &capabilities{Drop: []string{"ALL"}},
+		SeccompProfile: &seccomp{Type: "RuntimeDefault"}}
+}
+
 func (o *Options) coordinatorJob() job {
 	vols, mounts := o.volumes()
 	results := volume{Name: "results", EmptyDir: &struct{}{}}
@@ -215,9 +229,10 @@ func (o *Options) coordinatorJob() job {
 		"--out-dir", resultsDir}
 	args = append(args, o.RunFlags...)
 	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
-	c := container{Name: "coordinator", Image: o.Image, Args: args,
+	c := container{Name: "coordinator", Image: o.Image, ImagePullPolicy: pullPolicy, Args: args,
 		Ports:        []containerPort{{Name: "agents", ContainerPort: Port, Protocol: "TCP"}},
-		VolumeMounts: mounts, Resources: resources(o.CoordinatorCPU, o.CoordinatorMemory)}
+		VolumeMounts: mounts, Resources: resources(o.CoordinatorCPU, o.CoordinatorMemory),
+		SecurityContext: restricted()}
 	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-coordinator", "coordinator"),
 		Spec: jobSpec{BackoffLimit: ptr(0), TTLSecondsAfterFinished: ptr(86400),
 			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("coordinator")},
@@ -232,8 +247,8 @@ func (o *Options) agentsJob() job {
 		"--join-timeout", o.JoinTimeout}
 	args = append(args, o.setFlags()...)
 	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
-	c := container{Name: "agent", Image: o.Image, Args: args, VolumeMounts: mounts,
-		Resources: resources(o.AgentCPU, o.AgentMemory)}
+	c := container{Name: "agent", Image: o.Image, ImagePullPolicy: pullPolicy, Args: args, VolumeMounts: mounts,
+		Resources: resources(o.AgentCPU, o.AgentMemory), SecurityContext: restricted()}
 	n := o.Agents
 	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-agents", "agent"),
 		Spec: jobSpec{CompletionMode: "Indexed", Completions: &n, Parallelism: &n,

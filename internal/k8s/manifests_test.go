@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -251,5 +253,36 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(want, got) {
 		t.Errorf("%s differs from the manifests written (go test -update if intended):\n%s", path, got)
+	}
+}
+
+// The manifests pass only args and ask for a non-root, read-only
+// container: the image the repository's Containerfile builds must have
+// perfscen as its entrypoint and a numeric non-root user (runAsNonRoot
+// can verify only a numeric one).
+func TestContainerfileFitsTheManifests(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "Containerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entrypoint, user string
+	for _, line := range strings.Split(string(b), "\n") {
+		switch f := strings.Fields(line); {
+		case len(f) > 1 && f[0] == "ENTRYPOINT":
+			entrypoint = strings.Join(f[1:], " ")
+		case len(f) > 1 && f[0] == "USER":
+			user = f[1]
+		}
+	}
+	if entrypoint != `["/usr/local/bin/perfscen"]` {
+		t.Errorf("Containerfile's ENTRYPOINT is %q: the manifests' args are a perfscen command line", entrypoint)
+	}
+	uid, _, _ := strings.Cut(user, ":")
+	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+		t.Errorf("Containerfile's USER is %q: runAsNonRoot needs a numeric non-root user", user)
+	}
+	m := restricted()
+	if !m.RunAsNonRoot || !m.ReadOnlyRootFilesystem {
+		t.Errorf("the containers' security context is no longer restricted: %+v", m)
 	}
 }

@@ -67,12 +67,30 @@ type podSpec struct {
 }
 
 type container struct {
-	Name         string                `yaml:"name"`
-	Image        string                `yaml:"image"`
-	Args         []string              `yaml:"args"`
-	Ports        []containerPort       `yaml:"ports,omitempty"`
-	VolumeMounts []volumeMount         `yaml:"volumeMounts"`
-	Resources    *resourceRequirements `yaml:"resources,omitempty"`
+	Name            string                `yaml:"name"`
+	Image           string                `yaml:"image"`
+	ImagePullPolicy string                `yaml:"imagePullPolicy,omitempty"`
+	Args            []string              `yaml:"args"`
+	Ports           []containerPort       `yaml:"ports,omitempty"`
+	VolumeMounts    []volumeMount         `yaml:"volumeMounts"`
+	Resources       *resourceRequirements `yaml:"resources,omitempty"`
+	SecurityContext *securityContext      `yaml:"securityContext,omitempty"`
+}
+
+type securityContext struct {
+	RunAsNonRoot             bool          `yaml:"runAsNonRoot"`
+	AllowPrivilegeEscalation bool          `yaml:"allowPrivilegeEscalation"`
+	ReadOnlyRootFilesystem   bool          `yaml:"readOnlyRootFilesystem"`
+	Capabilities             *capabilities `yaml:"capabilities,omitempty"`
+	SeccompProfile           *seccomp      `yaml:"seccompProfile,omitempty"`
+}
+
+type capabilities struct {
+	Drop []string `yaml:"drop"`
+}
+
+type seccomp struct {
+	Type string `yaml:"type"`
 }
 
 type containerPort struct {
