@@ -42,6 +42,9 @@ test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod
 	@# gate-soundness simulation at 200 replicates (236 s against 24 s).
 	$(GO) test -timeout 5m -run 'TestWaitIsTheServersTime|TestTimingSplitAnyTensorSize' ./internal/transport ./test/conformance
 	$(GO) test -timeout 5m -run 'TestSoundness' ./internal/verdict
+	@# The C API kind's callbacks are C where cgo is on (the default build)
+	@# and Go through purego without it: both builds are tested.
+	CGO_ENABLED=0 $(GO) test -timeout 5m ./internal/kinds/tritoncapi
 
 soundness-sim: ## the full gate-soundness simulation: 2000 seeded replicates per noise model (CI runs it)
 	PERFSCEN_SOUNDNESS=full $(GO) test -count=1 -timeout 20m -run TestSoundness ./internal/verdict

@@ -21,10 +21,10 @@ func Leaks() error {
 	if n := liveServers.Load(); n != 0 {
 		parts = append(parts, fmt.Sprintf("%d servers", n))
 	}
-	if n := liveRequests.Load(); n != 0 {
+	if n := liveRequestCount(); n != 0 {
 		parts = append(parts, fmt.Sprintf("%d requests", n))
 	}
-	if n := liveBuffers.Load(); n != 0 {
+	if n := liveBufferCount(); n != 0 {
 		parts = append(parts, fmt.Sprintf("%d output buffers", n))
 	}
 	if len(parts) == 0 {

@@ -140,9 +140,7 @@ const closeWait = 30 * time.Second
 // with exit 2.
 func (p *point) Close() error {
 	var err error
-	select {
-	case <-p.owner.drained():
-	case <-time.After(closeWait):
+	if !p.owner.waitDrained(closeWait) {
 		err = failure.Env(fmt.Errorf("model %s: Triton still held requests %s after the point ended (a hung model?); their inputs stay pinned until the server stops", p.m.plan.Name, closeWait))
 	}
 	p.s.keepPinned(&p.pinner)
@@ -208,9 +206,15 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 		out.Err = err
 		return
 	}
-	f := newInflight(c.sem, p.owner)
-	if err := l.err(l.call("TRITONSERVER_InferenceRequestSetResponseCallback", req, p.s.ts.allocator, 0, cbResponse, f.id)); err != nil {
-		inflights.Delete(f.id)
+	f, err := newInflight(c.sem, p.owner)
+	if err != nil {
+		l.call("TRITONSERVER_InferenceRequestDelete", req)
+		out.Done = clock()
+		out.Err = serverError("infer", err)
+		return
+	}
+	if err := l.err(l.call("TRITONSERVER_InferenceRequestSetResponseCallback", req, p.s.ts.allocator, 0, cbResponse, f.userp())); err != nil {
+		f.cancel()
 		l.call("TRITONSERVER_InferenceRequestDelete", req)
 		out.Done = clock()
 		out.Err = serverError("infer", err)
@@ -220,7 +224,7 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 	handed := clock()
 	if err := l.err(l.call("TRITONSERVER_ServerInferAsync", p.s.ts.ptr, req, 0)); err != nil {
 		// Triton did not take the request: it stays ours.
-		inflights.Delete(f.id)
+		f.cancel()
 		l.call("TRITONSERVER_InferenceRequestDelete", req)
 		p.owner.done()
 		out.Done = clock()
@@ -228,6 +232,7 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 		return
 	}
 	keep, err := c.wait(ctx, deadline, f, out, clock)
+	f.finish()
 	out.Done = clock()
 	out.SendRecv, out.Wait = handed-out.Sent, out.Done-handed
 	if err != nil {
