@@ -136,7 +136,7 @@ if [ -n "${PERF_ANALYZER:-}" ] && [ -x "$PERF_ANALYZER" ]; then
         n=$(sed -n 's/^ *Request count: \([0-9]*\).*/\1/p' "$WORK/pa.log" | awk '{s += $1} END {print s}')
       fi
       cpu=$(awk -v n="$n" '{printf "%.1f", ($1 + $2) / n * 1e6}' "$WORK/time")
-      echo "| $rep | $tool | $(printf %.0f "$thr") | $p50 | $cpu | $l0 → $(cut -d' ' -f1 /proc/loadavg) |"
+      echo "| $rep | $tool | $(printf %.0f "$thr") | $(printf %.0f "$p50") | $cpu | $l0 → $(cut -d' ' -f1 /proc/loadavg) |"
     done
   done
 fi
