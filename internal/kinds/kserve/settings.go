@@ -1,6 +1,9 @@
 package kserve
 
 import (
+	"fmt"
+
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -9,13 +12,24 @@ import (
 type settings struct {
 	// GRPCCompression is none, gzip or deflate.
 	GRPCCompression string `json:"grpc_compression"`
+	// Connections is how many connections all workers share; 0 gives
+	// each worker its own. Sharing moves the requests onto the library
+	// clients (net/http's pool, grpc-go's multiplexed channels), which a
+	// server whose front end costs more per connection may prefer.
+	Connections int `json:"connections"`
 }
 
 // readSettings decodes srv's server.kserve block.
 func readSettings(srv plan.Server) (settings, error) {
 	var s settings
-	err := kinds.DecodeOptions(srv, &s)
-	return s, err
+	if err := kinds.DecodeOptions(srv, &s); err != nil {
+		return s, err
+	}
+	// The schema refuses these too; a plan built in code skips it.
+	if s.Connections < 0 {
+		return s, failure.Invalid(fmt.Errorf("%s.connections: %d is negative (0 gives each worker its own connection)", kinds.OptionsField(srv), s.Connections))
+	}
+	return s, nil
 }
 
 // grpcCompression is the compressor gRPC requests go through; "" for
