@@ -77,7 +77,7 @@ models: [{name: m}]
 	}
 	s, err = parseString(t, `
 version: 1
-server: {url: "localhost:8001", kserve: {connections: 4}}
+server: {url: "localhost:8001", kserve: {connections: 4, busy_poll: 100us}}
 models: [{name: m}]
 `, nil)
 	if err != nil {
@@ -104,6 +104,10 @@ models: [{name: m}]
 `, `
 version: 1
 server: {url: "localhost:8001", kserve: {connections: 1.5}}
+models: [{name: m}]
+`, `
+version: 1
+server: {url: "localhost:8001", kserve: {busy_poll: fast}}
 models: [{name: m}]
 `} {
 		if _, err := parseString(t, src, nil); err == nil {

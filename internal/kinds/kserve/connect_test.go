@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds/kserve/client"
@@ -66,5 +67,40 @@ func TestClientOptionsConnections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// server.kserve.busy_poll reaches the client of either protocol; what is
+// not a duration from 0 to 10ms is refused, naming the field.
+func TestClientOptionsBusyPoll(t *testing.T) {
+	for _, tc := range []struct {
+		value   any
+		want    time.Duration
+		wantErr string
+	}{
+		{value: nil, want: 0},
+		{value: "100us", want: 100 * time.Microsecond},
+		{value: "0s", want: 0},
+		{value: "10ms", want: 10 * time.Millisecond},
+		{value: "11ms", wantErr: `server.kserve.busy_poll: "11ms" is not a duration from 0 to 10ms`},
+		{value: "-1us", wantErr: `server.kserve.busy_poll: "-1us" is not a duration`},
+		{value: "fast", wantErr: `server.kserve.busy_poll: "fast" is not a duration`},
+	} {
+		for _, proto := range []plan.Protocol{plan.ProtocolHTTP, plan.ProtocolGRPC} {
+			srv := plan.Server{Protocol: proto}
+			if tc.value != nil {
+				srv.Options = map[string]any{"busy_poll": tc.value}
+			}
+			opts, err := clientOptions(&plan.Plan{Servers: []plan.Server{srv}}, proto, "127.0.0.1:1", nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || failure.KindOf(err) != failure.InvalidInput {
+					t.Errorf("%v %s: err = %v, want an invalid-input error containing %q", tc.value, proto, err, tc.wantErr)
+				}
+				continue
+			}
+			if err != nil || opts.BusyPoll != tc.want {
+				t.Errorf("%v %s: BusyPoll = %v, %v; want %v", tc.value, proto, opts.BusyPoll, err, tc.want)
+			}
+		}
 	}
 }
