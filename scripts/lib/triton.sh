@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that measure perfscen against its peers on the
 # real Triton (../shared/triton beside the checkout): one way to start it on
 # free loopback ports, on a copy of its model repository with the version
@@ -48,6 +49,7 @@ start_triton() {
 		sleep 0.1
 	done
 	curl -sf "127.0.0.1:$hp/v2/health/ready" >/dev/null || die "Triton not ready after 60 s"
+	# shellcheck disable=SC2034 # the sourcing script reads them
 	HTTP_ADDR=127.0.0.1:$hp GRPC_ADDR=127.0.0.1:$gp
 }
 
