@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -74,6 +75,20 @@ models: [{name: m}]
 	if p.Server().Options["grpc_compression"] != "gzip" {
 		t.Errorf("kserve block %v", p.Server().Options)
 	}
+	s, err = parseString(t, `
+version: 1
+server: {url: "localhost:8001", kserve: {connections: 4, busy_poll: 100us}}
+models: [{name: m}]
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = Expand(s); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(p.Server().Options["connections"]) != "4" {
+		t.Errorf("kserve block %v", p.Server().Options)
+	}
 	for _, src := range []string{`
 version: 1
 server: {kind: tfserving, url: "localhost:8500", kserve: {grpc_compression: gzip}}
@@ -81,6 +96,18 @@ models: [{name: m}]
 `, `
 version: 1
 server: {url: "localhost:8001", kserve: {grpc_compression: brotli}}
+models: [{name: m}]
+`, `
+version: 1
+server: {url: "localhost:8001", kserve: {connections: -1}}
+models: [{name: m}]
+`, `
+version: 1
+server: {url: "localhost:8001", kserve: {connections: 1.5}}
+models: [{name: m}]
+`, `
+version: 1
+server: {url: "localhost:8001", kserve: {busy_poll: fast}}
 models: [{name: m}]
 `} {
 		if _, err := parseString(t, src, nil); err == nil {

@@ -2,11 +2,15 @@
 # Large tensors, perfscen against perf_analyzer: identity_int32 with an
 # INT32 [1228800] tensor (4.9 MB in, 4.9 MB out: a 1×3×640×640 FP32
 # image's size) and with [16], on the real Triton in ../shared/triton and
-# on `perfscen serve`, over HTTP and gRPC at concurrency 1, 8 and 32.
+# on `perfscen serve`, over HTTP and gRPC at concurrency 1, 8 and 32 (and
+# any others asked for: the [16] throughput table of docs/performance.md
+# is LT_SERVERS=triton LT_SIZES=16 LT_CONCURRENCY="1 8 32 64" LT_REPEAT=2).
 # Each cell: throughput, p50, the client's breakdown (send/recv + response
 # wait), client CPU per request (user+system of the whole process over the
 # requests the server counted during it, warm-up included), the client's
-# max RSS, and the load average around it. The two tools alternate.
+# max RSS, and the load average around it. The two tools alternate, the
+# order reversed every other repetition; ratios are the median of the
+# per-repetition perfscen ÷ perf_analyzer.
 #
 #   PERF_ANALYZER=/path/to/perf_analyzer bash scripts/large-tensor-peers.sh
 #
@@ -19,6 +23,9 @@
 #   LT_SMALL_REQUESTS=6000        measured requests per cell below
 #   LT_TOOLS="perfscen pa"        which tools
 #   LT_PA_TIMEOUT=600             seconds before a perf_analyzer cell is given up
+#   LT_REPEAT=1                   repetitions of every cell
+#   LT_CONNECTIONS=               perfscen's server.kserve.connections (unset:
+#                                 the default, each worker its own connection)
 #   TRITON_DIR=../shared/triton   PERFSCEN=bin/perfscen
 # perfscen: `load.mode: iterations` with a tenth as many warm-up
 # iterations; perf_analyzer: synchronous client, count windows of a third
@@ -39,17 +46,8 @@ ROOT=$PWD
 : "${LT_SMALL_REQUESTS:=6000}"
 : "${LT_TOOLS:=perfscen pa}"
 : "${LT_PA_TIMEOUT:=600}"
-# ../shared/triton beside the checkout (or beside a folder above it, for
-# a worktree kept in a subfolder).
-find_triton() {
-	local d=$ROOT
-	for _ in 1 2 3; do
-		d=$(dirname "$d")
-		[ -x "$d/shared/triton/run-triton" ] && echo "$d/shared/triton" && return
-	done
-	echo "$ROOT/../shared/triton"
-}
-TRITON_DIR=${TRITON_DIR:-$(find_triton)}
+: "${LT_REPEAT:=1}"
+: "${LT_CONNECTIONS:=}"
 PERFSCEN=${PERFSCEN:-bin/perfscen}
 PA=${PERF_ANALYZER:-$(command -v perf_analyzer || true)}
 
@@ -70,40 +68,10 @@ fi
 
 # shellcheck source=scripts/lib/server.sh
 . scripts/lib/server.sh
+# shellcheck source=scripts/lib/triton.sh
+. scripts/lib/triton.sh
 make_scratch
-TRITON_PID=
 trap 'stop_triton; scratch_cleanup' EXIT
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-# start_triton: the real server on free ports, on a copy of its model
-# repository with the version folders the identity models lack.
-start_triton() {
-	[ -x "$TRITON_DIR/run-triton" ] || die "no Triton in $TRITON_DIR"
-	cp -r "$TRITON_DIR/models" "$TMP/models"
-	chmod -R u+w "$TMP/models"
-	mkdir -p "$TMP/models/identity_fp32/1" "$TMP/models/identity_int32/1"
-	local hp gp mp
-	hp=$(free_port) gp=$(free_port) mp=$(free_port)
-	"$TRITON_DIR/run-triton" --http-port "$hp" --grpc-port "$gp" --metrics-port "$mp" \
-		--model-repository "$TMP/models" >"$TMP/triton.log" 2>&1 &
-	TRITON_PID=$!
-	for _ in $(seq 600); do
-		curl -sf "127.0.0.1:$hp/v2/health/ready" >/dev/null && break
-		kill -0 "$TRITON_PID" 2>/dev/null || die "Triton exited: $(tail -n 5 "$TMP/triton.log")"
-		sleep 0.1
-	done
-	curl -sf "127.0.0.1:$hp/v2/health/ready" >/dev/null || die "Triton not ready after 60 s"
-	HTTP_ADDR=127.0.0.1:$hp GRPC_ADDR=127.0.0.1:$gp
-}
-
-stop_triton() {
-	if [ -n "$TRITON_PID" ]; then
-		kill "$TRITON_PID" 2>/dev/null || true
-		wait "$TRITON_PID" 2>/dev/null || true
-		TRITON_PID=
-	fi
-}
 
 # served: the server's count of successful identity_int32 requests.
 served() {
@@ -131,6 +99,7 @@ server:
   url: $(server_addr "$1")
   protocol: $1
   timeout: 60s
+$([ -n "$LT_CONNECTIONS" ] && echo "  kserve: {connections: $LT_CONNECTIONS}")
 models:
   - name: identity_int32
     shapes: {INPUT0: [$2]}
@@ -171,7 +140,10 @@ for server in $LT_SERVERS; do
 		for proto in $LT_PROTOCOLS; do
 			for c in $LT_CONCURRENCY; do
 				runs=$(( (n + c - 1) / c * c )) # a multiple of the concurrency
-				for tool in $LT_TOOLS; do
+				for rep in $(seq "$LT_REPEAT"); do
+				order=$LT_TOOLS
+				[ $((rep % 2)) = 0 ] && order=$(echo "$LT_TOOLS" | awk '{for (i = NF; i > 0; i--) printf "%s ", $i}')
+				for tool in $order; do
 					before=$(served)
 					l0=$(loadavg)
 					if r=$("cell_$tool" "$proto" "$size" "$c" "$runs"); then
@@ -179,14 +151,15 @@ for server in $LT_SERVERS; do
 						read -r user sys rss <"$TMP/cpu"
 						reqs=$((after - before))
 						cpu=$(awk -v u="$user" -v s="$sys" -v n="$reqs" 'BEGIN {printf "%.0f", (n > 0 ? (u + s) / n * 1e6 : 0)}')
-						echo "$server $size $proto $c $tool $r $cpu $((rss / 1024)) $reqs $l0 $(loadavg)" >>"$ROWS"
-						note "$server $size $proto c=$c $tool: thr p50 sendrecv wait = $r, CPU ${cpu} µs/req, RSS $((rss / 1024)) MB, $reqs requests"
+						echo "$server $size $proto $c $tool $r $cpu $((rss / 1024)) $reqs $l0 $(loadavg) $rep" >>"$ROWS"
+						note "$server $size $proto c=$c rep $rep $tool: thr p50 sendrecv wait = $r, CPU ${cpu} µs/req, RSS $((rss / 1024)) MB, $reqs requests"
 					else
 						log=$TMP/perfscen.log
 						[ "$tool" = pa ] && log=$TMP/pa.log
-						echo "$server $size $proto $c $tool - - - - - - - - $l0 $(loadavg)" >>"$ROWS"
+						echo "$server $size $proto $c $tool - - - - - - - - $l0 $(loadavg) $rep" >>"$ROWS"
 						note "$server $size $proto c=$c $tool did not complete: $(tail -n 3 "$log" | tr '\n' ' ')"
 					fi
+				done
 				done
 			done
 		done
@@ -198,30 +171,47 @@ LOAD_END=$(loadavg)
 
 echo "# Large tensors: perfscen and perf_analyzer — $(date -u '+%Y-%m-%d %H:%M') UTC"
 echo
-echo "Command: \`LT_SERVERS=\"$LT_SERVERS\" LT_SIZES=\"$LT_SIZES\" LT_PROTOCOLS=\"$LT_PROTOCOLS\" LT_CONCURRENCY=\"$LT_CONCURRENCY\" LT_LARGE_REQUESTS=$LT_LARGE_REQUESTS LT_SMALL_REQUESTS=$LT_SMALL_REQUESTS bash scripts/large-tensor-peers.sh\`"
+echo "Command: \`LT_SERVERS=\"$LT_SERVERS\" LT_SIZES=\"$LT_SIZES\" LT_PROTOCOLS=\"$LT_PROTOCOLS\" LT_CONCURRENCY=\"$LT_CONCURRENCY\" LT_LARGE_REQUESTS=$LT_LARGE_REQUESTS LT_SMALL_REQUESTS=$LT_SMALL_REQUESTS LT_REPEAT=$LT_REPEAT${LT_CONNECTIONS:+ LT_CONNECTIONS=$LT_CONNECTIONS} bash scripts/large-tensor-peers.sh\`"
 echo
 echo "- machine: $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), shared; servers and clients on it together"
 echo "- perfscen $(git describe --always --dirty 2>/dev/null || echo unknown); perf_analyzer \`${PA:-none}\` ($([ -n "$PA" ] && "$PA" --version 2>&1 | head -n 1))"
 echo "- load average (1 min) at start $LOAD_START, at end $LOAD_END"
 echo
-echo "| server | INPUT0 | protocol | c | tool | infer/s | p50 µs | send/recv + wait µs | CPU µs/req | max RSS MB | load avg |"
-echo "|---|---:|---|---:|---|---:|---:|---|---:|---:|---|"
+echo "| server | INPUT0 | protocol | c | rep | tool | infer/s | p50 µs | send/recv + wait µs | CPU µs/req | max RSS MB | load avg |"
+echo "|---|---:|---|---:|---:|---|---:|---:|---|---:|---:|---|"
 awk '{
 	tool = ($5 == "pa" ? "perf_analyzer" : $5)
-	if ($6 == "-") { printf "| %s | %s | %s | %s | %s | did not complete | | | | | %s→%s |\n", $1, $2, $3, $4, tool, $14, $15; next }
-	printf "| %s | %s | %s | %s | %s | %.1f | %.0f | %.0f + %.0f | %s | %s | %s→%s |\n", $1, $2, $3, $4, tool, $6, $7, $8, $9, $10, $11, $13, $14
+	if ($6 == "-") { printf "| %s | %s | %s | %s | %s | %s | did not complete | | | | | %s→%s |\n", $1, $2, $3, $4, $NF, tool, $14, $15; next }
+	printf "| %s | %s | %s | %s | %s | %s | %.1f | %.0f | %.0f + %.0f | %s | %s | %s→%s |\n", $1, $2, $3, $4, $NF, tool, $6, $7, $8, $9, $10, $11, $13, $14
 }' "$ROWS"
 echo
-echo "Ratios perfscen ÷ perf_analyzer, and perfscen's RSS against 2 × c × (input + output) + 50 MB:"
+echo "Ratios perfscen ÷ perf_analyzer (median of the per-repetition ratios; each repetition's in brackets), perfscen's median RSS against 2 × c × (input + output) + 50 MB, and the load average over each cell's repetitions:"
 echo
-echo "| server | INPUT0 | protocol | c | throughput × | p50 × | CPU × | perfscen RSS MB | RSS bound MB |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
-awk '{ key = $1 " " $2 " " $3 " " $4
-	if ($5 == "perfscen") { st[key] = $6; sp[key] = $7; sc[key] = $10; sr[key] = $11; order[++n] = key }
-	else { at[key] = $6; ap[key] = $7; ac[key] = $10 } }
-	END { for (i = 1; i <= n; i++) { k = order[i]; split(k, f, " ")
+echo "| server | INPUT0 | protocol | c | throughput × | p50 × | CPU × | perfscen RSS MB | RSS bound MB | load avg |"
+echo "|---|---:|---|---:|---|---|---|---:|---:|---|"
+awk 'function median(v, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	# ratios K COL: "median [r1, r2, ...]" of perfscen ÷ perf_analyzer
+	# over the repetitions where both completed, or –.
+	function ratios(k, col,   r, n, list, v, s, a) {
+		n = 0; list = ""
+		for (r = 1; r <= reps[k]; r++) {
+			if (!((k, r, "perfscen") in row) || !((k, r, "pa") in row)) continue
+			split(row[k, r, "perfscen"], s, " "); split(row[k, r, "pa"], a, " ")
+			if (s[col] == "-" || a[col] == "-" || a[col] + 0 == 0) continue
+			v[++n] = s[col] / a[col]; list = list (list ? ", " : "") sprintf("%.2f", v[n])
+		}
+		return n ? sprintf("%.2f [%s]", median(v, n), list) : "–"
+	}
+	{ key = $1 " " $2 " " $3 " " $4
+	  if (!(key in reps)) { order[++nk] = key; l0[key] = ($6 == "-" ? $14 : $13) }
+	  if ($NF > reps[key]) reps[key] = $NF
+	  row[key, $NF, $5] = $0
+	  l1[key] = ($6 == "-" ? $15 : $14)
+	  if ($5 == "perfscen" && $6 != "-") rss[key, ++nr[key]] = $11 }
+	END { for (i = 1; i <= nk; i++) { k = order[i]; split(k, f, " ")
 		bound = 2 * f[4] * 2 * 4 * f[2] / 1048576 + 50
-		tr = (at[k] != "" && at[k] != "-" && st[k] != "-") ? sprintf("%.2f", st[k] / at[k]) : "–"
-		pr = (ap[k] != "" && ap[k] != "-" && sp[k] != "-") ? sprintf("%.2f", sp[k] / ap[k]) : "–"
-		cr = (ac[k] != "" && ac[k] != "-" && sc[k] != "-" && ac[k] > 0) ? sprintf("%.2f", sc[k] / ac[k]) : "–"
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f |\n", f[1], f[2], f[3], f[4], tr, pr, cr, sr[k], bound } }' "$ROWS"
+		n = nr[k]; for (j = 1; j <= n; j++) m[j] = rss[k, j]
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %s→%s |\n", f[1], f[2], f[3], f[4], ratios(k, 6), ratios(k, 7), ratios(k, 10), (n ? median(m, n) : "–"), bound, l0[k], l1[k] } }' "$ROWS"

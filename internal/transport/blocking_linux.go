@@ -49,6 +49,12 @@ type blockingConn struct {
 
 	lastYield time.Time
 
+	// spin is how long a read polls the socket without sleeping before
+	// it blocks (0: never); spinOff holds while replies come later than
+	// that, so a slow or busy exchange does not burn the CPU in vain.
+	spin    time.Duration
+	spinOff bool
+
 	mu       sync.Mutex
 	deadline time.Time
 	armed    time.Duration // the socket's timeouts; 0 = none
@@ -64,6 +70,10 @@ var blockingOpened atomic.Int64
 // GOMAXPROCS, so that the tests of the caller's own connections can run
 // over both kinds.
 var blockingAlways atomic.Bool
+
+// spinAlways, when not 0, is every converted connection's busy poll, so
+// that the tests of the own connections can run polling too.
+var spinAlways atomic.Int64
 
 func takeBlockingSlot() bool {
 	if blockingAlways.Load() {
@@ -83,8 +93,9 @@ func takeBlockingSlot() bool {
 }
 
 // blockingTCP returns a blocking twin of nc when nc is a plain TCP
-// connection and a slot is free, and nc itself otherwise.
-func blockingTCP(nc net.Conn) net.Conn {
+// connection and a slot is free, and nc itself otherwise. Its reads poll
+// for up to spin before they sleep.
+func blockingTCP(nc net.Conn, spin time.Duration) net.Conn {
 	tc, ok := nc.(*net.TCPConn)
 	if !ok || !takeBlockingSlot() {
 		return nc
@@ -101,7 +112,10 @@ func blockingTCP(nc net.Conn) net.Conn {
 		blockingSlots.Add(-1)
 		return nc
 	}
-	bc := &blockingConn{local: tc.LocalAddr(), remote: tc.RemoteAddr()}
+	if d := spinAlways.Load(); d != 0 {
+		spin = time.Duration(d)
+	}
+	bc := &blockingConn{local: tc.LocalAddr(), remote: tc.RemoteAddr(), spin: spin}
 	bc.f = os.NewFile(uintptr(fd), "tcp") // blocking: not registered with the poller
 	if bc.rc, err = bc.f.SyscallConn(); err != nil {
 		unix.SetNonblock(fd, true) // the flag is the socket's: tc's again
@@ -141,13 +155,74 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 		c.lastYield = now
 		runtime.Gosched()
 	}
+	var since time.Time
+	if c.spin > 0 && len(p) > 0 {
+		if !c.spinOff {
+			if n, done, err := c.spinRead(p); done {
+				return n, err
+			}
+			// Not in time: this reply's wait is longer than the spin, and
+			// the next reads block until one comes within it again.
+			c.spinOff = true
+		} else {
+			since = time.Now()
+		}
+	}
 	for {
 		n, err := c.f.Read(p)
 		if err == nil {
+			if !since.IsZero() && time.Since(since) <= c.spin {
+				c.spinOff = false
+			}
 			return n, nil
 		}
 		if err := c.failed("read", err); err != nil {
 			return n, err
+		}
+	}
+}
+
+// spinRead polls the socket with non-blocking reads for up to c.spin.
+// At concurrency 1 a reply comes tens of microseconds after its request,
+// and a thread that sleeps in read(2) for it pays the kernel's wake-up
+// (and, on an idle virtual CPU, the hypervisor's) on the reply's path,
+// inside the latency measured. Polling spends that time on the CPU
+// instead. done is false, nothing read, when the time is up: the blocking
+// read then waits. An error or the end of the stream is reported here, as
+// the blocking read reports it: the socket hands a pending error to one
+// read only.
+func (c *blockingConn) spinRead(p []byte) (n int, done bool, err error) {
+	var end time.Time
+	for i := 0; ; i++ {
+		var rerr error
+		if err := c.rc.Control(func(fd uintptr) {
+			n, _, rerr = unix.Recvfrom(int(fd), p, unix.MSG_DONTWAIT)
+		}); err != nil {
+			return 0, false, nil
+		}
+		switch {
+		case rerr == nil && n > 0:
+			return n, true, nil
+		case rerr == nil:
+			return 0, true, c.failed("read", io.EOF)
+		case rerr == unix.EINTR:
+			continue
+		case rerr != unix.EAGAIN:
+			return 0, true, c.failed("read", rerr)
+		}
+		n = 0
+		// The clock is read from the second poll on: a reply that is
+		// already there costs one system call. The spin never outlasts
+		// the deadline, which the blocking read then reports.
+		if i == 0 {
+			end = time.Now().Add(c.spin)
+			c.mu.Lock()
+			if !c.deadline.IsZero() && c.deadline.Before(end) {
+				end = c.deadline
+			}
+			c.mu.Unlock()
+		} else if !time.Now().Before(end) {
+			return 0, false, nil
 		}
 	}
 }

@@ -72,7 +72,7 @@ func loopbackPair(t *testing.T) (*blockingConn, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bc, ok := blockingTCP(nc).(*blockingConn)
+	bc, ok := blockingTCP(nc, 0).(*blockingConn)
 	if !ok {
 		t.Fatal("the TCP connection was not converted")
 	}
@@ -266,7 +266,7 @@ func TestBlockingSlots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := blockingTCP(nc)
+		c := blockingTCP(nc, 0)
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
@@ -293,4 +293,76 @@ func TestBlockingSlots(t *testing.T) {
 	if e := dial(); func() bool { _, ok := e.(*net.TCPConn); return !ok }() {
 		t.Fatalf("GOMAXPROCS 1: %T, want *net.TCPConn", e)
 	}
+}
+
+// The tests of the own connections, run again with every connection in
+// blocking mode and polling for its replies: polling changes neither what
+// is read nor how deadlines, cancellation, TLS and server closes end.
+func TestOwnConnsBusyPoll(t *testing.T) {
+	spinAlways.Store(int64(20 * time.Millisecond))
+	t.Cleanup(func() { spinAlways.Store(0) })
+	TestOwnConnsBlocking(t)
+}
+
+func TestBlockingConnBusyPoll(t *testing.T) {
+	// An hour of polling: a read that did not stop for the reply, the
+	// deadline, a cancellation or the peer's close would hang the test.
+	const spin = time.Hour
+	pair := func(t *testing.T) (*blockingConn, net.Conn) {
+		bc, srv := loopbackPair(t)
+		bc.spin = spin
+		return bc, srv
+	}
+	t.Run("reply waiting", func(t *testing.T) {
+		bc, srv := pair(t)
+		srv.Write([]byte("reply"))
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(bc, b); err != nil || string(b) != "reply" || bc.spinOff {
+			t.Fatalf("read %q, %v (polling off: %v); want \"reply\" and polling on", b, err, bc.spinOff)
+		}
+	})
+	t.Run("reply later", func(t *testing.T) {
+		bc, srv := pair(t)
+		go srv.Write([]byte("later"))
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(bc, b); err != nil || string(b) != "later" {
+			t.Fatalf("read %q, %v; want \"later\"", b, err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		bc, _ := pair(t)
+		bc.SetDeadline(time.Now().Add(20 * time.Millisecond))
+		if _, err := bc.Read(make([]byte, 8)); !isDeadline(err) {
+			t.Fatalf("read: got %v, want a timeout with os.ErrDeadlineExceeded", err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		bc, _ := pair(t)
+		done := make(chan error, 1)
+		go func() {
+			_, err := bc.Read(make([]byte, 8))
+			done <- err
+		}()
+		bc.SetDeadline(aLongTimeAgo) // how a cancelled context interrupts
+		if err := <-done; !isDeadline(err) {
+			t.Fatalf("read: got %v, want a timeout with os.ErrDeadlineExceeded", err)
+		}
+	})
+	t.Run("peer closes", func(t *testing.T) {
+		bc, srv := pair(t)
+		srv.Write([]byte("ab"))
+		srv.Close()
+		got, err := io.ReadAll(bc)
+		if err != nil || string(got) != "ab" {
+			t.Fatalf("read %q, %v; want \"ab\" then EOF", got, err)
+		}
+	})
+	t.Run("reset", func(t *testing.T) {
+		bc, srv := pair(t)
+		srv.(*net.TCPConn).SetLinger(0)
+		srv.Close()
+		if _, err := bc.Read(make([]byte, 8)); !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("read: got %v, want ECONNRESET", err)
+		}
+	})
 }

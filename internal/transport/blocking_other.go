@@ -2,10 +2,13 @@
 
 package transport
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 // blockingTCP keeps nc in the poller: blocking sockets are a Linux path.
-func blockingTCP(nc net.Conn) net.Conn { return nc }
+func blockingTCP(nc net.Conn, _ time.Duration) net.Conn { return nc }
 
 // ForceBlocking does nothing off Linux.
 func ForceBlocking() (restore func()) { return func() {} }

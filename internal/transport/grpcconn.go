@@ -102,6 +102,9 @@ type GRPCConnConfig struct {
 	// through (gzip, deflate: one registered with grpc-go's encoding
 	// package), sent as grpc-encoding; "" sends messages as they are.
 	Compression string
+	// BusyPoll is how long a blocking connection polls for a reply before
+	// it sleeps (0: it sleeps at once); see blockingConn.spinRead.
+	BusyPoll time.Duration
 }
 
 // GRPCCall is one unary call.
@@ -186,7 +189,7 @@ func (gc *GRPCConn) dial(ctx context.Context, deadline time.Time) error {
 	if gc.dialConn != nil {
 		nc, err = gc.dialConn(ctx, deadline)
 	} else {
-		nc, err = dialOwn(ctx, gc.cfg.Dial, gc.cfg.Target, deadline, gc.cfg.TLS, "h2")
+		nc, err = dialOwn(ctx, gc.cfg.Dial, gc.cfg.Target, deadline, gc.cfg.TLS, "h2", gc.cfg.BusyPoll)
 	}
 	if err != nil {
 		return err

@@ -61,6 +61,9 @@ type HTTPConnConfig struct {
 	MaxReply int64
 	// Protocol names the protocol in errors; "" = http.
 	Protocol plan.Protocol
+	// BusyPoll is how long a blocking connection polls for a reply before
+	// it sleeps (0: it sleeps at once); see blockingConn.spinRead.
+	BusyPoll time.Duration
 }
 
 // DefaultMaxReply is the largest reply body an own connection accepts
@@ -169,7 +172,7 @@ func ValidHeader(name, value string) bool {
 }
 
 func (c *HTTPConn) dial(ctx context.Context, deadline time.Time) error {
-	nc, err := dialOwn(ctx, c.cfg.Dial, c.cfg.Addr, deadline, c.cfg.TLS, "")
+	nc, err := dialOwn(ctx, c.cfg.Dial, c.cfg.Addr, deadline, c.cfg.TLS, "", c.cfg.BusyPoll)
 	if err != nil {
 		return err
 	}

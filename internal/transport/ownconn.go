@@ -138,8 +138,9 @@ func (w *cancelWatch) set(nc net.Conn) {
 // dialOwn connects to host (host:port) by TCP, or with dial (Options.Dial)
 // when set, and then by TLS when cfg is set, with the server name taken
 // from host unless cfg names one. A non-empty alpn is offered and
-// required: gRPC servers speak HTTP/2 only when TLS negotiated it.
-func dialOwn(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), host string, deadline time.Time, cfg *tls.Config, alpn string) (net.Conn, error) {
+// required: gRPC servers speak HTTP/2 only when TLS negotiated it. A
+// blocking TCP connection's reads poll for up to spin before they sleep.
+func dialOwn(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), host string, deadline time.Time, cfg *tls.Config, alpn string, spin time.Duration) (net.Conn, error) {
 	var nc net.Conn
 	var err error
 	if dial != nil {
@@ -147,7 +148,7 @@ func dialOwn(ctx context.Context, dial func(context.Context, string, string) (ne
 	} else {
 		d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Deadline: deadline}
 		if nc, err = d.DialContext(ctx, "tcp", host); err == nil {
-			nc = blockingTCP(nc)
+			nc = blockingTCP(nc, spin)
 		}
 	}
 	if err != nil {

@@ -82,6 +82,8 @@ func clientOptions(p *plan.Plan, proto plan.Protocol, url string, dial dialFunc)
 	if proto == plan.ProtocolGRPC {
 		opts.GRPCCompression = s.grpcCompression()
 	}
+	opts.MaxConnections = s.Connections
+	opts.BusyPoll = s.busyPoll
 	if t := p.Server().TLS; t.Enabled {
 		cfg, err := transport.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure)
 		if err != nil {

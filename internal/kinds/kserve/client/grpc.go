@@ -48,7 +48,7 @@ func newGRPCClient(_ context.Context, opts Options) (Client, error) {
 		}
 	}
 	c.own = transport.GRPCConnConfig{Target: target, TLS: cfg, Dial: opts.Dial, Timeout: opts.Timeout,
-		AcceptEncoding: transport.GRPCAcceptEncoding(), Compression: opts.GRPCCompression}
+		AcceptEncoding: transport.GRPCAcceptEncoding(), Compression: opts.GRPCCompression, BusyPoll: opts.BusyPoll}
 	dialOpts := transport.GRPCDialOptions{TLS: cfg, Dial: opts.Dial, Compression: opts.GRPCCompression}
 	if len(opts.Headers) > 0 {
 		md := make(map[string]string, len(opts.Headers))

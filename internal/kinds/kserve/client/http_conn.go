@@ -36,7 +36,7 @@ func (c *httpClient) NewConn() Conn {
 		return nil
 	}
 	hc := &httpConn{c: c, conn: transport.NewHTTPConn(transport.HTTPConnConfig{
-		Addr: c.base[len(c.scheme())+3:], TLS: c.tlsCfg, Dial: c.opts.Dial, Timeout: c.opts.Timeout,
+		Addr: c.base[len(c.scheme())+3:], TLS: c.tlsCfg, Dial: c.opts.Dial, Timeout: c.opts.Timeout, BusyPoll: c.opts.BusyPoll,
 	})}
 	hc.req = transport.HTTPRequest{Op: "infer", Method: http.MethodPost}
 	for k, vs := range c.headers {

@@ -35,6 +35,10 @@ type Options struct {
 	// Either way it keeps Infer on the shared connections: callers'
 	// own connections (ConnClient) are offered only when it is 0.
 	MaxConnections int
+	// BusyPoll is how long a worker's own connection polls for a reply
+	// before it sleeps in the kernel (0: at once). It trades client CPU
+	// for the wake-up latency of a sleeping thread at low concurrency.
+	BusyPoll time.Duration
 	// JSONTensors sends inputs and asks for outputs as JSON over HTTP instead
 	// of the binary tensor data extension. FP16/BF16 stay binary because
 	// Triton rejects them in JSON, unless NoBinaryTensors.
@@ -66,6 +70,9 @@ func New(ctx context.Context, opts Options) (Client, error) {
 	}
 	if opts.URL == "" {
 		return nil, fmt.Errorf("%s client: empty server URL", opts.Protocol)
+	}
+	if opts.BusyPoll < 0 {
+		return nil, fmt.Errorf("%s client: busy poll %s is negative", opts.Protocol, opts.BusyPoll)
 	}
 	if opts.MaxConnections < 0 {
 		return nil, fmt.Errorf("%s client: max connections %d is negative", opts.Protocol, opts.MaxConnections)
