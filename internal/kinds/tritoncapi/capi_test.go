@@ -338,3 +338,35 @@ measurement:
 		t.Errorf("status %s, want interrupted", run.Status)
 	}
 }
+
+// Requests that time out are abandoned while Triton still holds them:
+// their late responses and output buffers are given back when they come
+// (checkLeaks fails the test on any left), whichever build made the
+// callbacks.
+func TestTimeoutReapsLateResponses(t *testing.T) {
+	needTriton(t)
+	checkLeaks(t)
+	run, err := runScenario(t, context.Background(), `version: 1
+name: capi-timeout
+server:
+  kind: triton_c_api
+  timeout: 1ms
+  triton_c_api:
+    library: {{LIB}}
+    model_repository: {{REPO}}
+models:
+  - name: delay_fp32
+load:
+  mode: iterations
+  iterations: 6
+  warmup_iterations: 0
+sweep:
+  concurrency: [2]
+`, nil)
+	if err != nil && run == nil {
+		t.Fatal(err)
+	}
+	if len(run.Points) != 1 || run.Points[0].Errors.Count == 0 {
+		t.Fatalf("points %+v: want one point whose requests timed out", run.Points)
+	}
+}
