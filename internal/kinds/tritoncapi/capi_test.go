@@ -238,8 +238,20 @@ measurement:
 		t.Fatal(err)
 	}
 	p := run.Points[0]
-	if p.Errors.Count != 0 || p.Summary.Requests == 0 || p.Summary.Server == nil || p.Summary.Server.InferenceCount != 8*p.Summary.Server.RequestCount {
-		t.Errorf("%s: %+v", p.ID, p.Summary)
+	if p.Errors.Count != 0 || p.Summary.Requests == 0 || p.Summary.Server == nil {
+		t.Fatalf("%s: %+v", p.ID, p.Summary)
+	}
+	// Every request carries 8 inferences. The server's figures are the
+	// differences of its statistics read at each window's edges, and the
+	// backend reports a request's statistics and its batch's at two
+	// moments, both after sending the response the client already has: a
+	// request read between them at an edge lands in one count and not the
+	// other (seen once in about ten package runs under -race). Allow one
+	// such request at each edge of each kept window.
+	srv := p.Summary.Server
+	slack := int64(8 * 2 * len(p.Trials))
+	if d := srv.InferenceCount - 8*srv.RequestCount; d < -slack || d > slack || srv.InferenceCount%8 != 0 {
+		t.Errorf("%s: %d inferences in %d requests over %d windows, want 8 a request", p.ID, srv.InferenceCount, srv.RequestCount, len(p.Trials))
 	}
 }
 
