@@ -47,19 +47,9 @@ list instead (as a scenario's baseline.metrics does) and --all lists every
 metric the history holds.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			want := baseline.ShowMetrics
-			switch {
-			case all && len(metrics) > 0:
-				return exitcode.AsInvalid(fmt.Errorf("--all and --metric: choose one"))
-			case all:
-				want = nil
-			case len(metrics) > 0:
-				for _, m := range metrics {
-					if _, ok := plan.LookupMetric(m); !ok {
-						return exitcode.AsInvalid(fmt.Errorf("--metric %q: not a metric (known: %s)", m, strings.Join(plan.MetricNames(), ", ")))
-					}
-				}
-				want = metrics
+			want, err := shownMetrics(metrics, all)
+			if err != nil {
+				return err
 			}
 			f, err := baseline.Load(args[0])
 			if err != nil {
@@ -71,6 +61,26 @@ metric the history holds.`,
 	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "list this metric (repeatable; default: throughput, p50, p95, p99 and the LLM headline figures)")
 	cmd.Flags().BoolVar(&all, "all", false, "list every metric the history holds")
 	return cmd
+}
+
+// shownMetrics is what --metric and --all select for baseline show and
+// baseline history: the default list, every metric (nil), or the named
+// ones, each checked (exit 2).
+func shownMetrics(metrics []string, all bool) ([]string, error) {
+	switch {
+	case all && len(metrics) > 0:
+		return nil, exitcode.AsInvalid(fmt.Errorf("--all and --metric: choose one"))
+	case all:
+		return nil, nil
+	case len(metrics) > 0:
+		for _, m := range metrics {
+			if _, ok := plan.LookupMetric(m); !ok {
+				return nil, exitcode.AsInvalid(fmt.Errorf("--metric %q: not a metric (known: %s)", m, strings.Join(plan.MetricNames(), ", ")))
+			}
+		}
+		return metrics, nil
+	}
+	return baseline.ShowMetrics, nil
 }
 
 // baselineUpdateFlags are shared with the scenario-running form of

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/history"
-	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
 
@@ -38,19 +36,9 @@ E-divisive with means (docs/report.md, History). The metrics are those
 --html or --markdown the Markdown goes to standard output.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			want := baseline.ShowMetrics
-			switch {
-			case all && len(metrics) > 0:
-				return exitcode.AsInvalid(fmt.Errorf("--all and --metric: choose one"))
-			case all:
-				want = nil
-			case len(metrics) > 0:
-				for _, m := range metrics {
-					if _, ok := plan.LookupMetric(m); !ok {
-						return exitcode.AsInvalid(fmt.Errorf("--metric %q: not a metric (known: %s)", m, strings.Join(plan.MetricNames(), ", ")))
-					}
-				}
-				want = metrics
+			want, err := shownMetrics(metrics, all)
+			if err != nil {
+				return err
 			}
 			f, err := baseline.Load(args[0])
 			if err != nil {

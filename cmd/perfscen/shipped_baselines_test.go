@@ -23,11 +23,7 @@ import (
 // README's first command. Re-record it (make baselines), or, when the edit
 // cannot change what is measured, carry the new hash over.
 func TestShippedBaselinesMatchTheirScenarios(t *testing.T) {
-	root := filepath.Join("..", "..")
-	files, err := filepath.Glob(filepath.Join(root, "baselines", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no shipped baselines (%v)", err)
-	}
+	root, files := shippedBaselines(t)
 	for _, b := range files {
 		name := strings.TrimSuffix(filepath.Base(b), ".json")
 		body, err := os.ReadFile(filepath.Join(root, "scenarios", name+".yaml"))
@@ -59,11 +55,7 @@ func TestShippedBaselinesMatchTheirScenarios(t *testing.T) {
 // here before a user reads "PASS — 4 checks not gated" from the README's
 // first command. Re-record with make baselines.
 func TestShippedBaselinesGate(t *testing.T) {
-	root := filepath.Join("..", "..")
-	files, err := filepath.Glob(filepath.Join(root, "baselines", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no shipped baselines (%v)", err)
-	}
+	root, files := shippedBaselines(t)
 	for _, b := range files {
 		name := strings.TrimSuffix(filepath.Base(b), ".json")
 		scen := filepath.Join(root, "scenarios", name+".yaml")
@@ -159,4 +151,15 @@ func replay(t *testing.T, id string, r baseline.Run) *result.Run {
 		run.Points = append(run.Points, p)
 	}
 	return run
+}
+
+// shippedBaselines returns the repository root and its baselines/*.json.
+func shippedBaselines(t *testing.T) (root string, files []string) {
+	t.Helper()
+	root = filepath.Join("..", "..")
+	files, err := filepath.Glob(filepath.Join(root, "baselines", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped baselines (%v)", err)
+	}
+	return root, files
 }
