@@ -148,6 +148,17 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 			l.Goodput = slo
 		}
 	}
+	if l.Endpoint == plan.EndpointEmbeddings {
+		// An embedding is one reply: nothing streams, no token is
+		// generated.
+		if s.LLM != nil && s.LLM.Stream != nil && *s.LLM.Stream {
+			c.at(path{"llm", "stream"}, "the embeddings endpoint does not stream")
+		}
+		if s.LLM != nil && s.LLM.Goodput != nil && (s.LLM.Goodput.TTFT != "" || s.LLM.Goodput.ITL != "") {
+			c.atKey(path{"llm", "goodput"}, "the embeddings endpoint generates no tokens: only e2e applies")
+		}
+		l.Stream, l.IncludeUsage = false, false
+	}
 	r.llm = l
 	sw := tokenSweep{in: len(s.Sweep.InputTokens) > 0, out: len(s.Sweep.OutputTokens) > 0}
 	for i, m := range s.Models {

@@ -34,6 +34,9 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if rows := llmRows(run); rows != nil {
 		page.LLMHeader, page.LLM = llmHeader, rows
 	}
+	if rows := workloadRows(run); rows != nil {
+		page.WorkloadHeader, page.Workload = workloadHeader, rows
+	}
 	if f, ok := comparisonFigure(v); ok {
 		page.Headline = append(page.Headline, f)
 	}
@@ -53,6 +56,11 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 		}
 		if ok {
 			page.Plots = append(page.Plots, f)
+		}
+	}
+	for _, f := range []func(*result.Run) (figure, bool){turnFigure, kvFigure} {
+		if fig, ok := f(run); ok {
+			page.Plots = append(page.Plots, fig)
 		}
 	}
 	page.Windows = windowFigures(run)
@@ -94,9 +102,12 @@ type htmlPage struct {
 	Points       [][]string
 	LLMHeader    []string
 	LLM          [][]string
-	Headline     []figure
-	Plots        []figure
-	Windows      []figure
+	// WorkloadHeader and Workload are the turn, engine and schedule table.
+	WorkloadHeader []string
+	Workload       [][]string
+	Headline       []figure
+	Plots          []figure
+	Windows        []figure
 }
 
 type htmlCheck struct {
@@ -149,6 +160,9 @@ svg{max-width:100%;height:auto;display:block}
 {{end}}{{end}}{{if .LLM}}<h2>LLM</h2>
 <table><thead><tr>{{range .LLMHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .LLM}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}{{if .Workload}}<h2>LLM workload: by turn, the engine's figures, the schedule</h2>
+<table><thead><tr>{{range .WorkloadHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Workload}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 {{if .Points}}<h2>Points</h2>
 <table><thead><tr>{{range .PointHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>

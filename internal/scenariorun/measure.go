@@ -72,6 +72,9 @@ func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*resul
 	deps := engine.Deps{Servers: servers, Notes: notes, Remote: opts.Remote}
 	eo := opts.Engine
 	eo.Version = opts.Version
+	// An in-memory network is a test on a fake clock, where a spinning
+	// wait would stop time.
+	eo.PlainTimers = eo.PlainTimers || opts.Net != nil
 	eo.Progress = opts.Progress
 	eo.Testbed = testbed(p, opts.Testbed)
 	eo.Extend = extend

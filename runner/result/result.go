@@ -169,7 +169,11 @@ type Point struct {
 	// LateSends counts request-rate sends that left after their scheduled
 	// time (latency still counts from the schedule).
 	LateSends int64    `json:"late_sends,omitempty"`
-	Notes     []string `json:"notes,omitempty"`
+	// EngineSeries are the LLM engine's gauges as scraped while the
+	// point ran, from its first window's start (at most a few hundred,
+	// evenly thinned): what the HTML report plots over the run.
+	EngineSeries []EngineSample `json:"engine_series,omitempty"`
+	Notes        []string       `json:"notes,omitempty"`
 	// Search names the search a probe point belongs to; Searched, on a
 	// search's result point, is what the search found.
 	Search   string         `json:"search,omitempty"`
@@ -337,6 +341,9 @@ type Metrics struct {
 	GPU     *GPUMetrics  `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
+	// ScheduleError is how late open-loop requests left against their
+	// schedule (send − due), every request; absent in closed-loop modes.
+	ScheduleError *Distribution `json:"schedule_error,omitempty"`
 	// MaxConcurrency and MaxRequestRate are the value a search found, on
 	// its result point only.
 	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`
