@@ -144,6 +144,11 @@ func replay(t *testing.T, id string, r baseline.Run) *result.Run {
 						m.LLM = &result.LLMMetrics{Streamed: 100}
 					}
 					m.LLM.TPOT.Count, m.LLM.TPOT.P50Us = 100, v
+				case plan.MetricTTFTP50:
+					if m.LLM == nil {
+						m.LLM = &result.LLMMetrics{Streamed: 100}
+					}
+					m.LLM.TTFT.Count, m.LLM.TTFT.P50Us = 100, v
 				}
 			}
 			p.Trials = append(p.Trials, result.Trial{Index: i, Metrics: m, Disturbance: tr.Disturbance})

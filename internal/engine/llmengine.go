@@ -136,9 +136,15 @@ func (e *engineScraper) window(model string, from, to time.Time) *result.EngineM
 			in = append(in, f)
 		}
 	}
-	base, last := e.at(model, from), e.at(model, to)
-	if len(in) == 0 && (base == nil || last == nil || base == last) {
-		return nil
+	bi, li := e.at(model, from), e.at(model, to)
+	if len(in) == 0 && (bi < 0 || li <= bi) {
+		return nil // no reading, and no counter moved within the window
+	}
+	var base, last *kinds.EngineFigures
+	if bi >= 0 && li >= 0 {
+		b, _ := e.samples[bi].reading.For(model)
+		l, _ := e.samples[li].reading.For(model)
+		base, last = &b, &l
 	}
 	m := &result.EngineMetrics{Samples: len(in)}
 	m.Running = gaugeOf(in, func(f *kinds.EngineFigures) *float64 { return f.Running })
@@ -157,20 +163,20 @@ func (e *engineScraper) window(model string, from, to time.Time) *result.EngineM
 // after t (a window's end is read just after it closes), else the last one
 // before. Adjacent windows share the reading at their common bound, so
 // nothing is counted twice or lost between them.
-func (e *engineScraper) at(model string, t time.Time) *kinds.EngineFigures {
-	var before *kinds.EngineFigures
+// It returns the reading's index, -1 when there is none.
+func (e *engineScraper) at(model string, t time.Time) int {
+	before := -1
 	for i := range e.samples {
 		s := &e.samples[i]
-		f, ok := s.reading.For(model)
-		if !ok {
+		if _, ok := s.reading.For(model); !ok {
 			continue
 		}
 		if s.at.Before(t) {
-			before = &f
+			before = i
 			continue
 		}
 		if s.at.Sub(t) <= e.interval {
-			return &f
+			return i
 		}
 		break
 	}
