@@ -46,7 +46,7 @@ type Run struct {
 	// run with: what was measured is the file with them. A baseline files
 	// such runs apart (baseline.TestbedID).
 	Overrides   []string    `json:"overrides,omitempty"`
-	Source      string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv"
+	Source      string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv", "aiperf-json", "aiperf-jsonl"
 	Environment Environment `json:"environment"`
 	Started     time.Time   `json:"started"`
 	Finished    time.Time   `json:"finished"`
