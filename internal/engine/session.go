@@ -32,7 +32,7 @@ type loadSpec struct {
 	// precise waits for each send by a coarse timer then a yielding spin
 	// (preciseWait) instead of the timer alone.
 	precise bool
-	drain      time.Duration
+	drain   time.Duration
 	// cursorBase and cursorTotal place this session's workers among all
 	// the workers of a load shared by several agents: worker i walks the
 	// input data as worker cursorBase+i of cursorTotal, so the agents'

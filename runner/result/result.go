@@ -168,7 +168,7 @@ type Point struct {
 	Validation Validation `json:"validation"`
 	// LateSends counts request-rate sends that left after their scheduled
 	// time (latency still counts from the schedule).
-	LateSends int64    `json:"late_sends,omitempty"`
+	LateSends int64 `json:"late_sends,omitempty"`
 	// EngineSeries are the LLM engine's gauges as scraped while the
 	// point ran, from its first window's start (at most a few hundred,
 	// evenly thinned): what the HTML report plots over the run.
