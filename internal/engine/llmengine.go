@@ -231,6 +231,53 @@ func (e *engineScraper) series(model string, from, to time.Time) []result.Engine
 	return thin
 }
 
+// sumEngines is the engine figures of a mix's members in one window,
+// each model's own: their prefix-cache counters and request gauges
+// summed, KV-cache usage (each engine's own cache) their mean and
+// largest.
+func sumEngines(list []*result.EngineMetrics) *result.EngineMetrics {
+	var out *result.EngineMetrics
+	kvN := 0
+	for _, e := range list {
+		if e == nil {
+			continue
+		}
+		if out == nil {
+			out = &result.EngineMetrics{}
+		}
+		out.Samples = max(out.Samples, e.Samples)
+		for _, g := range []struct{ dst, src **result.Gauge }{{&out.Running, &e.Running}, {&out.Waiting, &e.Waiting}} {
+			if *g.src == nil {
+				continue
+			}
+			if *g.dst == nil {
+				*g.dst = &result.Gauge{}
+			}
+			(*g.dst).Avg += (*g.src).Avg
+			(*g.dst).Max += (*g.src).Max
+		}
+		if e.KVCacheUsage != nil {
+			if out.KVCacheUsage == nil {
+				out.KVCacheUsage = &result.Gauge{}
+			}
+			out.KVCacheUsage.Avg += e.KVCacheUsage.Avg
+			out.KVCacheUsage.Max = max(out.KVCacheUsage.Max, e.KVCacheUsage.Max)
+			kvN++
+		}
+		if e.PrefixCache != nil {
+			if out.PrefixCache == nil {
+				out.PrefixCache = &result.PrefixCache{}
+			}
+			out.PrefixCache.Queries += e.PrefixCache.Queries
+			out.PrefixCache.Hits += e.PrefixCache.Hits
+		}
+	}
+	if kvN > 1 {
+		out.KVCacheUsage.Avg /= float64(kvN)
+	}
+	return out
+}
+
 // mergeEngine folds per-window engine figures: gauges' means weighted by
 // their readings, maxima maxed, counters' growth summed.
 func mergeEngine(list []*result.EngineMetrics) *result.EngineMetrics {

@@ -78,3 +78,20 @@ func TestEngineSeriesThinned(t *testing.T) {
 		t.Errorf("%d readings from %v to %v", len(s), *s[0].Running, *s[len(s)-1].Running)
 	}
 }
+
+// A mix's whole figures: its members' prefix-cache counters and request
+// gauges summed, each engine's KV-cache usage averaged.
+func TestSumEngines(t *testing.T) {
+	a := &result.EngineMetrics{Samples: 4, Running: &result.Gauge{Avg: 2, Max: 3}, KVCacheUsage: &result.Gauge{Avg: 0.2, Max: 0.5},
+		PrefixCache: &result.PrefixCache{Queries: 100, Hits: 50}}
+	b := &result.EngineMetrics{Samples: 5, Running: &result.Gauge{Avg: 1, Max: 4}, KVCacheUsage: &result.Gauge{Avg: 0.4, Max: 0.3},
+		PrefixCache: &result.PrefixCache{Queries: 300, Hits: 250}}
+	s := sumEngines([]*result.EngineMetrics{a, nil, b})
+	if s.Running.Avg != 3 || s.Running.Max != 7 || s.KVCacheUsage.Avg < 0.3-1e-9 || s.KVCacheUsage.Avg > 0.3+1e-9 || s.KVCacheUsage.Max != 0.5 ||
+		s.PrefixCache.Queries != 400 || s.PrefixCache.Hits != 300 || s.Waiting != nil {
+		t.Errorf("sum %+v running %+v kv %+v", s, s.Running, s.KVCacheUsage)
+	}
+	if sumEngines([]*result.EngineMetrics{nil}) != nil {
+		t.Error("figures from no member")
+	}
+}
