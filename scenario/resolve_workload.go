@@ -101,6 +101,9 @@ func resolveTrace(s *Scenario, c *collector, p path, in *Trace, pm *plan.Model, 
 	if in.Speedup != nil {
 		t.Speedup = *in.Speedup
 	}
+	if in.LengthScale != nil && *in.LengthScale != 1 {
+		t.LengthScale = *in.LengthScale
+	}
 	if in.Seed != nil {
 		t.Seed = *in.Seed
 	}

@@ -43,7 +43,9 @@ type Trace struct {
 	File      string   `yaml:"file"`
 	BlockSize int      `yaml:"block_size"`
 	Speedup   *float64 `yaml:"speedup"`
-	Seed      *uint64  `yaml:"seed"`
+	// LengthScale multiplies every prompt, blocks included.
+	LengthScale *float64 `yaml:"length_scale"`
+	Seed        *uint64  `yaml:"seed"`
 	IgnoreEOS *bool    `yaml:"ignore_eos"`
 }
 

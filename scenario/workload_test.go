@@ -36,7 +36,7 @@ func TestTracePlan(t *testing.T) {
 		}
 	}
 	m, _ := p.Model("fast")
-	if tr := m.Trace; tr == nil || tr.BlockSize != 16 || tr.Speedup != 2 || tr.Requests != 3 || !tr.IgnoreEOS || tr.Where == "" {
+	if tr := m.Trace; tr == nil || tr.BlockSize != 16 || tr.Speedup != 2 || tr.LengthScale != 0.5 || tr.Requests != 3 || !tr.IgnoreEOS || tr.Where == "" {
 		t.Errorf("trace %+v", tr)
 	}
 }

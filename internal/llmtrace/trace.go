@@ -159,3 +159,26 @@ func (t *Trace) Schedule(speedup float64) (gaps []time.Duration, rate float64) {
 	}
 	return gaps, rate
 }
+
+// Scaled is the trace with every prompt s times as long, blocks included:
+// input_length and the block size are multiplied by s (rounded; at least
+// one token), so requests still share the blocks they named, each now
+// s times the tokens; a prompt keeps the hash_ids its scaled length
+// fills. Timestamps and output lengths stay. AIPerf's prefix synthesis
+// scales a trace's prompts the same way; a small test model with a short
+// context replays a production trace so.
+func (t *Trace) Scaled(s float64, blockSize int) (*Trace, int) {
+	if s == 1 {
+		return t, blockSize
+	}
+	bs := max(int(math.Round(float64(blockSize)*s)), 1)
+	out := &Trace{Path: t.Path, Requests: make([]Request, len(t.Requests))}
+	for i, r := range t.Requests {
+		r.Input = max(int(math.Ceil(float64(r.Input)*s)), 1)
+		if n := (r.Input + bs - 1) / bs; len(r.HashIDs) > n {
+			r.HashIDs = r.HashIDs[:n]
+		}
+		out.Requests[i] = r
+	}
+	return out, bs
+}

@@ -83,3 +83,26 @@ func FuzzParse(f *testing.F) {
 		_ = tr.CheckBlocks(1)
 	})
 }
+
+func TestScaled(t *testing.T) {
+	tr, err := Parse("t.jsonl", []byte(`{"timestamp": 0, "input_length": 343, "output_length": 9, "hash_ids": [1, 2, 3, 4, 5, 6]}
+{"timestamp": 5, "input_length": 64, "output_length": 2, "hash_ids": [1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, bs := tr.Scaled(0.125, 64)
+	if bs != 8 || s.Requests[0].Input != 43 || len(s.Requests[0].HashIDs) != 6 || s.Requests[1].Input != 8 || s.Requests[0].Output != 9 || s.Requests[1].At != tr.Requests[1].At {
+		t.Errorf("scaled %+v, block %d", s.Requests, bs)
+	}
+	if err := s.CheckBlocks(bs); err != nil {
+		t.Error(err)
+	}
+	// A scale the blocks cannot follow exactly keeps the ids the prompt fills.
+	s, bs = tr.Scaled(0.01, 64)
+	if bs != 1 || s.Requests[0].Input != 4 || len(s.Requests[0].HashIDs) != 4 {
+		t.Errorf("scaled %+v, block %d", s.Requests, bs)
+	}
+	if same, b := tr.Scaled(1, 64); same != tr || b != 64 {
+		t.Error("scale 1 changed the trace")
+	}
+}

@@ -93,6 +93,9 @@ type Trace struct {
 	Where     string  `json:"-"`
 	BlockSize int     `json:"block_size"`
 	Speedup   float64 `json:"speedup"`
+	// LengthScale multiplies every prompt's length and the block size
+	// (llmtrace.Trace.Scaled); 1 replays the trace's own lengths.
+	LengthScale float64 `json:"length_scale,omitempty"`
 	Requests  int     `json:"requests"`
 	Seed      uint64  `json:"seed"`
 	IgnoreEOS bool    `json:"ignore_eos"`

@@ -259,7 +259,11 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point, convs []Conversation)
 		if err != nil {
 			return nil, traceError(m, err)
 		}
-		bodies, err = TraceBodies(t, TraceOptions{BlockSize: m.Trace.BlockSize, Seed: m.Trace.Seed, IgnoreEOS: m.Trace.IgnoreEOS}, bo)
+		bs := m.Trace.BlockSize
+		if m.Trace.LengthScale > 0 {
+			t, bs = t.Scaled(m.Trace.LengthScale, bs)
+		}
+		bodies, err = TraceBodies(t, TraceOptions{BlockSize: bs, Seed: m.Trace.Seed, IgnoreEOS: m.Trace.IgnoreEOS}, bo)
 		if err != nil {
 			return nil, traceError(m, err)
 		}

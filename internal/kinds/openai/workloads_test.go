@@ -190,3 +190,18 @@ func TestConversationCallerSendsHistory(t *testing.T) {
 		t.Errorf("a new conversation sent %s", seen[3])
 	}
 }
+
+// A scaled trace keeps its sharing: prompts and blocks both shrink.
+func TestScaledTraceBodies(t *testing.T) {
+	tr, _ := llmtrace.Parse("t.jsonl", []byte(`{"timestamp": 0, "input_length": 64, "output_length": 5, "hash_ids": [7, 8]}
+{"timestamp": 10, "input_length": 40, "output_length": 3, "hash_ids": [7, 9]}`))
+	s, bs := tr.Scaled(0.25, 32)
+	bodies, err := TraceBodies(s, TraceOptions{BlockSize: bs, Seed: 1}, BodyOptions{Model: "m", Endpoint: EndpointCompletions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := strings.Fields(decode(t, bodies[0]).Prompt), strings.Fields(decode(t, bodies[1]).Prompt)
+	if len(a) != 16 || len(b) != 10 || strings.Join(a[:8], " ") != strings.Join(b[:8], " ") || strings.Join(a[8:10], " ") == strings.Join(b[8:10], " ") {
+		t.Errorf("scaled prompts\n%v\n%v", a, b)
+	}
+}
