@@ -46,7 +46,7 @@ type Trace struct {
 	// LengthScale multiplies every prompt, blocks included.
 	LengthScale *float64 `yaml:"length_scale"`
 	Seed        *uint64  `yaml:"seed"`
-	IgnoreEOS *bool    `yaml:"ignore_eos"`
+	IgnoreEOS   *bool    `yaml:"ignore_eos"`
 }
 
 // Conversations are multi-turn chat sessions: every turn sends the whole

@@ -96,9 +96,9 @@ type Trace struct {
 	// LengthScale multiplies every prompt's length and the block size
 	// (llmtrace.Trace.Scaled); 1 replays the trace's own lengths.
 	LengthScale float64 `json:"length_scale,omitempty"`
-	Requests  int     `json:"requests"`
-	Seed      uint64  `json:"seed"`
-	IgnoreEOS bool    `json:"ignore_eos"`
+	Requests    int     `json:"requests"`
+	Seed        uint64  `json:"seed"`
+	IgnoreEOS   bool    `json:"ignore_eos"`
 }
 
 // Conversations are Count multi-turn chat sessions of Turns turns: each
