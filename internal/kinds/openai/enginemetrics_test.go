@@ -1,6 +1,9 @@
 package openai
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -66,5 +69,57 @@ func FuzzParseEngineMetrics(f *testing.F) {
 			}
 		}
 		var _ kinds.EngineReading = r
+	})
+}
+
+func embeddingsClient(t *testing.T, reply string) *Client {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(reply))
+	}))
+	t.Cleanup(ts.Close)
+	c, err := New(Options{URL: ts.URL, Endpoint: EndpointEmbeddings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// An embeddings reply is one vector per input and usage; anything else
+// is a failed request naming what is wrong.
+func TestEmbeddingsReplies(t *testing.T) {
+	tests := []struct{ reply, err string }{
+		{`{"data":[{"embedding":[0.1,0.2]},{"embedding":[0.3]}],"usage":{"prompt_tokens":7}}`, ""},
+		{`{"data":[]}`, "the reply carried no embeddings"},
+		{`{"data":[{"embedding":null}]}`, "data[0] carries no embedding"},
+		{`{"error":{"message":"too long"}}`, "too long"},
+		{`[1,`, "the reply is not JSON"},
+	}
+	for _, tt := range tests {
+		var tr kinds.TokenTrace
+		err := embeddingsClient(t, tt.reply).Generate(context.Background(), []byte(`{}`), &tr)
+		switch {
+		case tt.err == "" && (err != nil || tr.Chunks != 2 || tr.InputTokens != 7 || !tr.FromUsage || tr.OutputTokens != 0):
+			t.Errorf("%s: err %v, trace %+v", tt.reply, err, tr)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s: err %v, want %q", tt.reply, err, tt.err)
+		}
+	}
+}
+
+func FuzzEmbeddingsReply(f *testing.F) {
+	f.Add(`{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":3}}`)
+	f.Add(`{"data":[{"embedding":"AAAA"}]}`)
+	f.Fuzz(func(t *testing.T, reply string) {
+		c := &Client{opts: Options{Endpoint: EndpointEmbeddings}}
+		var tr kinds.TokenTrace
+		if err := c.readEmbeddings([]byte(reply), &tr); err != nil {
+			return
+		}
+		if tr.Chunks < 1 || tr.OutputTokens != 0 {
+			t.Fatalf("accepted reply gave %+v", tr)
+		}
 	})
 }
