@@ -65,6 +65,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	total := newAcc(0)
 	var dur time.Duration
 	var servers []*result.ServerStats
+	var procs []*result.ProcessStats
 	var gpus []*result.GPUMetrics
 	var engines []*result.EngineMetrics
 	for i, m := range pr.windows {
@@ -74,7 +75,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	for k, i := range pr.kept {
 		m := pr.windows[i]
 		met := m.acc.metrics(batch, m.win.Duration)
-		met.Server, met.GPU = m.server, m.gpu
+		met.Server, met.GPU, met.Process = m.server, m.gpu, m.proc
 		if met.LLM != nil {
 			met.LLM.Engine = m.engine
 		}
@@ -87,6 +88,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		total.merge(m.acc)
 		dur += m.win.Duration
 		servers = append(servers, m.server)
+		procs = append(procs, m.proc)
 		gpus = append(gpus, m.gpu)
 		engines = append(engines, m.engine)
 	}
@@ -95,6 +97,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		// pooled, server deltas summed.
 		out.Summary = total.metrics(batch, dur)
 		out.Summary.Server = mergeServer(servers)
+		out.Summary.Process = mergeProcess(procs)
 		out.Summary.GPU = mergeGPU(gpus)
 		if out.Summary.LLM != nil {
 			out.Summary.LLM.Engine = mergeEngine(engines)

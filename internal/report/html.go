@@ -37,6 +37,9 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if rows := workloadRows(run); rows != nil {
 		page.WorkloadHeader, page.Workload = workloadHeader, rows
 	}
+	if rows := processRows(run); rows != nil {
+		page.ProcessHeader, page.Process, page.ProcessAbout = processHeader, rows, run.Environment.Server.Process
+	}
 	if f, ok := comparisonFigure(v); ok {
 		page.Headline = append(page.Headline, f)
 	}
@@ -105,9 +108,14 @@ type htmlPage struct {
 	// WorkloadHeader and Workload are the turn, engine and schedule table.
 	WorkloadHeader []string
 	Workload       [][]string
-	Headline       []figure
-	Plots          []figure
-	Windows        []figure
+	// ProcessHeader and Process are the server process table, with what
+	// it was read from.
+	ProcessHeader []string
+	Process       [][]string
+	ProcessAbout  string
+	Headline      []figure
+	Plots         []figure
+	Windows       []figure
 }
 
 type htmlCheck struct {
@@ -163,6 +171,9 @@ svg{max-width:100%;height:auto;display:block}
 {{end}}</tbody></table>{{end}}{{if .Workload}}<h2>LLM workload: by turn, the engine's figures, the schedule</h2>
 <table><thead><tr>{{range .WorkloadHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Workload}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}{{if .Process}}<h2>Server process</h2>
+{{with .ProcessAbout}}<p class="meta">{{.}}</p>{{end}}<table><thead><tr>{{range .ProcessHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Process}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 {{if .Points}}<h2>Points</h2>
 <table><thead><tr>{{range .PointHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
