@@ -116,13 +116,16 @@ func TestOpenServerFailures(t *testing.T) {
 			t.Fatalf("err = %v (%s)", err, failure.KindOf(err))
 		}
 	})
+	// A metrics_url answering 404 is a page the server does not have,
+	// exit 2 as docs/scenario.md says of any page that is not Prometheus
+	// text; only one that does not answer is exit 3.
 	t.Run("metrics_url answering 404", func(t *testing.T) {
 		grpcAddr, _ := flavourOn(t, nil)
 		srv := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(srv.Close)
 		p := onePlan(plan.Server{URL: grpcAddr, MetricsURL: srv.URL + "/monitoring/prometheus/metrics"}, plan.ProtocolGRPC, plan.Model{Name: "simple"}, nil)
 		_, err := open(t, p)
-		if failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), "TF Serving answers 404 there unless it was started with --monitoring_config_file") {
+		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), "TF Serving answers 404 there unless it was started with --monitoring_config_file") {
 			t.Fatalf("err = %v, want the hint", err)
 		}
 	})
