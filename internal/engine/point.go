@@ -124,8 +124,13 @@ func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.P
 			pl.validateEvery = opts.ValidateEvery
 		}
 		// Every worker draws from one sampler, so the point's first
-		// responses are checked whichever workers answer them.
-		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
+		// responses are checked whichever workers answer them, and each
+		// entry's after them whichever worker sends it.
+		entries := 0
+		for _, st := range data.Streams {
+			entries += len(st)
+		}
+		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery, entries)
 	}
 	return pl, nil
 }
