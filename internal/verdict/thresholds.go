@@ -105,5 +105,5 @@ func noneSucceeded(p *result.Point) bool {
 // finishedNothing reports whether no request at p finished, answered or
 // failed (imported points carry no counts and are taken at their word).
 func finishedNothing(p *result.Point) bool {
-	return p.Status != result.PointImported && p.Summary.Requests == 0 && p.Summary.Errors == 0
+	return !p.Uncounted() && p.Summary.Requests == 0 && p.Summary.Errors == 0
 }
