@@ -263,7 +263,9 @@ func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
 		if !whole && (pr.refused < stabilityWindow || pr.refusedErrs < minRefused) {
 			return nil
 		}
-		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
+		// Messages number windows from 1, as progress does; the result's
+		// Window.Index counts from 0.
+		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index+1)
 		if d := pr.refusedClasses.dominant(); d != "" {
 			msg += "; " + d
 		}
