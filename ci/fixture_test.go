@@ -67,7 +67,7 @@ func copyFile(t *testing.T, src, dst string) {
 func perfscenSource(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "perfscen")
-	for _, f := range []string{"go.mod", "cmd/perfscen/main.go", "ci/prcomment/main.go", "ci/perfscen-gate.sh", "ci/perfscen-record.sh"} {
+	for _, f := range []string{"go.mod", "cmd/perfscen/main.go", "ci/prcomment/main.go", "ci/perfscen-gate.sh", "ci/perfscen-record.sh", "ci/perfscen-ab.sh"} {
 		copyFile(t, filepath.Join("..", f), filepath.Join(dir, f))
 	}
 	git(t, dir, "init", "-q")
@@ -186,7 +186,8 @@ type ghSetup struct {
 	api     *fakeGitHub
 	apiURL  string
 	runs    int
-	userDir string // the user's repository, copied into each run's workspace
+	userDir string   // the user's repository, copied into each run's workspace
+	path    []string // more folders first on PATH (a tritonserver)
 }
 
 func newGHSetup(t *testing.T, workflowFile, job, userDir string) *ghSetup {
@@ -225,7 +226,7 @@ func (s *ghSetup) run(event, ref string, payload map[string]any, env map[string]
 	}
 	r := &ghRunner{t: t, wf: s.wf, job: s.job, event: event, ref: ref, payload: payload, repo: "o/r",
 		workspace: ws, temp: temp, cache: s.cache, env: all, token: "gh-token", runID: 1000 + s.runs,
-		path:     []string{goShim(t, filepath.Join(machine, "go"))},
+		path:     append([]string{goShim(t, filepath.Join(machine, "go"))}, s.path...),
 		extraEnv: map[string]string{"GITHUB_API_URL": s.apiURL}}
 	res := r.run()
 	t.Logf("run %d (%s %s):\n%s", s.runs, event, ref, res.log)
@@ -236,7 +237,10 @@ func pushEvent() map[string]any {
 	return map[string]any{"repository": map[string]any{"default_branch": "main"}}
 }
 
-func prEvent() map[string]any {
-	return map[string]any{"pull_request": map[string]any{"number": 7.0, "base": map[string]any{"sha": "", "ref": "main"}},
+func prEvent() map[string]any { return prEventBase("") }
+
+// prEventBase is a pull_request event whose base branch is at sha.
+func prEventBase(sha string) map[string]any {
+	return map[string]any{"pull_request": map[string]any{"number": 7.0, "base": map[string]any{"sha": sha, "ref": "main"}},
 		"repository": map[string]any{"default_branch": "main"}}
 }

@@ -26,6 +26,7 @@ type glJob struct {
 		Policy    string   `yaml:"policy"`
 		Unprotect bool     `yaml:"unprotect"`
 	} `yaml:"cache"`
+	Needs        []string `yaml:"needs"`
 	Script       []string `yaml:"script"`
 	AllowFailure struct {
 		ExitCodes []int `yaml:"exit_codes"`
@@ -281,5 +282,33 @@ func TestGitLabJobRecordsOnDefaultBranchOnly(t *testing.T) {
 	}
 	if ran, _, _ := g.run(glPipelines["feature branch"], env); ran {
 		t.Error("the job ran on a plain branch push")
+	}
+}
+
+// The A/B jobs run in merge-request pipelines only: one builds a static
+// perfscen in Go's image, the other runs the A/B in Triton's with the
+// whole history (the base revision must be in the clone) against the
+// merge request's diff base, exit 4 allowed.
+func TestGitLabABJobs(t *testing.T) {
+	file := filepath.Join("gitlab", "perfscen-ab.gitlab-ci.yml")
+	build, ab := loadGitLabJob(t, file, "perfscen-ab-build"), loadGitLabJob(t, file, "perfscen-ab")
+	for name, p := range glPipelines {
+		for job, j := range map[string]glJob{"perfscen-ab-build": build, "perfscen-ab": ab} {
+			if runs, _, _, _ := glPlan(t, j, p); runs != (name == "merge request") {
+				t.Errorf("%s in a %s pipeline: runs %v", job, name, runs)
+			}
+		}
+	}
+	if build.Variables["CGO_ENABLED"] != "0" || !strings.Contains(strings.Join(build.Script, "\n"), "go install ./cmd/perfscen ./ci/prcomment") {
+		t.Errorf("build job: %+v", build)
+	}
+	script := strings.Join(ab.Script, "\n")
+	if len(ab.Needs) != 1 || ab.Needs[0] != "perfscen-ab-build" || ab.Variables["GIT_DEPTH"] != "0" ||
+		!strings.Contains(script, `PERFSCEN_AB_BASE="$CI_MERGE_REQUEST_DIFF_BASE_SHA"`) || !strings.Contains(script, `bash "$PERFSCEN_CI/perfscen-ab.sh" $PERFSCEN_SCENARIOS`) ||
+		!strings.Contains(ab.Variables["PERFSCEN_AB_START"], `--model-repository "$PERFSCEN_AB_TREE/models"`) {
+		t.Errorf("A/B job: needs %v, variables %v, script:\n%s", ab.Needs, ab.Variables, script)
+	}
+	if len(ab.AllowFailure.ExitCodes) != 1 || ab.AllowFailure.ExitCodes[0] != 4 || ab.Artifacts.When != "always" {
+		t.Errorf("A/B job: allow_failure %v, artifacts %+v", ab.AllowFailure, ab.Artifacts)
 	}
 }
