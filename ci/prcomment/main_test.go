@@ -227,3 +227,34 @@ func TestFit(t *testing.T) {
 		t.Error("a short body was changed")
 	}
 }
+
+// nextLink reads whatever a server sends as a Link header: it never
+// panics, and a URL it returns is one of the header's <…> targets marked
+// rel="next".
+func FuzzNextLink(f *testing.F) {
+	f.Add(`<https://api.github.com/repositories/1/issues/7/comments?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last"`)
+	f.Add(`<a>; rel="prev"; rel="next"`)
+	f.Add(`;;,<>`)
+	f.Fuzz(func(t *testing.T, h string) {
+		got := nextLink(h)
+		if got == "" {
+			return
+		}
+		if !strings.Contains(h, got) || !strings.Contains(h, `rel="next"`) {
+			t.Errorf("nextLink(%q) = %q", h, got)
+		}
+	})
+}
+
+func TestNextLink(t *testing.T) {
+	for h, want := range map[string]string{
+		`<https://x/a?page=2>; rel="next", <https://x/a?page=9>; rel="last"`: "https://x/a?page=2",
+		`<https://x/a?page=1>; rel="prev", <https://x/a?page=3>; rel="next"`: "https://x/a?page=3",
+		`<https://x/a?page=1>; rel="first"`:                                  "",
+		``:                                                                   "",
+	} {
+		if got := nextLink(h); got != want {
+			t.Errorf("nextLink(%q) = %q, want %q", h, got, want)
+		}
+	}
+}
