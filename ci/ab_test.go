@@ -4,9 +4,12 @@ package ci
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,34 +38,48 @@ func exampleRepo(t *testing.T, edit func(dir string)) (string, string) {
 
 // freePorts returns n first ports of blocks of three free loopback ports
 // (HTTP, gRPC, metrics), the layout ci/perfscen-ab.sh gives each server.
+// They are taken below the kernel's ephemeral range: a port there that is
+// free now can be handed to any outgoing connection or port-0 listener of
+// the tests running beside this one before Triton binds it.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	const from = 20000
+	if low-from < 1000 {
+		t.Fatalf("ephemeral ports start at %d: no room below for the servers", low)
+	}
 	var out []int
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
+	for tries := 0; len(out) < n && tries < 1000; tries++ {
+		p := from + rand.IntN(low-from-3)
+		ok := true
+		for _, q := range out {
+			ok = ok && (p+2 < q || p > q+2)
 		}
-	}()
-	for len(out) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, l)
-		p := l.Addr().(*net.TCPAddr).Port
-		ok := p+2 < 65536
-		for k := 1; ok && k <= 2; k++ {
-			lk, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+k))
+		var held []net.Listener
+		for k := 0; ok && k <= 2; k++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+k))
 			if err != nil {
 				ok = false
 				break
 			}
-			held = append(held, lk)
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
 		}
 		if ok {
 			out = append(out, p)
 		}
+	}
+	if len(out) < n {
+		t.Fatal("no free ports")
 	}
 	return out
 }
@@ -114,10 +131,25 @@ func TestSameJobABExample(t *testing.T) {
 			repo, base := exampleRepo(t, tc.edit)
 			s := newGHSetup(t, filepath.Join("github", "perfscen-ab.yml"), "ab", repo)
 			s.path = []string{shim}
-			ports := freePorts(t, 2)
-			res := s.run("pull_request", "refs/pull/7/merge", prEventBase(base),
-				map[string]string{"PERFSCEN_AB_PORTS": fmt.Sprintf("%d %d", ports[0], ports[1])})
-			gate := res.step("Run the base and the candidate side by side and gate their ratio")
+			// A port another process takes between the choice and Triton's
+			// bind fails the job with exit 3 ("already in use"): new ports,
+			// another try, as tritontest.Start does.
+			var ports []int
+			var res *jobResult
+			var gate stepResult
+			for try := 0; try < 3; try++ {
+				ports = freePorts(t, 2)
+				res = s.run("pull_request", "refs/pull/7/merge", prEventBase(base),
+					map[string]string{"PERFSCEN_AB_PORTS": fmt.Sprintf("%d %d", ports[0], ports[1])})
+				gate = res.step("Run the base and the candidate side by side and gate their ratio")
+				if !strings.Contains(gate.output, "already in use") {
+					break
+				}
+				s.api = &fakeGitHub{}
+				srv := httptest.NewServer(s.api)
+				t.Cleanup(srv.Close)
+				s.apiURL = srv.URL
+			}
 			if res.success != tc.success || !strings.Contains(gate.output, "perfscen-gate: exit "+tc.code+": "+tc.verdict) {
 				t.Errorf("job success %v, want %v; gate step:\n%s", res.success, tc.success, gate.output)
 			}

@@ -165,6 +165,12 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+func (f *fakeGitHub) setReadOnly(ro bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.readOnly = ro
+}
+
 func (f *fakeGitHub) state() ([]string, []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -49,6 +49,7 @@ func countOf(s, sub string) int { return strings.Count(s, sub) }
 // unstable and the job summary names them. The job summary holds the
 // scenario's summary once.
 func TestGitHubMainBranchGrowsHistory(t *testing.T) {
+	t.Parallel()
 	s := newGHSetup(t, filepath.Join("github", "perfscen.yml"), "gate", historyRepo(t, ""))
 	for i := 1; i <= 2; i++ {
 		res := s.run("push", "refs/heads/main", pushEvent(), historyEnv)
@@ -107,6 +108,7 @@ func TestGitHubMainBranchGrowsHistory(t *testing.T) {
 // gate; a regression fails the job and is still commented. No pull
 // request records a history.
 func TestGitHubPullRequests(t *testing.T) {
+	t.Parallel()
 	repo := historyRepo(t, "")
 	s := newGHSetup(t, filepath.Join("github", "perfscen.yml"), "gate", repo)
 	for i := 1; i <= 2; i++ {
@@ -130,13 +132,13 @@ func TestGitHubPullRequests(t *testing.T) {
 	}
 
 	// A fork: the token is read-only.
-	s.api.readOnly = true
+	s.api.setReadOnly(true)
 	res := s.run("pull_request", "refs/pull/7/merge", prEvent(), historyEnv)
 	c := res.step("Comment on the pull request")
 	if !res.success || c.outcome != "failure" || c.conclusion != "success" || !strings.Contains(c.output, "read-only token") {
 		t.Errorf("fork pull request: job success %v, comment step %s/%s:\n%s", res.success, c.outcome, c.conclusion, c.output)
 	}
-	s.api.readOnly = false
+	s.api.setReadOnly(false)
 
 	// A regression: the job fails, the comment says so.
 	s2 := newGHSetup(t, filepath.Join("github", "perfscen.yml"), "gate", historyRepo(t, "  - p50 < 1us"))
@@ -150,6 +152,7 @@ func TestGitHubPullRequests(t *testing.T) {
 // Exit 4 whose cause a rerun cannot fix (--require-gated, no history for
 // this testbed) is a warning that says so, not "rerun".
 func TestGitHubInconclusiveAdvice(t *testing.T) {
+	t.Parallel()
 	repo := historyRepo(t, "")
 	// A history for another testbed only.
 	writeFile(t, filepath.Join(repo, "baselines", "tiny.json"), otherTestbedBaseline(t))

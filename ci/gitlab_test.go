@@ -248,6 +248,7 @@ func historyRuns(t *testing.T, path string) int {
 // its own checkout's file but writes nothing; the next default-branch job
 // restores the history the first one wrote and grows it.
 func TestGitLabJobRecordsOnDefaultBranchOnly(t *testing.T) {
+	t.Parallel()
 	g := &glRunner{t: t, job: loadGitLabJob(t, filepath.Join("gitlab", "perfscen.gitlab-ci.yml"), "perfscen"),
 		src: perfscenSource(t), cache: map[string]string{}, repo: historyRepo(t, "")}
 	env := map[string]string{"PERFSCEN_SCENARIOS": "scenarios/tiny.yaml"}
