@@ -218,6 +218,7 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 	pr := &paPrinter{e: e, p: p, results: map[string]*result.Point{}}
 	if p.ProfileExport != "" {
 		pr.export = pacompat.NewExport(p, version)
+		defer pr.export.Close()
 		opts.Engine.Requests = pr.export.Request
 	}
 	opts.Progress = pr.event
@@ -239,11 +240,7 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 		}
 	}
 	if pr.export != nil {
-		b, err := pr.export.JSON()
-		if err == nil {
-			err = atomicfile.Write(p.ProfileExport, b, 0o644)
-		}
-		if err != nil {
+		if err := atomicfile.WriteWith(p.ProfileExport, 0o644, pr.export.Write); err != nil {
 			fmt.Fprintf(e.stderr, "perfscen pa: --profile-export-file: %v\n", err)
 			code = worse(code, exitcode.Environment)
 		}
