@@ -54,6 +54,10 @@ type Options struct {
 	// clock fires timers exactly, and never advances while a goroutine
 	// spins.
 	PlainTimers bool
+
+	// inferArrived, in tests, sees each gRPC ModelInfer request once it
+	// is parsed, before it waits for the calls ahead of it (arrivals).
+	inferArrived func(*inferRequest)
 }
 
 // TLSOptions are PEM files for the server certificate and, optionally, a
