@@ -182,6 +182,24 @@ func TestProbeStatuses(t *testing.T) {
 	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeAborted {
 		t.Errorf("aborted: %+v", v.probe)
 	}
+	// Probes that are not judged show the figure the tables show for
+	// their point: the median of the kept trials (their merge when the
+	// search decides on it), not the pooled figure beside it.
+	noisy := &result.Point{Status: result.PointAborted}
+	addTrials(noisy, func(_ float64, k int) float64 { return []float64{40000, 47740, 54110}[k%3] }, 4, 3)
+	noisy.Summary.P99Us = 54110
+	for _, st := range []string{result.PointAborted, result.PointUnstable} {
+		noisy.Status = st
+		fig, _ := noisy.Figure(plan.MetricP99)
+		if v := judge(s, noisy, false, 0); v.probe.Value != 47740 || fig.Value != 47740 {
+			t.Errorf("%s probe shows p99 %v, its point's figure is %v; want the median 47740", st, v.probe.Value, fig.Value)
+		}
+		merged := *s
+		merged.Decide = plan.DecideMerged
+		if v := judge(&merged, noisy, false, 0); v.probe.Value != 54110 {
+			t.Errorf("%s probe of a merged search shows %v, want the merge 54110", st, v.probe.Value)
+		}
+	}
 	p.Status = result.PointFailed
 	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeFailed {
 		t.Errorf("failed: %+v", v.probe)
