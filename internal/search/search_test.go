@@ -280,3 +280,17 @@ func TestProbeErrorBudget(t *testing.T) {
 		t.Errorf("model budget %g", c.budget("m"))
 	}
 }
+
+// An unbounded linear concurrency search stops at the most a point may
+// keep outstanding, and says so.
+func TestUnboundedSearchStopsAtTheConcurrencyLimit(t *testing.T) {
+	pl := searchPlan(plan.SearchLinear, plan.DecideInterval, plan.MaxConcurrency-1000, 0, 600, "p99<45ms", 45000)
+	run, levels := drive(t, pl, func(float64, int) float64 { return 1000 }, 5)
+	o := outcome(t, run)
+	if fmt.Sprint(levels) != fmt.Sprint([]float64{plan.MaxConcurrency - 1000, plan.MaxConcurrency - 400}) || !o.Found || o.Value != plan.MaxConcurrency-400 {
+		t.Fatalf("%+v after %v", o, levels)
+	}
+	if !strings.Contains(o.Message, "no concurrency above 65536 is probed") {
+		t.Errorf("message %q", o.Message)
+	}
+}
