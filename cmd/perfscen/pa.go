@@ -206,6 +206,9 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 	if err != nil {
 		return exitcode.AsInvalid(err)
 	}
+	if err := engine.CheckWorkers(pl, engine.MachineCapacity()); err != nil {
+		return exitcode.AsInvalid(err)
+	}
 	opts, err := runOptions(e, pl, reportFlags{quiet: true, noBaseline: true, connectTimeout: scenariorunDefaultConnect})
 	if err != nil {
 		return err
