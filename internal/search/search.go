@@ -80,6 +80,13 @@ func (c *Controller) Next(run *result.Run) engine.Next {
 				return engine.Next{More: st.pending, Trials: n}
 			}
 			v.probe.Level = st.level
+			var earlier []*result.Point
+			for _, pr := range st.probes {
+				if e := find(run, pr.Point); e != nil {
+					earlier = append(earlier, e)
+				}
+			}
+			unjudgedBy(&v.probe, c.pl.AbortOn, p, earlier, run.Environment.NumCPU)
 			st.probes = append(st.probes, v.probe)
 			if c.Probed != nil {
 				c.Probed(st.s, v.probe)

@@ -76,6 +76,15 @@ func (s *Snapshot) Sub(a *Snapshot) Snapshot {
 	return d
 }
 
+// Add counts n wake-ups that each waited d: a machine's delays replayed
+// (tests of a busy machine inject them this way; the probe itself counts
+// its wake-ups one at a time, atomically).
+func (s *Snapshot) Add(d time.Duration, n uint64) {
+	ns := uint64(max(d, 0))
+	s.Counts[bucketOf(ns)] += n
+	s.SumNs += ns * n
+}
+
 // Quantile is the delay at quantile q (0 < q < 1), in µs, read at the
 // middle of its bucket; ok is false with no wake-up.
 func (s *Snapshot) Quantile(q float64) (us float64, ok bool) {
