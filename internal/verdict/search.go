@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	busyrule "github.com/perfscen/perfscen/internal/busy"
 	"github.com/perfscen/perfscen/internal/numfmt"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -76,6 +77,11 @@ func searches(run *result.Run) []Check {
 			case result.ProbeFailed, result.ProbeUnstable, result.ProbeDisturbed:
 				c.Status, c.Environment = StatusFail, true
 				c.Message = fmt.Sprintf("could not measure: the first load probed, %g, %s; %s", first.Level, unmeasured(first), s.Message)
+				if first.Disturbance != "" {
+					// The machine, not the build, kept the search from
+					// an answer: say what answers on such a runner.
+					c.Message += "; " + busyrule.ABAdvice
+				}
 			case result.ProbeInconclusive:
 				c.Status = StatusInconclusive
 				c.Message = fmt.Sprintf("inconclusive: the first load probed, %g, could not be shown to meet or miss %s after its extra trials; %s", first.Level, s.Condition, s.Message)

@@ -263,6 +263,9 @@ func TestSearchUnjudgedProbes(t *testing.T) {
 	start := func(outcome string) result.Point {
 		p := searched("trt", name, 0, false, false)
 		p.Searched.Probes = []result.Probe{{Level: 1, Outcome: outcome, Trials: 5}}
+		if outcome == result.ProbeDisturbed {
+			p.Searched.Probes[0].Disturbance = "the machine was too busy: load average 15.2 on 2 CPUs"
+		}
 		return p
 	}
 	tests := []struct {
@@ -273,7 +276,8 @@ func TestSearchUnjudgedProbes(t *testing.T) {
 		{result.ProbeFailed, OutcomeNotMeasured, "could not measure: the first load probed, 1, could not be measured"},
 		{result.ProbeUnstable, OutcomeNotMeasured, "could not measure: the first load probed, 1, did not stabilize"},
 		{result.ProbeInconclusive, OutcomeInconclusive, "inconclusive: the first load probed, 1, could not be shown"},
-		{result.ProbeDisturbed, OutcomeNotMeasured, "could not measure: the first load probed, 1, was stopped by abort_on while the machine was disturbed"},
+		{result.ProbeDisturbed, OutcomeNotMeasured, "could not measure: the first load probed, 1, was stopped by abort_on while the machine was disturbed (the machine was too busy: load average 15.2 on 2 CPUs); " +
+			"no load in [1, 64] meets p99 < 50ms; gate with a same-job A/B comparison instead"},
 		{result.ProbeFails, OutcomeFail, "no load in [1, 64] meets"},
 	}
 	for _, tt := range tests {
