@@ -14,12 +14,13 @@ import (
 //   - a probe abort_on stopped is disturbed when the windows that met the
 //     condition were measured on a machine too busy to measure on
 //     (busy.TooBusy), or markedly busier than the windows of the search's
-//     earlier probes (busy.Above): a neighbour's burst is not the
-//     build's hopeless load;
+//     earlier probes at the same load or above (busy.Above): a
+//     neighbour's burst is not the build's hopeless load;
 //   - an unstable or unmeasured probe, already unjudged, gets the words
 //     when the machine was too busy while it was measured.
 //
-// earlier are the points of the search's probes measured before p.
+// earlier are the points of the search's probes measured before p at its
+// load or above.
 func unjudgedBy(pr *result.Probe, conds []plan.Threshold, p *result.Point, earlier []*result.Point, numCPU int) {
 	switch pr.Outcome {
 	case result.ProbeAborted:

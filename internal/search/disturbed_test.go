@@ -102,6 +102,12 @@ func TestAbortedProbeOnADisturbedMachine(t *testing.T) {
 			"the machine was busier than during the search's earlier probes: other processes used 20% of the CPUs against 3%, perfscen's run-queue wait 30% of its run time against 5%"},
 		{"a little busier: still the build's", busyAt(4, result.Disturbance{OtherCPU: 0.1, Load1: 1, RunQueueWait: wait(0.1)}),
 			"1:meets 32:aborted 16:fails 8:fails 4:aborted 2:meets 3:meets", ""},
+		// perfscen's own threads (and a server on the machine) contend
+		// more at a higher load: 32 waits far more than 1 did, which is
+		// its load's doing, and 4 is compared with 32, 16 and 8 only.
+		{"contention that grows with the load is the load's own", func(v float64) *result.Disturbance {
+			return &result.Disturbance{OtherCPU: 0.03 + v/400, Load1: v / 4, RunQueueWait: wait(v / 40)}
+		}, "1:meets 32:aborted 16:fails 8:fails 4:aborted 2:meets 3:meets", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

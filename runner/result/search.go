@@ -23,9 +23,9 @@ const (
 	ProbeUnstable     = "unstable"     // the probe did not stabilize; counted as failing
 	ProbeAborted      = "aborted"      // an abort_on condition stopped it, confirmed over its windows; counted as failing
 	// ProbeDisturbed: an abort_on condition stopped it while the machine
-	// was disturbed (too busy, or markedly busier than during the search's
-	// earlier probes): counted as failing, but not a judgement on the
-	// build, so the answer may be higher.
+	// was disturbed (too busy, or markedly busier than during the
+	// search's earlier probes at its load or above): counted as failing,
+	// but not a judgement on the build, so the answer may be higher.
 	ProbeDisturbed = "disturbed"
 	ProbeFailed    = "failed" // it could not be measured; counted as failing
 )
