@@ -95,7 +95,7 @@ func fullRun() *result.Run {
 			Search:       "max_concurrency@p99<50ms",
 			Searched: &result.SearchOutcome{Condition: "p99 < 50ms", Method: "binary", Decide: "interval", Start: 1, End: 64, Step: 1,
 				Found: true, Value: 16, AllMet: true, Failing: 17, Message: "concurrency 16 meets p99 < 50ms",
-				Probes: []result.Probe{{Level: 16, Point: "simple/max_concurrency@p99<50ms/c=16", Outcome: "meets", Value: 40000, Lo: 39000, Hi: 41000, Confidence: 0.95, Trials: 10, ErrorRate: 0.001, OverBudget: true}}},
+				Probes: []result.Probe{{Level: 16, Point: "simple/max_concurrency@p99<50ms/c=16", Outcome: "meets", Value: 40000, Lo: 39000, Hi: 41000, Confidence: 0.95, Trials: 10, ErrorRate: 0.001, OverBudget: true, Disturbance: "the machine was too busy: load average 15.2 on 2 CPUs"}}},
 			Columns: map[string]string{"Network+Server Send/Recv": "38"},
 		}},
 	}

@@ -95,6 +95,9 @@ if [ "$SOUND_SERVER" = triton ]; then
 fi
 
 die() { echo "soundness: $*" >&2; exit 2; }
+# cannot_measure: the harness could not measure (exit 3, as perfscen's
+# own "could not measure"): never a verdict on the gate, never exit 1 or 2.
+cannot_measure() { echo "soundness: $*" >&2; exit 3; }
 note() { echo "soundness: $*" >&2; }
 command -v jq >/dev/null || die "jq is needed to read result files (apt-get install jq)"
 [ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
@@ -300,24 +303,40 @@ if [ "$SOUND_N" -gt 0 ]; then
 	baseline_scenario "$SOUND_DELAY" "$TMP/base/same.yaml"
 	baseline_scenario "$SOUND_SLOW_DELAY" "$TMP/base/slow.yaml"
 	start_neighbour "$SOUND_NEIGHBOUR"
-	recorded=0 tries=0
+	recorded=0 tries=0 codes= why=
 	while [ "$recorded" -lt "$SOUND_K" ]; do
 		tries=$((tries + 1))
-		[ "$tries" -le $((2 * SOUND_K)) ] || die "could not record $SOUND_K stable baseline runs in $((2 * SOUND_K)) tries"
+		# A history that cannot be recorded is the machine's doing, not
+		# the gate's: exit 3, with what the last refused run said (on a
+		# busy runner, "the machine was too busy for point … to settle
+		# (load average …, other processes used …% of the CPUs, …)").
+		[ "$tries" -le $((2 * SOUND_K)) ] ||
+			cannot_measure "could not record $SOUND_K stable baseline runs in $((2 * SOUND_K)) tries ($recorded recorded; the others exited$codes); the last refused: $why"
 		rc=0
 		start_server "$SOUND_DELAY"
 		"$PERFSCEN" run "$TMP/base/same.yaml" --no-baseline --out "$TMP/hist.json" --quiet >"$TMP/hist.log" 2>&1 || rc=$?
 		stop_server
 		if [ "$rc" != 0 ]; then
-			note "history run $tries: exit $rc, not recorded: $(tail -n 2 "$TMP/hist.log")"
+			why=$(grep -E '^(FAIL|COULD NOT MEASURE|INCONCLUSIVE|INTERRUPTED)' "$TMP/hist.log" | tail -n 1)
+			[ -n "$why" ] || why=$(tail -n 2 "$TMP/hist.log" | tr '\n' ' ')
+			codes="$codes $rc"
+			note "history run $tries: exit $rc, not recorded: $why"
 			continue
 		fi
 		# An unstable (but complete) point is recordable when the scenario
 		# judges such points on their trials.
 		force=
 		[ "$SOUND_ALLOW_UNSTABLE" = true ] && force=--force
-		"$PERFSCEN" baseline update $force --from "$TMP/hist.json" --baseline "$TMP/base/history.json" >"$TMP/update.log" 2>&1 ||
-			die "baseline update failed: $(tail -n 5 "$TMP/update.log")"
+		urc=0
+		"$PERFSCEN" baseline update $force --from "$TMP/hist.json" --baseline "$TMP/base/history.json" >"$TMP/update.log" 2>&1 || urc=$?
+		if [ "$urc" = 3 ]; then
+			# baseline update could not record it (exit 3: the machine
+			# was too busy for a point to settle).
+			why=$(tail -n 1 "$TMP/update.log") codes="$codes 3"
+			note "history run $tries: not recorded: $why"
+			continue
+		fi
+		[ "$urc" = 0 ] || die "baseline update failed: $(tail -n 5 "$TMP/update.log")"
 		recorded=$((recorded + 1))
 		hb=$(jq -r "$(median_of other_cpu)" "$TMP/hist.json") hw=$(jq -r "$(median_of run_queue_wait)" "$TMP/hist.json")
 		hl=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo NaN)
