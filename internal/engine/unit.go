@@ -101,6 +101,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 			var now CPUSample
 			if now, haveCPU = u.rs.sampleCPU(); haveCPU {
 				d := disturbance(cpuBefore, now)
+				u.besideServers(d, ms)
 				for _, m := range ms {
 					m.win.Disturbance = d
 					withWork(m.proc, d)

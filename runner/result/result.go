@@ -248,6 +248,11 @@ type Disturbance struct {
 	// (internal/wakeprobe). Absent where the kernel gives no per-thread
 	// schedstat, and in results recorded before it was measured.
 	WakeupDelay *WakeupDelay `json:"wakeup_delay_us,omitempty"`
+	// ServerCPU is the share of all CPUs the measured server process used
+	// during the window, where it runs on this machine apart from
+	// perfscen (Metrics.Process found it): it is taken out of OtherCPU,
+	// since the server under test is no neighbour. Absent otherwise.
+	ServerCPU *float64 `json:"server_cpu,omitempty"`
 	// KernelUs is the mean CPU time one run of the wake-up probe's fixed
 	// kernel took during the window, µs: how fast the machine's CPUs ran
 	// (a host that lends a vCPU's core to other guests or lowers its
