@@ -106,7 +106,14 @@ its scenario path from here), or to --baseline. A run whose recorded verdict is
 not a pass (failed, inconclusive, could not measure, interrupted) or that
 has unstable or partial points is refused unless --force; a run already in
 the history (same run id) is always refused. The diff is printed before the
-file is written, under a lock, atomically.`,
+file is written, under a lock, atomically.
+
+With several scenarios (or a folder) each is run and recorded in turn; one
+that cannot be measured or recorded is skipped and the others still run.
+A closing table lists each scenario as written (with its baseline file) or
+skipped (with its exit code and why), and the exit code is the worst of
+them: 1, then 2, 3, 4, 0, as perfscen run ranks them. --baseline names one
+file, so it takes one scenario.`,
 		Example: `  perfscen baseline update scenarios/quickstart.yaml
   perfscen baseline update --from out/quickstart.json
   perfscen baseline update --testbed ci-gpu-a10 --from out/quickstart.json
