@@ -38,16 +38,19 @@ test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod
 	$(GO) test -race -timeout 15m $$($(GO) list ./... | grep -v -e '/cmd/perfscen$$' -e '/internal/engine$$')
 	$(GO) test -timeout 15m ./cmd/perfscen ./internal/engine
 	@# Skipped under -race, run here without it: the 64 MiB timing cases
-	@# (tens of seconds under the detector, seconds without) and the
-	@# gate-soundness simulation at 200 replicates (236 s against 24 s).
+	@# (tens of seconds under the detector, seconds without), the
+	@# gate-soundness simulation at 200 replicates (236 s against 24 s) and
+	@# the change points' false-alarm simulation at 200 series.
 	$(GO) test -timeout 5m -run 'TestWaitIsTheServersTime|TestTimingSplitAnyTensorSize' ./internal/transport ./test/conformance
 	$(GO) test -timeout 5m -run 'TestSoundness' ./internal/verdict
+	$(GO) test -timeout 5m -run 'TestFalseAlarmRate' ./internal/changepoint
 	@# The C API kind's callbacks are C where cgo is on (the default build)
 	@# and Go through purego without it: both builds are tested.
 	CGO_ENABLED=0 $(GO) test -timeout 5m ./internal/kinds/tritoncapi
 
-soundness-sim: ## the full gate-soundness simulation: 2000 seeded replicates per noise model (CI runs it)
+soundness-sim: ## the full gate-soundness simulation and the change points' false-alarm rate: 2000 seeded replicates each (CI runs it)
 	PERFSCEN_SOUNDNESS=full $(GO) test -count=1 -timeout 20m -run TestSoundness ./internal/verdict
+	PERFSCEN_SOUNDNESS=full $(GO) test -count=1 -timeout 30m -run TestFalseAlarmRate -v ./internal/changepoint
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '\.pb\.go$$' || true); \
