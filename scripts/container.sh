@@ -211,9 +211,9 @@ EOF
 	# A 10 ms service time, as a model busy on an accelerator: one instance,
 	# so about 100 infer/s whatever the concurrency, paced by the model and
 	# not by the CPUs, and its windows settle within ±30% on a busy 2-core
-	# host. The bare simple model answers as fast as the CPUs allow (about
-	# 12,000 infer/s on a quiet 2-core host), its windows swing with every
-	# neighbour, and the run ended "unstable", exit 3.
+	# host. The bare simple model answers as fast as the CPUs allow, its
+	# windows swing with every neighbour, and the run ended "unstable",
+	# exit 3.
 	run -d --name "psc-server-$tag" --network "$net" "$IMAGE" serve --host 0.0.0.0 --models simple \
 		--model-param simple.added_latency=10ms >/dev/null
 	# Coordinator and agents as the manifests of perfscen k8s run them: a
