@@ -15,7 +15,7 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean image image-bin image-check
+.PHONY: help build deps-test test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean image image-bin image-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -23,7 +23,12 @@ help: ## list targets
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
-test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./... (cmd/perfscen and internal/engine without -race)
+# What a target needs beyond Go and make, checked and, as root, installed
+# with apt-get, in one line (scripts/deps.sh lists the packages by feature).
+deps-test:
+	@bash scripts/deps.sh test
+
+test: deps-test fmt-check tidy-check vet staticcheck platform-check ## the packages the tests need (scripts/deps.sh), gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./... (cmd/perfscen and internal/engine without -race)
 	@# The gate-soundness simulation runs 200 replicates per noise model
 	@# here; the full 2000 (the goals' sample size) are `make soundness-sim`.
 	@[ -d ../shared/triton ] || [ -n "$$PERFSCEN_TRITON_DIR" ] || echo "SKIP: no ../shared/triton: the tests against the real Triton (test/triton, internal/kinds/tritoncapi) will not run"
@@ -125,6 +130,7 @@ image-bin:
 	$(GO) build -ldflags "-s -w $(LDFLAGS)" -o bin/image/perfscen ./cmd/perfscen
 
 image: build image-bin ## the container image $(IMAGE) from Containerfile with podman (needs podman, runc where crun cannot start containers, debootstrap and debian-archive-keyring: docs/distributed.md)
+	@bash scripts/deps.sh image
 	VERSION=$(VERSION) IMAGE=$(IMAGE) bash scripts/container.sh build
 
 image-check: image ## in containers: perfscen version, the quickstart, and a distributed run (perfscen serve, coordinator, two agents) with one verdict
@@ -148,6 +154,7 @@ SCREENSHOT_SCENARIOS ?= engine-comparison server-ab llm-quickstart
 HISTORY_BASELINE ?= baselines/quickstart.json --metric throughput --metric p50
 .PHONY: screenshots
 screenshots: build ## run the showcase scenarios and screenshot their HTML reports and a baseline's history report into docs/screenshots (needs chromium)
+	@bash scripts/deps.sh screenshots
 	@mkdir -p out/screenshots
 	@for s in $(SCREENSHOT_SCENARIOS); do \
 	  echo "== $$s"; \
