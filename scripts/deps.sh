@@ -84,9 +84,13 @@ install() {
 	[ "$as" != none ] || return 1
 	log=$(mktemp /tmp/perfscen-deps.XXXXXX)
 	export DEBIAN_FRONTEND=noninteractive
+	# One update for all features; one that failed (an unreachable or
+	# unverifiable mirror) is not retried for each.
+	[ "$updated" != failed ] || return 2
 	if [ -z "$updated" ]; then
 		# shellcheck disable=SC2086
-		$as apt-get -o DPkg::Lock::Timeout=600 update -qq >>"$log" 2>&1 || { cat "$log" >&2; return 2; }
+		$as apt-get -o DPkg::Lock::Timeout=600 update -qq --error-on=any >>"$log" 2>&1 ||
+			{ updated=failed; tail -20 "$log" >&2; return 2; }
 		updated=1
 	fi
 	# shellcheck disable=SC2086

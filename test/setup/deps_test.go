@@ -122,7 +122,7 @@ func TestDeps(t *testing.T) {
 		{name: "fresh machine as root", shared: []string{"triton", "torchserve"},
 			line: "deps (test): cc: installed gcc libc6-dev; triton: installed " + triton + "; torchserve: installed " + torchserve +
 				"; grpcio: installed python3-grpcio; netns: installed iproute2; protoc: installed protobuf-compiler",
-			apt: []string{"apt-get -o DPkg::Lock::Timeout=600 update -qq\napt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends gcc libc6-dev\n"}, nowHas: all},
+			apt: []string{"apt-get -o DPkg::Lock::Timeout=600 update -qq --error-on=any\napt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends gcc libc6-dev\n"}, nowHas: all},
 		{name: "no shared folder", installed: cc + " " + optional,
 			line: "deps (test): cc ok; grpcio ok; netns ok; protoc ok"},
 		// Not root and no sudo: a required feature stops with the line to
