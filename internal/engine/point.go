@@ -21,6 +21,7 @@ type measured struct {
 	met       result.Metrics // the window's figures, as recorded
 	win       result.Window
 	server    *result.ServerStats
+	proc      *result.ProcessStats
 	gpu       *result.GPUMetrics
 	startWall time.Time
 	// start and end are the window's bounds on the session's clock.
@@ -41,6 +42,7 @@ type pointRunner struct {
 	m           plan.Measurement
 
 	statsOff bool // no more statistics calls: the server has none, or they failed
+	procOff  bool // no more accounting reads: one failed
 	windows  []*measured
 	kept     []int // indexes into windows
 	status   string
@@ -353,6 +355,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		before, haveStats = pr.snapshot(ctx)
 	}
 	spec.budget = int64(max(ld.Iterations, 1))
+	procBefore := pr.procRead(ctx, 1)
 	epoch := pr.rs.epoch()
 	w, st, err := pr.start(ctx, spec, epoch).wait()
 	pr.absorb(st)
@@ -367,6 +370,8 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	if w != nil {
 		m := pr.record(w, epoch, server)
+		m.proc = procWindow(procBefore, pr.procRead(ctx, 1), server, w.n*int64(max(pr.p.BatchSize, 1)))
+		m.met.Process = m.proc
 		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true, Start: m.start, End: m.end})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	if g.spec.MinRuns <= 0 {
 		g.spec.MinRuns = plan.DefaultMinRuns
 	}
+	defaulted := len(g.spec.Metrics) == 0 || g.spec.MetricsDefault
 	if len(g.spec.Metrics) == 0 {
 		g.spec.Metrics = plan.DefaultGateMetrics()
 	}
@@ -69,6 +71,9 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		}
 		inRun[p.ID] = true
 		for _, m := range gatedMetrics(g.spec.Metrics, p) {
+			if defaulted && slices.Contains(plan.DefaultGateIfMeasured(), m) && !measuredBoth(tb, p, m) {
+				continue
+			}
 			out = append(out, g.check(tb, p, m, o.AllowUnstable))
 		}
 	}
@@ -77,6 +82,9 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 			continue
 		}
 		for _, m := range historyMetrics(g.spec.Metrics, tb.Runs[0].Points[pid]) {
+			if defaulted && slices.Contains(plan.DefaultGateIfMeasured(), m) {
+				continue
+			}
 			out = append(out, Check{Kind: KindBaseline, Key: baselineKey(m), Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
 				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(), NoValue: true,
 				Message: "in the baseline but not measured in this run"})
@@ -90,6 +98,16 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		g.notGated(&out[i])
 	}
 	return out
+}
+
+// measuredBoth says whether metric was measured at p in this run and
+// in the latest history run: a default metric that only some servers
+// have is gated where both sides have it.
+func measuredBoth(tb *baseline.Testbed, p *result.Point, metric string) bool {
+	if _, ok := p.Figure(metric); !ok {
+		return false
+	}
+	return tb.Series(p.ID, metric).K() > 0
 }
 
 // gatedMetrics are the metrics the gate holds p to: a search's result
