@@ -244,8 +244,8 @@ func disturbance(a, b CPUSample) *result.Disturbance {
 }
 
 // minKernelRuns is the fewest runs of the probe's kernel a window's CPU
-// speed is taken from (one every 20 ms: a 200 ms window has 10).
-const minKernelRuns = 10
+// speed is taken from (one every 20 ms: a 100 ms window has 5).
+const minKernelRuns = 5
 
 // withWork sets a window's work per inference: its CPU time per
 // inference in units of the fixed kernel's CPU time in the same seconds.

@@ -126,8 +126,13 @@ func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.P
 			pl.validateEvery = opts.ValidateEvery
 		}
 		// Every worker draws from one sampler, so the point's first
-		// responses are checked whichever workers answer them.
-		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
+		// responses are checked whichever workers answer them, and each
+		// entry's after them whichever worker sends it.
+		entries := 0
+		for _, st := range data.Streams {
+			entries += len(st)
+		}
+		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery, entries)
 	}
 	return pl, nil
 }
@@ -260,7 +265,9 @@ func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
 		if !whole && (pr.refused < stabilityWindow || pr.refusedErrs < minRefused) {
 			return nil
 		}
-		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
+		// Messages number windows from 1, as progress does; the result's
+		// Window.Index counts from 0.
+		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index+1)
 		if d := pr.refusedClasses.dominant(); d != "" {
 			msg += "; " + d
 		}

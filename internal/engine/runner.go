@@ -54,8 +54,9 @@ type Options struct {
 	// MaxCountWindow closes a count window that never reaches its count.
 	// Default 60 s.
 	MaxCountWindow time.Duration
-	// ValidateEvery checks one response in this many under time windows
-	// (default 10); count windows and iterations check every response.
+	// ValidateEvery checks one response in this many of each data entry
+	// under time windows, after a point's first 100 (default 10); count
+	// windows and iterations check every response.
 	ValidateEvery int
 	// Drain is how long in-flight requests may finish after a stop or an
 	// interrupt (default 500 ms).

@@ -112,7 +112,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 			w := ms[i].acc
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
 				return failure.Env(u.memberErr(pr, fmt.Errorf("%w: no request in window %d succeeded (%d transport failures); %s",
-					ErrUnreachable, ms[i].win.Index, w.errs, w.classes.dominant())))
+					ErrUnreachable, ms[i].win.Index+1, w.errs, w.classes.dominant())))
 			}
 		}
 		for i, pr := range u.prs {

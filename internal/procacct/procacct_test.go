@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/perfscen/perfscen/internal/failure"
@@ -323,13 +324,16 @@ func TestDelta(t *testing.T) {
 	}
 }
 
-// spin burns CPU on the calling thread until the counter moves.
-func spin(n int) int {
+// spinSink keeps spin's work from being optimized away.
+var spinSink atomic.Int64
+
+// spin burns CPU on the calling thread.
+func spin(n int) {
 	x := 0
 	for i := 0; i < n; i++ {
 		x += i * i % 7
 	}
-	return x
+	spinSink.Add(int64(x))
 }
 
 func TestThreadsCountTheirOwnThreads(t *testing.T) {

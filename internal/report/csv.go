@@ -109,6 +109,9 @@ func csvMeasured(p *result.Point) bool {
 		return true
 	}
 	m := p.FigureMetrics()
+	if p.Uncounted() {
+		return m.Throughput > 0
+	}
 	return len(p.Trials) > 0 && (m.Requests > 0 || m.Throughput > 0)
 }
 

@@ -315,13 +315,24 @@ func thinTail(c *Check, run *result.Run) {
 		return
 	}
 	have := stats.Median(per)
-	need := math.Ceil(TailRequests / (1 - q))
-	if have >= need {
+	need, beyond := tailRequests(q)
+	if have >= float64(need) {
 		return
 	}
 	c.Class, c.Status, c.Disturbed = ClassUnchanged, StatusNotGated, false
-	c.Message = fmt.Sprintf("not gated: a trial's %s of %.0f requests rests on its %.0f slowest; it needs %.0f requests a trial to gate (lengthen measurement.window); %s",
-		c.Metric, have, math.Max(math.Floor(have*(1-q)), 1), need, c.Message)
+	c.Message = fmt.Sprintf("not gated: a trial's %s of %.0f requests rests on its %.0f slowest; it needs %d requests a trial to gate (lengthen measurement.window); %s",
+		c.Metric, have, math.Max(beyond(have), 1), need, c.Message)
+}
+
+// tailRequests is how many requests a trial needs for TailRequests of
+// them to lie beyond quantile q, and how many of n lie beyond it. Both
+// are computed on q in thousandths, exactly: in floating point 1 - 0.9 is
+// 0.09999999999999998, and p90 needed 101 requests, not 100, while a
+// trial of 100 "rested on its 9 slowest".
+func tailRequests(q float64) (need int, beyond func(n float64) float64) {
+	tail := 1000 - int(math.Round(q*1000)) // thousandths past q: p90 → 100
+	need = (TailRequests*1000 + tail - 1) / tail
+	return need, func(n float64) float64 { return math.Floor(n * float64(tail) / 1000) }
 }
 
 // pointValues are per-trial values, or the summary alone for imported

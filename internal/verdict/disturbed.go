@@ -266,7 +266,7 @@ func (e explanation) size(c *Check) string {
 	case e.abs > 0:
 		return "+" + numfmt.Value(e.abs, c.Unit)
 	}
-	return numfmt.Percent(e.rel)
+	return numfmt.Pct(e.rel) // one decimal, as the change it is set against
 }
 
 // disturbed turns a regression (or an undecided check) into

@@ -112,7 +112,7 @@ func TestBaselineDisturbedTestbed(t *testing.T) {
 		{"busier machine", 0.55, nil, quiet, StatusInconclusive, "testbed disturbed (55% vs ≤5% CPU used by other processes, against the 8 baseline run(s); the machine could account for 111.1% at most"},
 		{"as quiet as the history", 0.08, nil, quiet, StatusFail, "vs history"},
 		{"history without disturbance", 0.55, nil, unknown, StatusFail, "vs history"},
-		{"full machine, one more hog", 0.96, new(1.4), crowded, StatusInconclusive, "testbed disturbed (perfscen's threads waited 140% of their CPU time in the run queue vs ≤60%, against the 8 baseline run(s); the machine could account for 50% at most"},
+		{"full machine, one more hog", 0.96, new(1.4), crowded, StatusInconclusive, "testbed disturbed (perfscen's threads waited 140% of their CPU time in the run queue vs ≤60%, against the 8 baseline run(s); the machine could account for 50.0% at most"},
 		{"full machine, as crowded as the history", 0.96, new(0.7), crowded, StatusFail, "vs history"},
 	}
 	for _, tt := range tests {
@@ -244,7 +244,7 @@ func TestLegacyDisturbanceBoundsTheEffect(t *testing.T) {
 		if ch.Point != "a/c=1" {
 			continue
 		}
-		if ch.Status != StatusFail || ch.Disturbed || len(ch.Warnings) == 0 || !strings.Contains(ch.Warnings[len(ch.Warnings)-1], "could account for 50% at most; this change is larger") {
+		if ch.Status != StatusFail || ch.Disturbed || len(ch.Warnings) == 0 || !strings.Contains(ch.Warnings[len(ch.Warnings)-1], "could account for 50.0% at most; this change is larger") {
 			t.Errorf("%s: %s disturbed=%v %q %q; want a failure naming what the disturbance explains", ch.Metric, ch.Status, ch.Disturbed, ch.Message, ch.Warnings)
 		}
 	}

@@ -1,6 +1,11 @@
 package wakeprobe
 
-import "golang.org/x/sys/unix"
+import (
+	"math"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
 
 // The probe also measures how fast the machine's CPUs run right now. A
 // virtual machine's vCPU runs slower when the host gives its core to other
@@ -24,7 +29,8 @@ const kernelLen = 4096
 // kernelRounds is how many passes one kernel run makes over its buffer.
 const kernelRounds = 4
 
-var kernelSink float32
+// kernelSink keeps the kernel's result alive, so no compiler drops it.
+var kernelSink atomic.Uint32
 
 // kernel is the fixed work: multiply-adds over a buffer that stays in the
 // first-level cache, with a dependency chain so no compiler can drop it.
@@ -36,7 +42,7 @@ func kernel(buf []float32) {
 			buf[i] = s * 0.5
 		}
 	}
-	kernelSink = s
+	kernelSink.Store(math.Float32bits(s))
 }
 
 // threadCPU is the calling thread's CPU time in ns.

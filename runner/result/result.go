@@ -28,6 +28,14 @@ const (
 	PointImported = "imported" // came from a perf_analyzer file; no trials
 )
 
+// Uncounted reports whether p carries no request counts, as a point
+// imported from a perf_analyzer CSV does (its status imported, or the
+// status perfscen's own CSV recorded, such as unstable): a zero count
+// there is absent, not "nothing finished".
+func (p *Point) Uncounted() bool {
+	return p.Status == PointImported || p.Summary.IsAbsent("requests")
+}
+
 // Run is one scenario run.
 type Run struct {
 	SchemaVersion int `json:"schema_version"`
