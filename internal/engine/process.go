@@ -67,14 +67,16 @@ func procWindow(a, b procState, server *result.ServerStats, clientInferences int
 
 // mergeProcess is the kept windows' ProcessStats taken together: every
 // figure's total over every inference, as perf_analyzer merges windows.
-// A window without figures leaves the merge without them.
+// Windows without figures (no inference finished in them, or a reading
+// failed) are left out; a figure some window lacks is left out of the
+// merge.
 func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 	var out result.ProcessStats
 	var runq, instr, work float64
 	haveRunq, haveInstr, haveWork := true, true, true
 	for _, p := range list {
 		if p == nil {
-			return nil
+			continue
 		}
 		n := float64(p.Inferences)
 		out.Inferences += p.Inferences
