@@ -15,7 +15,7 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean image image-check
+.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy busy-check conformance-llm generate clean image image-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -112,6 +112,9 @@ soundness-hog: build ## the same with a CPU hog on one core during the gated run
 
 soundness-busy: build ## a shared runner: a neighbour busy 40 ms/100 ms on each core through the history, 60 ms/100 ms plus the hog during the gated runs
 	SOUND_NEIGHBOUR=40 SOUND_GATE_NEIGHBOUR=60 SOUND_HOG=1 bash scripts/soundness.sh
+
+busy-check: ## scripts/busy.sh (staged real background work) leaves no process or scratch folder behind on exit, ^C, TERM or SIGKILL
+	bash scripts/busy-check.sh
 
 conformance-llm: ## the shipped LLM scenarios against a real server (Ollama v0.17.4, tiny generated model, OLLAMA=binary); docs/llm.md
 	bash scripts/conformance-llm.sh
