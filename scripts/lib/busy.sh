@@ -18,9 +18,9 @@
 #   busy_settle [MAX_S] waits until the 1-minute load average is within
 #                       BUSY_BAND (±15%) of the target, at most MAX_S
 #                       seconds (default BUSY_SETTLE_MAX, 300); returns 1
-#                       when it did not get there (other work holds the
-#                       machine above the target, or the builds cannot
-#                       reach it)
+#                       when it did not get there (the builds cannot reach
+#                       it), at once (after 20 s) when other work alone
+#                       holds the machine above it
 #   busy_stats FROM TO  prints "MIN MEDIAN MAX SAMPLES BUILDERS_MIN
 #                       BUILDERS_MAX" of the 1-minute load average sampled
 #                       between two epoch seconds (NaN where no sample)
@@ -71,16 +71,22 @@ busy_now() {
 }
 
 busy_settle() {
-	local max=${1:-${BUSY_SETTLE_MAX:-300}} band=${BUSY_BAND:-15} start now load
+	local max=${1:-${BUSY_SETTLE_MAX:-300}} band=${BUSY_BAND:-15} start now load builders
 	start=$(date +%s)
 	awk -v t="$BUSY_TARGET" 'BEGIN {exit !(t <= 0)}' && return 0
 	while :; do
-		read -r _ load _ <<<"$(busy_now)"
+		read -r _ load builders _ <<<"$(busy_now)"
 		if awk -v l="$load" -v t="$BUSY_TARGET" -v b="$band" 'BEGIN {exit !(l >= t * (1 - b / 100) && l <= t * (1 + b / 100))}'; then
 			return 0
 		fi
 		now=$(date +%s)
 		[ $((now - start)) -lt "$max" ] || return 1
+		# Other work alone holds the machine above the band: no builder
+		# of ours to remove, waiting cannot help.
+		if [ $((now - start)) -ge 20 ] && [ "$builders" = 0 ] &&
+			awk -v l="$load" -v t="$BUSY_TARGET" -v b="$band" 'BEGIN {exit !(l > t * (1 + b / 100))}'; then
+			return 1
+		fi
 		sleep 5
 	done
 }
