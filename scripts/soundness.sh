@@ -33,7 +33,7 @@
 #
 # Gated metrics: delay, the default gate in history mode and p50 and
 # throughput in ab mode; cpu, the server's CPU time per inference
-# (SOUND_CPU_METRIC: server_cpu_infer where this tree has it, else
+# (SOUND_CPU_METRIC: server_cpu_infer where $PERFSCEN knows it, else
 # server_compute_infer, the server's inference time, which contention
 # stretches). SOUND_METRICS=a,b overrides both; in ab mode each becomes a
 # comparison candidate ≤ (1 + SOUND_AB_TOL) × base (throughput: ≥ 1 −
@@ -150,12 +150,6 @@ die() { echo "soundness: $*" >&2; exit 2; }
 note() { echo "soundness: $*" >&2; }
 command -v jq >/dev/null || die "jq is needed to read result files (apt-get install jq)"
 
-# The CPU-time figure where this tree has it: a server's CPU time per
-# inference does not stretch when the machine is busy, its inference time
-# does.
-if [ -z "${SOUND_CPU_METRIC:-}" ]; then
-	if grep -q '"server_cpu_infer"' runner/plan/*.go 2>/dev/null; then SOUND_CPU_METRIC=server_cpu_infer; else SOUND_CPU_METRIC=server_compute_infer; fi
-fi
 
 case $SOUND_MODEL in
 delay)
@@ -181,6 +175,16 @@ if [ "$SOUND_SERVER" = triton ]; then
 	[ -x "$TRITON_DIR/run-triton" ] || die "SOUND_SERVER=triton needs the real Triton at TRITON_DIR=$TRITON_DIR"
 fi
 [ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
+
+# The CPU-time figure where this perfscen has it: a server's CPU time per
+# inference does not stretch when the machine is busy, its inference time
+# does. perfscen validate refuses a metric it does not know.
+if [ -z "${SOUND_CPU_METRIC:-}" ]; then
+	probe=$(mktemp)
+	printf 'version: 1\nname: probe\nserver: {embedded: true}\nmodels: [{name: mlp_reference}]\nbaseline: {path: h.json, metrics: [server_cpu_infer]}\n' >"$probe"
+	if "$PERFSCEN" validate "$probe" >/dev/null 2>&1; then SOUND_CPU_METRIC=server_cpu_infer; else SOUND_CPU_METRIC=server_compute_infer; fi
+	rm -f "$probe"
+fi
 
 # dur_us D: a Go duration (10ms, 10.5ms, 900us, 1s) in microseconds.
 dur_us() {
