@@ -7,7 +7,7 @@
 #
 #   scripts/busy-check.sh        (make busy-check)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail=0
@@ -16,11 +16,11 @@ fail=0
 # of a script ignores SIGINT otherwise), waits until two builders run,
 # sends SIGNAL (none: lets COMMAND end), and checks what is left.
 case_() {
-	local name=$1 sig=$2 cmd="sleep 600" pid pgid dir i t0=$SECONDS
+	local name=$1 sig=$2 cmd="sleep 600" pid pgid dir t0=$SECONDS
 	[ "$sig" = none ] && cmd="sleep 15"
 	setsid bash scripts/busy.sh --load 999 --max 2 --no-settle -- $cmd 2>"$TMP/$name.log" &
 	pid=$!
-	for i in $(seq 300); do
+	for _ in $(seq 300); do
 		grep -q 'builds in process group' "$TMP/$name.log" && break
 		sleep 0.1
 	done
@@ -28,7 +28,7 @@ case_() {
 	dir=$(sed -n 's/.*builds in process group \([0-9]*\) (scratch \(.*\))$/\2/p' "$TMP/$name.log")
 	[ -n "$pgid" ] || { echo "FAIL $name: busy.sh did not start: $(cat "$TMP/$name.log")"; fail=1; kill "$pid" 2>/dev/null; return; }
 	# Two builders: the controller adds one every 5 s.
-	for i in $(seq 300); do
+	for _ in $(seq 300); do
 		[ "$(pgrep -g "$pgid" -x go | wc -l)" -ge 2 ] && break
 		sleep 0.1
 	done
@@ -41,7 +41,7 @@ case_() {
 	# After SIGKILL the controller stops within a second or two of seeing
 	# its owner gone, then removes the scratch copies and build caches
 	# itself (tens of seconds on a loaded machine).
-	for i in $(seq 1800); do
+	for _ in $(seq 1800); do
 		pgrep -g "$pgid" >/dev/null || break
 		sleep 0.1
 	done

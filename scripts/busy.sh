@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/busy.sh"
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
-load= settle=${BUSY_SETTLE_MAX:-300} log=
+load='' settle=${BUSY_SETTLE_MAX:-300} log=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--load) load=${2:-}; shift 2 || usage ;;

@@ -33,7 +33,7 @@
 #   SOUND_*                          passed to every cell (SOUND_STABILITY=25%,
 #                                    SOUND_ALLOW_UNSTABLE=true, SOUND_K, …)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 : "${CAMPAIGN_DIR:=out/gate-campaign}"
 : "${CAMPAIGN_LOADS:=5 10 20}"
 : "${CAMPAIGN_MODELS:=delay cpu}"
@@ -190,7 +190,7 @@ not_passed() {
 }
 
 gate_runs() {
-	local dir=$CAMPAIGN_DIR/$gate_name i rc code start end lmin lmed lmax nn bmin bmax
+	local dir=$CAMPAIGN_DIR/$gate_name i rc code start end lmin lmed lmax bmin bmax
 	mkdir -p "$dir"
 	busy_start "$CAMPAIGN_GATE_LOAD" || die "cannot start the background work"
 	note "$gate_name: staging load ~$CAMPAIGN_GATE_LOAD"
@@ -204,7 +204,7 @@ gate_runs() {
 		[ "$rc" -lt 128 ] || exit "$rc"
 		# make says 0 or 2; perfscen's own code is in out/gate.exit.
 		code=$(cat out/gate.exit 2>/dev/null || echo "make-$rc")
-		read -r lmin lmed lmax nn bmin bmax <<<"$(busy_stats "$start" "$end")"
+		read -r lmin lmed lmax _ bmin bmax <<<"$(busy_stats "$start" "$end")"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$(date -u -d "@$start" +%FT%TZ)" $((end - start)) "$code" "$lmin" "$lmed" "$lmax" "$bmin-$bmax" \
 			"$(not_passed "$dir/run-$i.log")" >"$dir/run-$i.tsv"
 		echo "$code" >"$dir/run-$i.exit"

@@ -531,8 +531,8 @@ record() {
 	fi
 	[ -n "${msg:-}" ] || msg=$(grep -v '^ *$' "$log" | tail -n 1)
 	msg=$(printf '%s' "$msg" | tr '\t\n' '  ' | cut -c1-400)
-	local lmin lmed lmax n bmin bmax
-	read -r lmin lmed lmax n bmin bmax <<<"$(busy_stats "$start" "$end")"
+	local lmin lmed lmax bmin bmax
+	read -r lmin lmed lmax _ bmin bmax <<<"$(busy_stats "$start" "$end")"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$mode" "$arm" "$run" "$(date -u -d "@$start" +%FT%TZ)" $((end - start)) "$rc" "$failed" "$gated" \
 		$figs $base "$lmin" "$lmed" "$lmax" "$bmin-$bmax" "$busy" "$wait" "$press" "$msg" >>"$TMP/runs.tsv"

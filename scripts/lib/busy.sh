@@ -107,7 +107,7 @@ busy_stats() {
 
 busy_stop() {
 	[ -n "$BUSY_DIR" ] || return 0
-	local pgid= i
+	local pgid='' i
 	[ -s "$BUSY_DIR/pgid" ] && pgid=$(cat "$BUSY_DIR/pgid")
 	if [ -n "$BUSY_PID" ]; then
 		kill -TERM "$BUSY_PID" 2>/dev/null || true
