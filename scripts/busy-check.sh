@@ -18,7 +18,12 @@ fail=0
 case_() {
 	local name=$1 sig=$2 cmd="sleep 600" pid pgid dir t0=$SECONDS
 	[ "$sig" = none ] && cmd="sleep 15"
-	setsid bash scripts/busy.sh --load 999 --max 2 --no-settle -- $cmd 2>"$TMP/$name.log" &
+	# The subshell undoes the ignoring of SIGINT that bash gives background
+	# commands (a shell started with SIGINT ignored cannot trap it).
+	(
+		trap - INT QUIT
+		exec setsid bash scripts/busy.sh --load 999 --max 2 --no-settle -- $cmd 2>"$TMP/$name.log"
+	) &
 	pid=$!
 	for _ in $(seq 300); do
 		grep -q 'builds in process group' "$TMP/$name.log" && break
@@ -35,7 +40,14 @@ case_() {
 	local builders
 	builders=$(pgrep -g "$pgid" -x go | wc -l)
 	[ "$sig" = none ] || kill "-$sig" "$pid"
+	local t1=$SECONDS
 	{ wait "$pid"; } 2>/dev/null
+	# busy.sh acts on the signal at once: it does not wait for COMMAND
+	# (sleep 600) to end first. Stopping the builds takes seconds.
+	if [ "$sig" != none ] && [ $((SECONDS - t1)) -ge 120 ]; then
+		echo "FAIL $name: busy.sh took $((SECONDS - t1)) s to end after SIG$sig"
+		fail=1
+	fi
 	# COMMAND outlives a SIGKILLed busy.sh (it is the caller's, not a build).
 	[ "$sig" = KILL ] && kill $(pgrep -g "$pid") 2>/dev/null
 	# After SIGKILL the controller stops within a second or two of seeing
