@@ -134,6 +134,19 @@ func TestUpdateFileConcurrent(t *testing.T) {
 	if n := len(f.Testbeds["tb1"].Runs); n != writers {
 		t.Fatalf("history has %d runs, want %d: an update was lost", n, writers)
 	}
+	// Nothing but the baseline is left beside it: no lock file for users'
+	// repositories to ignore.
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "demo.json" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("folder holds %v, want demo.json alone", names)
+	}
 }
 
 func TestUpdateFileConfirmAborts(t *testing.T) {
