@@ -31,13 +31,15 @@
 # (The older same-run mode, SOUND_SAME_N, compares two models of one
 # embedded server: `delay` against identity_fp32 with added latency.)
 #
-# Gated metrics: delay, the default gate in history mode and p50 and
-# throughput in ab mode; cpu, the server's CPU time per inference
-# (SOUND_CPU_METRIC: server_cpu_infer where $PERFSCEN knows it, else
-# server_compute_infer, the server's inference time, which contention
-# stretches). SOUND_METRICS=a,b overrides both; in ab mode each becomes a
-# comparison candidate ≤ (1 + SOUND_AB_TOL) × base (throughput: ≥ 1 −
-# SOUND_AB_TOL).
+# Gated metrics: in history mode the default gate, what a user's baseline
+# gets (throughput, p50, p95, p99, and the server's work per inference,
+# server_work_infer, where the run and the history measured it); in ab
+# mode p50 and throughput for the delay model and the server's CPU time per
+# inference for the cpu one (SOUND_CPU_METRIC: server_cpu_infer where
+# $PERFSCEN knows it, else server_compute_infer, the server's inference
+# time, which contention stretches). SOUND_METRICS=a,b overrides both; in
+# ab mode each becomes a comparison candidate ≤ (1 + SOUND_AB_TOL) × base
+# (throughput: ≥ 1 − SOUND_AB_TOL).
 #
 # Exit 3 (server trouble, an unstable measurement, a machine too busy to
 # measure) is neither a pass nor an alarm; it is counted apart and left out
@@ -234,12 +236,14 @@ arm_label() {
 
 # The gated metrics of the cell.
 metrics=$SOUND_METRICS
-if [ -z "$metrics" ]; then
-	if [ "$SOUND_MODEL" = cpu ]; then
-		metrics=$SOUND_CPU_METRIC
-	elif [ "$SOUND_MODE" = ab ]; then
-		metrics=p50,throughput
-	fi
+if [ -z "$metrics" ] && [ "$SOUND_MODE" = ab ]; then
+	if [ "$SOUND_MODEL" = cpu ]; then metrics=$SOUND_CPU_METRIC; else metrics=p50,throughput; fi
+fi
+# The figure the summary shows per arm: the first named metric, else the
+# one the default gate has for the model.
+PRIMARY=${metrics%%,*}
+if [ -z "$PRIMARY" ]; then
+	if [ "$SOUND_MODEL" = cpu ]; then PRIMARY=server_work_infer; else PRIMARY=p50; fi
 fi
 
 # Scratch folder (a fixed parent where TMPDIR is set) and cleanup: every
@@ -506,7 +510,7 @@ median_of() {
 	echo "[.points[].trials[]?.disturbance.$1 // empty] | sort | if length == 0 then \"NaN\" else .[length/2|floor] end"
 }
 
-TSV_HEADER="mode	arm	run	start_utc	wall_s	exit	failed	gated	throughput	p50_us	p95_us	server_compute_infer_us	base_throughput	base_p50_us	base_server_compute_infer_us	load_min	load_median	load_max	builders	other_cpu	run_queue_wait	cpu_pressure	message"
+TSV_HEADER="mode	arm	run	start_utc	wall_s	exit	failed	gated	throughput	p50_us	p95_us	server_compute_infer_us	server_cpu_infer_us	server_work_infer	server_runq_infer_us	base_throughput	base_p50_us	base_server_compute_infer_us	base_server_cpu_infer_us	base_server_work_infer	load_min	load_median	load_max	builders	other_cpu	run_queue_wait	cpu_pressure	message"
 
 # record MODE ARM RUN START END RC JSON LOG: appends one run to runs.tsv.
 # The figures are the medians over the kept trials ("figures") of the
@@ -515,15 +519,16 @@ TSV_HEADER="mode	arm	run	start_utc	wall_s	exit	failed	gated	throughput	p50_us	p9
 # comparison's value is the ratio candidate/base).
 record() {
 	local mode=$1 arm=$2 run=$3 start=$4 end=$5 rc=$6 json=$7 log=$8
-	local failed=- gated=- figs="NaN NaN NaN NaN" base="NaN NaN NaN" busy=NaN wait=NaN press=NaN msg
+	local failed=- gated=- figs="NaN NaN NaN NaN NaN NaN NaN" base="NaN NaN NaN NaN NaN" busy=NaN wait=NaN press=NaN msg
 	if [ -s "$json" ]; then
 		failed=$(jq -r '[.verdict.checks[]? | select(.status == "fail") | .name] | unique | if length == 0 then "-" else join(",") end' "$json")
-		# Gated checks first, "not gated" ones after them.
-		gated=$(jq -r '[.verdict.checks[]? | select(.kind == "baseline" or .kind == "comparison")] | sort_by(.status == "not_gated") | [.[]
+		# The primary metric's check first, then the gated ones, then those
+		# "not gated".
+		gated=$(jq -r --arg primary "$PRIMARY" '[.verdict.checks[]? | select(.kind == "baseline" or .kind == "comparison")] | sort_by(.metric != $primary, .status == "not_gated") | [.[]
 			| "\(.metric // .name) \(if .no_value then "-" else (.value * 1000 | round / 1000) end) \(.op // "") \(if .no_value then "-" else (.bound * 1000 | round / 1000) end) \(.status)"]
 			| if length == 0 then "-" else join("; ") end' "$json")
-		figs=$(jq -r '[.points[] | select((.model // "") | startswith("base/") | not)][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.p95_us // "NaN") \(.server.compute_infer_us // "NaN")"' "$json")
-		base=$(jq -r '[.points[] | select((.model // "") | startswith("base/"))][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.server.compute_infer_us // "NaN")"' "$json")
+		figs=$(jq -r '[.points[] | select((.model // "") | startswith("base/") | not)][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.p95_us // "NaN") \(.server.compute_infer_us // "NaN") \(.process.cpu_us // "NaN") \(.process.work // "NaN") \(.process.run_queue_us // "NaN")"' "$json")
+		base=$(jq -r '[.points[] | select((.model // "") | startswith("base/"))][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.server.compute_infer_us // "NaN") \(.process.cpu_us // "NaN") \(.process.work // "NaN")"' "$json")
 		busy=$(jq -r "$(median_of other_cpu)" "$json")
 		wait=$(jq -r "$(median_of run_queue_wait)" "$json")
 		press=$(jq -r "$(median_of cpu_pressure)" "$json")
@@ -533,7 +538,7 @@ record() {
 	msg=$(printf '%s' "$msg" | tr '\t\n' '  ' | cut -c1-400)
 	local lmin lmed lmax bmin bmax
 	read -r lmin lmed lmax _ bmin bmax <<<"$(busy_stats "$start" "$end")"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$mode" "$arm" "$run" "$(date -u -d "@$start" +%FT%TZ)" $((end - start)) "$rc" "$failed" "$gated" \
 		$figs $base "$lmin" "$lmed" "$lmax" "$bmin-$bmax" "$busy" "$wait" "$press" "$msg" >>"$TMP/runs.tsv"
 	note "$mode $arm #$run: exit $rc in $((end - start)) s; gated: $gated; failed: $failed; load $lmin–$lmax (median $lmed, builders $bmin-$bmax); other-process CPU $busy, run-queue wait $wait, CPU pressure $press"
@@ -617,7 +622,7 @@ record_history() {
 			if [ "$rc" = update ]; then
 				why="exit 0, refused by baseline update: $(grep -v '^ *$' "$TMP/update.log" | tail -n 1)"
 			else
-				why="exit $rc: $(tail -n 1 "$TMP/runs.tsv" | cut -f23)"
+				why="exit $rc: $(tail -n 1 "$TMP/runs.tsv" | cut -f28)"
 			fi
 			printf '%s\t%s\n' "$tries" "$why" >>"$TMP/hist.reasons"
 			note "history try $tries not recorded: $why"
@@ -700,8 +705,8 @@ summary() {
 		echo "No gated run."
 		return
 	fi
-	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate (95% Wilson) | exit-0 rate | median throughput | median p50 µs | median server inference µs | gated figure (median, range) | other-process CPU (median, range) | run-queue wait (median, range) | CPU pressure (median, range) | load average (median, range) | median wall s |"
-	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---|---|---|---:|"
+	echo "| mode | arm | runs | exit 1 | exit 0 | exit 4 | exit 3 | exit-1 rate (95% Wilson) | exit-0 rate | median throughput | median p50 µs | median server inference µs | median server CPU µs per inference | gated figure (median, range) | other-process CPU (median, range) | run-queue wait (median, range) | CPU pressure (median, range) | load average (median, range) | median wall s |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---|---|---:|"
 	local mode arm
 	for mode in history ab samerun; do
 		for arm in $ARMS; do
@@ -718,14 +723,15 @@ summary() {
 					if ($9 != "NaN") { nt++; t[nt] = $9 }
 					if ($10 != "NaN") { np5++; p5[np5] = $10 }
 					if ($12 != "NaN") { ns++; s[ns] = $12 }
+					if ($13 != "NaN") { nc++; cpu[nc] = $13 }
 					# The first gated check'"'"'s value: "metric value op bound status".
 					split($8, g, " "); if ($8 != "-" && g[2] != "-") { ng++; gv[ng] = g[2]; gname = g[1]; gmin = (ng == 1 || g[2] + 0 < gmin) ? g[2] : gmin; gmax = (ng == 1 || g[2] + 0 > gmax) ? g[2] : gmax }
-					if ($20 != "NaN") { nb++; b[nb] = $20; bmin = (nb == 1 || $20 < bmin) ? $20 : bmin; bmax = (nb == 1 || $20 > bmax) ? $20 : bmax }
-					if ($21 != "NaN") { nw++; wq[nw] = $21; wmin = (nw == 1 || $21 < wmin) ? $21 : wmin; wmax = (nw == 1 || $21 > wmax) ? $21 : wmax }
-					if ($22 != "NaN") { npr++; pr[npr] = $22; pmin = (npr == 1 || $22 < pmin) ? $22 : pmin; pmax = (npr == 1 || $22 > pmax) ? $22 : pmax }
-					if ($17 != "NaN") { nl++; lm[nl] = $17 }
-					if ($16 != "NaN") lmin = (nlo++ == 0 || $16 + 0 < lmin) ? $16 : lmin
-					if ($18 != "NaN") lmax = (nhi++ == 0 || $18 + 0 > lmax) ? $18 : lmax }
+					if ($25 != "NaN") { nb++; b[nb] = $25; bmin = (nb == 1 || $25 < bmin) ? $25 : bmin; bmax = (nb == 1 || $25 > bmax) ? $25 : bmax }
+					if ($26 != "NaN") { nw++; wq[nw] = $26; wmin = (nw == 1 || $26 < wmin) ? $26 : wmin; wmax = (nw == 1 || $26 > wmax) ? $26 : wmax }
+					if ($27 != "NaN") { npr++; pr[npr] = $27; pmin = (npr == 1 || $27 < pmin) ? $27 : pmin; pmax = (npr == 1 || $27 > pmax) ? $27 : pmax }
+					if ($22 != "NaN") { nl++; lm[nl] = $22 }
+					if ($21 != "NaN") lmin = (nlo++ == 0 || $21 + 0 < lmin) ? $21 : lmin
+					if ($23 != "NaN") lmax = (nhi++ == 0 || $23 + 0 > lmax) ? $23 : lmax }
 				END {
 					if (!runs) exit
 					name = mode == "history" ? "baseline history" : mode == "ab" ? "same-job A/B" : "same run"
@@ -738,17 +744,18 @@ summary() {
 					} else { rate = "–"; pass = "–" }
 					mt = nt ? sprintf("%.1f", median(t, nt)) : "–"; mp = np5 ? sprintf("%.0f", median(p5, np5)) : "–"
 					ms = ns ? sprintf("%.0f", median(s, ns)) : "–"
+					mc = nc ? sprintf("%.0f", median(cpu, nc)) : "–"
 					mg = ng ? gname " " mr(gv, ng, gmin, gmax, 0, "%.3f") : "–"
 					ml = nl ? sprintf("%.1f (%.1f–%.1f)", median(lm, nl), lmin, lmax) : "–"
-					printf "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f |\n", name, label, runs, k, c[0] + 0, c[4] + 0, runs - n, rate, pass, mt, mp, ms, mg, mr(b, nb, bmin, bmax, 1, "%.0f"), mr(wq, nw, wmin, wmax, 1, "%.0f"), mr(pr, npr, pmin, pmax, 1, "%.0f"), ml, median(w, runs)
+					printf "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f |\n", name, label, runs, k, c[0] + 0, c[4] + 0, runs - n, rate, pass, mt, mp, ms, mc, mg, mr(b, nb, bmin, bmax, 1, "%.0f"), mr(wq, nw, wmin, wmax, 1, "%.0f"), mr(pr, npr, pmin, pmax, 1, "%.0f"), ml, median(w, runs)
 				}' "$TMP/runs.tsv"
 		done
 	done
 	echo
-	echo "Rates are over runs with a verdict (exit 0, 1 or 4); exit 3 runs are left out. Figures are medians over each run's kept trials, of the candidate point; the gated figure is the first gated check's value (a comparison's: the ratio candidate/base; a baseline check's: the run's figure). Load average: the 1-minute average sampled each second through each run (medians of the runs' medians; range: the lowest and highest sample); over the whole cell $cmin–$cmax (median $cmed)."
+	echo "Rates are over runs with a verdict (exit 0, 1 or 4); exit 3 runs are left out. Figures are medians over each run's kept trials, of the candidate point; the gated figure is the value of the check on $PRIMARY (a comparison's: the ratio candidate/base; a baseline check's: the run's figure). Load average: the 1-minute average sampled each second through each run (medians of the runs' medians; range: the lowest and highest sample); over the whole cell $cmin–$cmax (median $cmed)."
 	if grep -q "^history	record	" "$TMP/runs.tsv"; then
 		echo
-		awk -F'\t' '$1 == "history" && $2 == "record" {printf "%s#%s exit %s (load %s–%s, other-process CPU %.0f%%, run-queue wait %.0f%%, %s s)", (n++ ? ", " : "History runs: "), $3, $6, $16, $18, 100 * $20, 100 * $21, $5} END {print ""}' "$TMP/runs.tsv"
+		awk -F'\t' '$1 == "history" && $2 == "record" {printf "%s#%s exit %s (load %s–%s, other-process CPU %.0f%%, run-queue wait %.0f%%, %s s)", (n++ ? ", " : "History runs: "), $3, $6, $21, $23, 100 * $25, 100 * $26, $5} END {print ""}' "$TMP/runs.tsv"
 	fi
 	echo
 	echo "Failed checks, by arm (how many runs each failed in):"
