@@ -608,11 +608,15 @@ record_history() {
 		stop_servers
 		[ "$rc" = 2 ] && die "scenario $TMP/history/aa.yaml is invalid: $(tail -n 5 "$TMP/hist.log")"
 		if [ "$rc" = 0 ]; then
-			if "$PERFSCEN" baseline update $force --from "$TMP/hist.json" --baseline "$TMP/history/history.json" >"$TMP/update.log" 2>&1; then
-				recorded=$((recorded + 1))
-			else
-				rc=update
-			fi
+			local urc=0
+			"$PERFSCEN" baseline update $force --from "$TMP/hist.json" --baseline "$TMP/history/history.json" >"$TMP/update.log" 2>&1 || urc=$?
+			case $urc in
+			0) recorded=$((recorded + 1)) ;;
+			# baseline update could not record it (the machine was too
+			# busy for the point to settle): a try that did not count.
+			3) rc=update ;;
+			*) die "baseline update failed: $(tail -n 5 "$TMP/update.log")" ;;
+			esac
 		fi
 		record history record "$tries" "$start" "$end" "$rc" "$TMP/hist.json" "$TMP/hist.log"
 		if [ "$rc" = 0 ]; then
@@ -620,7 +624,7 @@ record_history() {
 		else
 			local why
 			if [ "$rc" = update ]; then
-				why="exit 0, refused by baseline update: $(grep -v '^ *$' "$TMP/update.log" | tail -n 1)"
+				why="exit 0, not recorded by baseline update (exit 3): $(grep -v '^ *$' "$TMP/update.log" | tail -n 1)"
 			else
 				why="exit $rc: $(tail -n 1 "$TMP/runs.tsv" | cut -f28)"
 			fi
