@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"slices"
+
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -21,6 +23,12 @@ func resolveLoad(s *Scenario, c *collector, r *resolved, dir string) {
 		Streaming:        in.Streaming,
 		WarmupIterations: in.WarmupIterations,
 		MaxThreads:       in.MaxThreads,
+	}
+	if in.Concurrency > 0 {
+		checkConcurrency(c, p.child("concurrency"), in.Concurrency)
+	}
+	if in.MaxThreads > 0 {
+		checkConcurrency(c, p.child("max_threads"), in.MaxThreads)
 	}
 	switch mode {
 	case plan.LoadConcurrency, plan.LoadIterations:
@@ -140,6 +148,8 @@ func resolveSweep(s *Scenario, c *collector, r *resolved) {
 	if len(in.Concurrency) > 0 {
 		if d.concurrency, err = parseInts(in.Concurrency); err != nil {
 			c.at(p.child("concurrency"), "%v", err)
+		} else if top := slices.Max(d.concurrency); !checkConcurrency(c, p.child("concurrency"), top) {
+			d.concurrency = nil
 		}
 	}
 	if len(in.RequestRate) > 0 {

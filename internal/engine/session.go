@@ -106,6 +106,11 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 		go s.dispatch(pl, spec, ticks)
 	} else {
 		for i := 0; i < max(spec.workers, 1); i++ {
+			if i > 0 && ctx.Err() != nil {
+				// Interrupted while the workers start: the rest would
+				// only be made to be stopped.
+				break
+			}
 			s.wg.Add(1)
 			c, n := spec.cursor(i, max(spec.workers, 1))
 			go s.closedLoop(pl, i, c, n, spec.budget > 0)
@@ -151,6 +156,9 @@ func (s *session) stopped() bool {
 
 func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bool) {
 	defer s.wg.Done()
+	if s.stopped() {
+		return // stopped before this worker started: nothing to make
+	}
 	w, err := pl.newWorker(s.drainCtx, id, cursor, cursors)
 	if err != nil {
 		s.fail(err)

@@ -33,12 +33,12 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool, budget float64) 
 		return v
 	case result.PointAborted:
 		v.probe.Outcome = result.ProbeAborted
-		v.probe.Value, _ = mergedValue(s, p)
+		v.probe.Value = shown(s, p)
 		return v
 	case result.PointUnstable:
 		if !allowUnstable {
 			v.probe.Outcome = result.ProbeUnstable
-			v.probe.Value, _ = mergedValue(s, p)
+			v.probe.Value = shown(s, p)
 			return v
 		}
 	}
@@ -91,6 +91,22 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool, budget float64) 
 	default:
 		v.probe.Outcome, v.undecided = result.ProbeInconclusive, true
 	}
+	return v
+}
+
+// shown is the figure a probe that is not judged on its data (aborted,
+// unstable) reports: the one the search would have judged, which is what
+// the report's tables show for its point, the median over its kept
+// trials (their merge when the search decides on it, or when it kept
+// none). The pooled figure beside a table's median was two numbers for
+// one probe.
+func shown(s *plan.Search, p *result.Point) float64 {
+	if s.Decide != plan.DecideMerged {
+		if vals := trialValues(s, p); len(vals) > 0 {
+			return stats.Median(vals)
+		}
+	}
+	v, _ := mergedValue(s, p)
 	return v
 }
 

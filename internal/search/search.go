@@ -46,6 +46,7 @@ type state struct {
 	value   float64
 	failing float64
 	allMet  bool
+	capped  bool // an unbounded search reached plan.MaxConcurrency
 }
 
 // New returns a controller for p's searches (nil when it has none).
@@ -119,6 +120,11 @@ func (st *state) advance(meets bool) {
 		}
 		st.found, st.value = true, st.level
 		next := round(st.level + s.Step)
+		if s.End == 0 && s.Metric == plan.MetricMaxConcurrency && next > plan.MaxConcurrency {
+			// No point may keep more requests outstanding.
+			st.capped, st.done = true, true
+			return
+		}
 		if (s.End != 0 && next > s.End+1e-9) || len(st.probes) >= maxLinearProbes {
 			st.allMet, st.done = s.End != 0, true
 			return
@@ -259,6 +265,9 @@ func message(s *plan.Search, st *state) string {
 			unit, level(s, st.value), describe(s, lastAt(st, st.value)))
 	}
 	msg := fmt.Sprintf("%s %s meets %s (%s)", unit, level(s, st.value), s.Condition.Text, describe(s, lastAt(st, st.value)))
+	if st.capped {
+		msg += fmt.Sprintf("; no concurrency above %d is probed (the most a point may keep outstanding), so the highest may lie beyond", plan.MaxConcurrency)
+	}
 	if st.failing > 0 {
 		pr := lastAt(st, st.failing)
 		msg += fmt.Sprintf("; %s does not (%s: %s)", level(s, st.failing), pr.Outcome, describe(s, pr))

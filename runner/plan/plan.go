@@ -105,6 +105,13 @@ type Server struct {
 	// names it ("file:line:col: server.embedded_models.delay"), so checks
 	// made after loading report at its line.
 	ParamsWhere map[string]string `json:"-"`
+	// Where says where the scenario writes keys of the server's block,
+	// by their path in it ("tls.ca_file", "triton_c_api.model_repository",
+	// "grpc.proto_files[0]"): "file:line:col: server.tls.ca_file", the
+	// prefix of an error about that key. Kinds check their own block when
+	// they open the server (and for perfscen validate, kinds.Checker), long
+	// after the scenario was read: their errors still name its line.
+	Where map[string]string `json:"-"`
 }
 
 // ServerProcess is server.process: how to find the server's process on
