@@ -62,7 +62,7 @@ func resolveLoad(s *Scenario, c *collector, r *resolved, dir string) {
 		if len(s.Sweep.Concurrency) > 0 {
 			c.atKey(path{"sweep", "concurrency"}, "does not apply with load.mode: request_rate")
 		}
-		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 && in.RequestIntervals == "" {
+		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 && in.RequestIntervals == "" && !hasTrace(s) {
 			c.at(p, "mode request_rate needs `request_rate`, sweep.request_rate or request_intervals")
 		}
 		if in.Iterations != 0 {

@@ -11,9 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/baseline"
+	"github.com/perfscen/perfscen/internal/busy"
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/scenariorun"
+	"github.com/perfscen/perfscen/internal/verdict"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 	"github.com/perfscen/perfscen/scenario"
@@ -40,9 +42,32 @@ func freshRun(e *env, file string, force bool, testbed string) (*plan.Plan, *res
 		for _, c := range failed {
 			names = append(names, c.Name+" @ "+c.Point)
 		}
+		if v.Outcome() == verdict.OutcomeNotMeasured {
+			// Nothing failed on the data: the run could not be
+			// measured (exit 3), and a busy machine is named as such.
+			return pl, run, exitcode.With(exitcode.Environment, fmt.Errorf("%s: %s", file, notMeasuredText(run, failed, names)))
+		}
 		return pl, run, exitcode.With(exitcode.CheckFailed, fmt.Errorf("%s: not recording a failing run (%d failed: %v); use --force to record it anyway", file, len(failed), names))
 	}
 	return pl, run, nil
+}
+
+// notMeasuredText says why a run that could not be measured is not
+// recorded: in the words every report uses when a point could not settle
+// because the machine was too busy, else the checks that could not
+// measure.
+func notMeasuredText(run *result.Run, failed []verdict.Check, names []string) string {
+	for i := range run.Points {
+		p := &run.Points[i]
+		if s, ok := busy.Unsettled(p, run.Environment.NumCPU); ok && p.Search == "" {
+			return busy.NotRecorded(p.ID, s, run.Environment.NumCPU)
+		}
+	}
+	msg := fmt.Sprintf("could not record: the run could not be measured (%d failed: %v)", len(failed), names)
+	if failed[0].Message != "" {
+		msg += ": " + failed[0].Message
+	}
+	return msg + "; use --force to record it anyway"
 }
 
 // baselinePathFor is the scenario's baseline file: its baseline section's

@@ -256,6 +256,9 @@ func runOptions(e *env, pl *plan.Plan, f reportFlags) (scenariorun.Options, erro
 		// it would let a busy test machine turn a regression into
 		// "inconclusive: testbed disturbed" at random.
 		opts.Engine.SampleCPU = func() (engine.CPUSample, bool) { return engine.CPUSample{}, false }
+		if e.sampleCPU != nil {
+			opts.Engine.SampleCPU = e.sampleCPU
+		}
 	}
 	return opts, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,10 @@ type loadSpec struct {
 	budget     int64 // total requests; 0 = until stopped
 	cut        cutter
 	whole      bool // one window over the whole session (iterations)
-	drain      time.Duration
+	// precise waits for each send by a coarse timer then a yielding spin
+	// (preciseWait) instead of the timer alone.
+	precise bool
+	drain   time.Duration
 	// cursorBase and cursorTotal place this session's workers among all
 	// the workers of a load shared by several agents: worker i walks the
 	// input data as worker cursorBase+i of cursorTotal, so the agents'
@@ -186,6 +190,7 @@ func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bo
 
 // tick is one scheduled send handed to an open-loop worker.
 type tick struct {
+	n   uint64 // the send's number in the schedule, from 0
 	due time.Duration
 	// queued says no worker was free at due and none could be added: the
 	// send waits for one (perf_analyzer's delayed request).
@@ -218,7 +223,12 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 		if stop {
 			return
 		}
-		if wait > 0 {
+		due := spec.pacer.Due(n)
+		if spec.precise {
+			if !s.preciseWait(timer, due) {
+				return
+			}
+		} else if wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
@@ -226,9 +236,8 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 				return
 			}
 		}
-		due := spec.pacer.Due(n)
 		select {
-		case ticks <- tick{due: due}:
+		case ticks <- tick{n: n, due: due}:
 			continue
 		default:
 		}
@@ -237,10 +246,44 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 			spawn()
 		}
 		select {
-		case ticks <- tick{due: due, queued: queued}:
+		case ticks <- tick{n: n, due: due, queued: queued}:
 		case <-s.stopCh:
 			return
 		}
+	}
+}
+
+// spinMargin is how long before a send preciseWait stops sleeping and
+// starts yielding in a loop.
+const spinMargin = 1500 * time.Microsecond
+
+// preciseWait waits until the session clock reaches due: on the timer
+// until spinMargin before it, then yielding (runtime.Gosched) in a loop.
+// A Go timer alone wakes up to a millisecond late when the process is
+// otherwise idle (the runtime then waits in epoll with a whole-millisecond
+// timeout; internal/refserver's wakeup.go measured it), which is the whole
+// error budget of a replayed trace. The spin costs about a millisecond of
+// CPU before each send, and lets every runnable goroutine go first. False
+// when the session stopped meanwhile.
+func (s *session) preciseWait(timer *time.Timer, due time.Duration) bool {
+	for {
+		left := due - s.clock()
+		if left <= 0 {
+			return true
+		}
+		if left > spinMargin {
+			timer.Reset(left - spinMargin)
+			select {
+			case <-timer.C:
+			case <-s.stopCh:
+				return false
+			}
+			continue
+		}
+		if s.stopped() {
+			return false
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -266,7 +309,7 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 		if s.stopped() {
 			continue
 		}
-		smp := sample{sched: t.due, queued: t.queued}
+		smp := sample{sched: t.due, queued: t.queued, paced: true, tick: t.n}
 		w.do(s.drainCtx, &smp, s.clock)
 		s.report(o, &smp)
 		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts

@@ -178,11 +178,13 @@ func goodputShare(s *plan.Search, t *result.Trial) (float64, bool) {
 func describe(s *plan.Search, pr result.Probe) string {
 	switch pr.Outcome {
 	case result.ProbeFailed:
-		return "could not be measured"
+		return withDisturbance("could not be measured", pr)
 	case result.ProbeUnstable:
-		return "did not stabilize"
+		return withDisturbance("did not stabilize", pr)
 	case result.ProbeAborted:
 		return "stopped by abort_on"
+	case result.ProbeDisturbed:
+		return withDisturbance("stopped by abort_on while the machine was disturbed", pr)
 	}
 	if pr.OverBudget {
 		return fmt.Sprintf("%.2f%% of its requests failed, over the error budget", 100*pr.ErrorRate)
@@ -193,6 +195,15 @@ func describe(s *plan.Search, pr result.Probe) string {
 	}
 	return fmt.Sprintf("%s %s, %.0f%% interval [%s, %s]", s.Condition.Metric, val, 100*pr.Confidence,
 		formatValue(s.Condition.Metric, pr.Lo), formatValue(s.Condition.Metric, pr.Hi))
+}
+
+// withDisturbance adds to what a probe was the contention that leaves it
+// unjudged.
+func withDisturbance(what string, pr result.Probe) string {
+	if pr.Disturbance == "" {
+		return what
+	}
+	return what + " (" + pr.Disturbance + ")"
 }
 
 func formatValue(metric string, v float64) string {

@@ -81,6 +81,17 @@ func (c *Controller) Next(run *result.Run) engine.Next {
 				return engine.Next{More: st.pending, Trials: n}
 			}
 			v.probe.Level = st.level
+			// The reference for "busier than before" is the earlier
+			// probes at this load or above: their own work (perfscen's
+			// threads, a server on the machine) was at least as large,
+			// so contention above theirs is not this load's doing.
+			var earlier []*result.Point
+			for _, pr := range st.probes {
+				if e := find(run, pr.Point); e != nil && pr.Level >= st.level {
+					earlier = append(earlier, e)
+				}
+			}
+			unjudgedBy(&v.probe, c.pl.AbortOn, p, earlier, run.Environment.NumCPU)
 			st.probes = append(st.probes, v.probe)
 			if c.Probed != nil {
 				c.Probed(st.s, v.probe)
