@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -124,6 +125,11 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 		tb.Runs = nil
 	}
 	tb.Runs = append([]Run{entry}, tb.Runs...)
+	// The history is kept in the order the runs started, latest first,
+	// and a full one drops the run that started first: recording older
+	// runs after newer ones (results collected from several CI jobs) gives
+	// the same history as recording them as they ran.
+	slices.SortStableFunc(tb.Runs, func(a, b Run) int { return b.When().Compare(a.When()) })
 	for len(tb.Runs) > keep {
 		d.Dropped = append(d.Dropped, tb.Runs[len(tb.Runs)-1].Recorded)
 		tb.Runs = tb.Runs[:len(tb.Runs)-1]
