@@ -15,7 +15,7 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build deps-test test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean image image-bin image-check
+.PHONY: help build deps-test test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy busy-check gate-campaign conformance-llm generate clean image image-bin image-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -120,6 +120,12 @@ soundness-hog: build ## the same with a CPU hog on one core during the gated run
 
 soundness-busy: build ## a shared runner: a neighbour busy 40 ms/100 ms on each core through the history, 60 ms/100 ms plus the hog during the gated runs
 	SOUND_NEIGHBOUR=40 SOUND_GATE_NEIGHBOUR=60 SOUND_HOG=1 bash scripts/soundness.sh
+
+gate-campaign: build ## the gate under staged real background work: loads ~5/10/20 × delay/cpu model × history/same-job A/B, and make gate 10 times at ~10 (hours; resumable; CAMPAIGN_DRY=1 prints the plan and its estimated time)
+	bash scripts/gate-campaign.sh
+
+busy-check: ## scripts/busy.sh (staged real background work) leaves no process or scratch folder behind on exit, ^C, TERM or SIGKILL
+	bash scripts/busy-check.sh
 
 conformance-llm: ## the shipped LLM scenarios against a real server (Ollama v0.17.4, tiny generated model, OLLAMA=binary); docs/llm.md
 	bash scripts/conformance-llm.sh
