@@ -35,6 +35,9 @@ const (
 	KeyValidation CheckKey = "point.validation"
 	// KeyErrorBudget holds a point's failed requests to its budget.
 	KeyErrorBudget CheckKey = "point.error_budget"
+	// KeyBlind is undecided at a point where the baseline gate has
+	// checks and none of them could see a change (blind.go).
+	KeyBlind CheckKey = "baseline.blind"
 )
 
 // Keys of the scenario's own rules name them by their place in the plan's
