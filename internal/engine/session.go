@@ -94,7 +94,8 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 	s := &session{epoch: epoch, stopCh: make(chan struct{}), mail: newMailroom()}
 	s.clock = func() time.Duration { return time.Since(s.epoch) }
 	// In-flight requests outlive the caller's cancellation by the drain
-	// deadline, so an interrupt still lets them complete.
+	// deadline (interruptDrain at most), so a request about to answer
+	// still completes.
 	s.drainCtx, s.drainCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.budget.Store(spec.budget)
 	out := make(chan *acc, 16)
@@ -128,7 +129,7 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 	go func() {
 		select {
 		case <-ctx.Done():
-			s.requestStop(spec.drain)
+			s.requestStop(min(spec.drain, interruptDrain))
 		case <-s.agg.done:
 		}
 	}()
@@ -315,6 +316,12 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts
 	}
 }
+
+// interruptDrain caps the drain after an interrupt: the point is
+// reported interrupted and never judged, so its in-flight requests are
+// not worth waiting for, and a user who pressed ^C expects the run to
+// end within a second at any concurrency.
+const interruptDrain = 100 * time.Millisecond
 
 func (s *session) requestStop(drain time.Duration) {
 	s.stopOnce.Do(func() {

@@ -46,6 +46,9 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 	}
 	drain := u.rs.opts.Drain
 	defer func() {
+		if ctx.Err() != nil {
+			drain = min(drain, interruptDrain)
+		}
 		for _, s := range sess {
 			s.requestStop(drain)
 		}
