@@ -2,7 +2,6 @@ package procacct
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"sort"
@@ -111,8 +110,11 @@ func (t *Threads) Read(_ context.Context, model string) (Reading, error) {
 	t.mu.Lock()
 	m := t.model[model]
 	if m == nil {
+		// No instance of the model has run yet (a point read before its
+		// first request reached the model): it has used no CPU so far.
+		// An error here stopped the point's readings for good.
 		t.mu.Unlock()
-		return Reading{}, fmt.Errorf("model %q has no accounted threads", model)
+		return Reading{HaveRunQueue: true, HaveInferences: true}, nil
 	}
 	r := Reading{CPUNs: m.done.run, RunQueueNs: m.done.wait, HaveRunQueue: true, Inferences: m.inferences, HaveInferences: true}
 	tids := make([]int, 0, len(m.live))
