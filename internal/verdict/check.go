@@ -194,6 +194,9 @@ type Verdict struct {
 	// RequireGated makes a not-gated check undecided: the run is then
 	// inconclusive (exit 4) instead of passing (gate.require_gated).
 	RequireGated bool `json:"require_gated,omitempty"`
+	// minRuns is the baseline gate's min_runs, for blind checks made
+	// again when looks are settled (0: no baseline gate).
+	minRuns int
 }
 
 // Failed returns the failing checks in order.

@@ -50,6 +50,7 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 	if minRuns <= 0 {
 		minRuns = plan.DefaultMinRuns
 	}
+	v.minRuns = minRuns
 	v.Checks = append(v.Checks, blind(v.Checks, minRuns)...)
 	return v
 }

@@ -69,10 +69,19 @@ func Settle(prev, next *Verdict) *Verdict {
 	out := *next // the new look's notices and run-level state
 	out.Checks = nil
 	for _, c := range next.Checks {
+		if c.Key == KeyBlind {
+			continue // said again below, of the checks as they now stand
+		}
 		if d, ok := decided[lookIDOf(c)]; ok && c.Key != "" {
 			c = d
 		}
 		out.Checks = append(out.Checks, c)
+	}
+	// A check decided not gated at an earlier look keeps that decision,
+	// so whether a point can see a change is judged on the settled
+	// checks, not on the new look's alone.
+	if out.minRuns > 0 {
+		out.Checks = append(out.Checks, blind(out.Checks, out.minRuns)...)
 	}
 	return &out
 }

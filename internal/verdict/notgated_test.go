@@ -110,3 +110,36 @@ func TestBlindOnlyWhereNothingIsGated(t *testing.T) {
 		t.Errorf("outcome %s, want pass", v.Outcome())
 	}
 }
+
+// Extra trials can gate a check that was not gated at the first look, but
+// the settled verdict keeps the first look's decision; whether the point
+// can see a change is judged on those settled checks. Before, the second
+// look's gated check hid the blind point and the run passed on nothing (a
+// 2x slower model at load 20, after its extra trials).
+func TestBlindAfterSettle(t *testing.T) {
+	nb := func(metric string, st Status) Check {
+		return Check{Kind: KindBaseline, Key: CheckKey("baseline.metric." + metric), Name: metric + " vs baseline",
+			Model: "m", Point: "m/c=1", Metric: metric, Status: st, Method: "prediction-interval", NRef: 5}
+	}
+	first := &Verdict{minRuns: 5, Checks: []Check{nb("p50", StatusNotGated), nb("server_work_infer", StatusNotGated)}}
+	first.Checks = append(first.Checks, blind(first.Checks, 5)...)
+	second := &Verdict{minRuns: 5, Checks: []Check{nb("p50", StatusNotGated), nb("server_work_infer", StatusPass)}}
+	second.Checks = append(second.Checks, blind(second.Checks, 5)...)
+	if len(second.Checks) != 2 {
+		t.Fatalf("the second look alone is not blind, yet: %+v", second.Checks)
+	}
+	got := Settle(first, second)
+	n := 0
+	for _, c := range got.Checks {
+		if c.Key == KeyBlind {
+			n++
+		}
+	}
+	if n != 1 || got.Outcome() != OutcomeInconclusive {
+		t.Errorf("settled: %d blind check(s), outcome %s; want 1 and inconclusive", n, got.Outcome())
+	}
+	// A point that is blind at both looks is said once.
+	if again := Settle(first, first); len(again.Checks) != 3 {
+		t.Errorf("settled twice blind: %d checks, want 3", len(again.Checks))
+	}
+}
