@@ -74,7 +74,9 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 					if pr, ok := searchDoubt(p, th.Op, th.Value); ok {
 						c.Status = StatusInconclusive
 						c.Message = fmt.Sprintf("inconclusive: %s; %s", doubtText(p.Searched, pr), c.Message)
+						break
 					}
+					tooBusy(&c, p, run.Environment.NumCPU)
 				}
 			}
 			out = append(out, c)
