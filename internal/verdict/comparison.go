@@ -247,6 +247,14 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	}
 	if !stats.Positive(cv) || !stats.Positive(rv) {
 		c.Message = fmt.Sprintf("%s needs positive per-trial values in both arms (have %d and %d trials)", cmp.Metric, len(cv), len(rv))
+		if !stats.Positive(rv) {
+			// The reference had windows of nothing too (no request met
+			// an LLM's goodput SLO on a machine starving both arms): no
+			// ratio is shown either way, so nothing is demonstrated about
+			// the candidate. At load 66 an unchanged candidate failed so.
+			c.Status, c.Class = StatusInconclusive, ClassUndecided
+			c.Message = "inconclusive: " + c.Message + ", and the reference had trials of 0 too: no ratio is shown either way"
+		}
 		// The medians still say how the arms compare (a candidate whose
 		// goodput is 0 is 100% below); without a reference figure there
 		// is no ratio, and no effect to print.

@@ -229,9 +229,11 @@ func TestComparisonWithoutPositiveValues(t *testing.T) {
 		cand, ref float64
 		noValue   bool
 		effect    float64
+		status    Status
 	}{
-		{"candidate goodput 0", 0, 50, false, -1},
-		{"both 0", 0, 0, true, 0},
+		{"candidate goodput 0", 0, 50, false, -1, StatusFail},
+		// Both arms starved: nothing is shown about the candidate.
+		{"both 0", 0, 0, true, 0, StatusInconclusive},
 	} {
 		cand := mkPoint("b/c=1", "b", c(1), constant(10, 1000, 100))
 		ref := mkPoint("a/c=1", "a", c(1), constant(10, 1000, 100))
@@ -242,7 +244,7 @@ func TestComparisonWithoutPositiveValues(t *testing.T) {
 			ref.Trials[i].Metrics.Throughput = tt.ref
 		}
 		cs := Options{}.Comparisons([]plan.Comparison{{Name: "g", Candidate: "b", Reference: "a", Metric: "throughput", MinRatio: 0.9}}, mkRun(cand, ref))
-		if len(cs) != 1 || cs[0].Status != StatusFail || cs[0].NoValue != tt.noValue || cs[0].Effect != tt.effect {
+		if len(cs) != 1 || cs[0].Status != tt.status || cs[0].NoValue != tt.noValue || cs[0].Effect != tt.effect {
 			t.Errorf("%s: %+v", tt.name, cs)
 		}
 	}
