@@ -43,7 +43,10 @@ func blind(checks []Check, minRuns int) []Check {
 			// them is how it grows.
 			t.growing = true
 		}
-		if c.Status == StatusNotGated {
+		if c.Status == StatusNotGated || c.Status == StatusSkip {
+			// A skipped check saw nothing either: at load 10 a 10%
+			// slower model passed on four not-gated checks and a
+			// skipped throughput.
 			t.blind++
 			t.metrics = append(t.metrics, c.Metric)
 		}
@@ -56,7 +59,7 @@ func blind(checks []Check, minRuns int) []Check {
 		}
 		out = append(out, Check{Kind: KindBaseline, Key: KeyBlind, Name: NameBlind, Model: t.model, Point: id,
 			Status: StatusInconclusive, Class: ClassUndecided, NoValue: true,
-			Message: fmt.Sprintf("inconclusive: no baseline check at %s could see a change (%d of %d not gated: %v); the history on this testbed is too noisy to gate this point — record a steadier one (more runs, a quieter runner) or gate it same-job A/B (docs/statistics.md, \"When no check can see a change\")",
+			Message: fmt.Sprintf("inconclusive: no baseline check at %s could see a change (%d of %d not gated or skipped: %v); the history on this testbed is too noisy to gate this point — record a steadier one (more runs, a quieter runner) or gate it same-job A/B (docs/statistics.md, \"When no check can see a change\")",
 				id, t.blind, t.total, t.metrics)})
 	}
 	return out

@@ -57,7 +57,7 @@ func TestBaselineNotGated(t *testing.T) {
 			want := OutcomePass
 			if tt.want == StatusNotGated {
 				want = OutcomeInconclusive
-				if b := blindAt(v, "a/c=1"); b == nil || !strings.Contains(b.Message, "no baseline check at a/c=1 could see a change (1 of 1 not gated") {
+				if b := blindAt(v, "a/c=1"); b == nil || !strings.Contains(b.Message, "no baseline check at a/c=1 could see a change (1 of 1 not gated or skipped") {
 					t.Errorf("no blind check at a/c=1: %+v", b)
 				}
 			}
@@ -141,5 +141,18 @@ func TestBlindAfterSettle(t *testing.T) {
 	// A point that is blind at both looks is said once.
 	if again := Settle(first, first); len(again.Checks) != 3 {
 		t.Errorf("settled twice blind: %d checks, want 3", len(again.Checks))
+	}
+}
+
+// A point whose baseline checks are not gated or skipped sees nothing.
+func TestBlindCountsSkippedChecks(t *testing.T) {
+	nb := func(metric string, st Status) Check {
+		return Check{Kind: KindBaseline, Key: CheckKey("baseline.metric." + metric), Point: "m/c=1", Metric: metric, Status: st, Method: "prediction-interval", NRef: 5}
+	}
+	if got := blind([]Check{nb("p50", StatusNotGated), nb("throughput", StatusSkip)}, 5); len(got) != 1 {
+		t.Errorf("not gated and skipped: %d blind checks, want 1", len(got))
+	}
+	if got := blind([]Check{nb("p50", StatusNotGated), nb("throughput", StatusPass)}, 5); len(got) != 0 {
+		t.Errorf("one gated: %d blind checks, want 0", len(got))
 	}
 }
