@@ -147,6 +147,10 @@ func Write(o Options) ([]byte, error) {
 	buf.WriteString("# The agents' token is the Secret " + o.TokenSecret + " (key: token), created beforehand:\n")
 	buf.WriteString("#   kubectl" + ns + " create secret generic " + o.TokenSecret + " --from-literal=token=$(openssl rand -hex 32)\n")
 	buf.WriteString("# The report: kubectl" + ns + " logs -f job/" + o.Name + "-coordinator (the Job fails unless the run exits 0).\n")
+	if o.ResultsClaim != "" {
+		buf.WriteString("# The result files (JSON, HTML report), once the coordinator has ended:\n")
+		buf.WriteString("#   kubectl" + ns + " cp " + o.Name + "-results:" + resultsDir + " ./results\n")
+	}
 	buf.WriteString("# A Job cannot be applied again: before the next run, delete this one (the Secret stays):\n")
 	buf.WriteString("#   kubectl" + ns + " delete " + o.Kinds() + " -l " + o.Selector() + "\n")
 	docs := []any{o.configMap(), o.service()}
@@ -154,6 +158,9 @@ func Write(o Options) ([]byte, error) {
 		docs = append(docs, o.serviceAccount(), o.role(), o.roleBinding())
 	}
 	docs = append(docs, o.coordinatorJob(), o.agentsJob())
+	if o.ResultsClaim != "" {
+		docs = append(docs, o.resultsReader())
+	}
 	for i, doc := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")
@@ -170,10 +177,14 @@ func Write(o Options) ([]byte, error) {
 
 // Kinds are the kinds of object Write writes, for kubectl delete.
 func (o *Options) Kinds() string {
-	if o.PodReader {
-		return "job,service,configmap,serviceaccount,role,rolebinding"
+	k := "job,service,configmap"
+	if o.ResultsClaim != "" {
+		k += ",pod"
 	}
-	return "job,service,configmap"
+	if o.PodReader {
+		k += ",serviceaccount,role,rolebinding"
+	}
+	return k
 }
 
 // Selector picks every object of this run (and its pods): what cleaning
@@ -314,6 +325,25 @@ func (o *Options) coordinatorJob() job {
 	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-coordinator", "coordinator"),
 		Spec: jobSpec{BackoffLimit: ptr(0), PodFailurePolicy: failJob("coordinator"), TTLSecondsAfterFinished: ptr(86400),
 			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("coordinator")}, Spec: spec}}}
+}
+
+// resultsReader is a pod that holds the results claim read-only, so that
+// kubectl cp can copy the result files out of it: the coordinator's own
+// pod has ended by then, and a finished container cannot be copied from.
+// It sleeps until deleted, on the coordinator's node (a ReadWriteOnce
+// claim is mounted on one node at a time); the image's sleep and tar
+// (which kubectl cp runs) do the rest.
+func (o *Options) resultsReader() pod {
+	c := container{Name: "results", Image: o.Image, ImagePullPolicy: pullPolicy, Command: []string{"sleep", "infinity"},
+		VolumeMounts: []volumeMount{{Name: "results", MountPath: resultsDir, ReadOnly: true}},
+		Resources:    resources("10m", "32Mi", ""), SecurityContext: restricted()}
+	return pod{APIVersion: "v1", Kind: "Pod", Metadata: o.meta(o.Name+"-results", "results"),
+		Spec: podSpec{RestartPolicy: "Never", Containers: []container{c}, AutomountServiceAccountToken: ptr(false),
+			Volumes: []volume{{Name: "results", PersistentVolumeClaim: &claimVolume{ClaimName: o.ResultsClaim, ReadOnly: true}}},
+			Affinity: &affinity{PodAffinity: &podAffinity{Required: []podAffinityTerm{{TopologyKey: "kubernetes.io/hostname",
+				LabelSelector: labelSelector{MatchLabels: o.labels("coordinator")}}}}},
+			// sleep, as PID 1, ignores SIGTERM: nothing to wait for.
+			TerminationGracePeriodSeconds: ptr(1)}}
 }
 
 // failJob fails the Job on the container's first nonzero exit with the

@@ -45,24 +45,49 @@ type objects struct {
 	roleBinding    *rbacv1.RoleBinding
 	coordinator    batchv1.Job
 	agents         batchv1.Job
+	reader         *corev1.Pod // with a results claim
 }
 
 func decode(t *testing.T, b []byte) objects {
 	t.Helper()
-	docs := bytes.Split(b, []byte("\n---\n"))
 	var o objects
-	targets := []any{&o.configMap, &o.service, &o.coordinator, &o.agents}
-	if len(docs) == 7 {
-		o.serviceAccount, o.role, o.roleBinding = &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}
-		targets = []any{&o.configMap, &o.service, o.serviceAccount, o.role, o.roleBinding, &o.coordinator, &o.agents}
-	}
-	if len(docs) != len(targets) {
-		t.Fatalf("%d documents, want 4, or 7 with the pod reader's", len(docs))
-	}
-	for i, target := range targets {
-		js, err := yaml.YAMLToJSON(docs[i])
+	jobs := 0
+	for i, doc := range bytes.Split(b, []byte("\n---\n")) {
+		js, err := yaml.YAMLToJSON(doc)
 		if err != nil {
 			t.Fatalf("document %d: %v", i, err)
+		}
+		var k struct {
+			Kind string `json:"kind"`
+		}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &k); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		var target any
+		switch k.Kind {
+		case "ConfigMap":
+			target = &o.configMap
+		case "Service":
+			target = &o.service
+		case "ServiceAccount":
+			o.serviceAccount = &corev1.ServiceAccount{}
+			target = o.serviceAccount
+		case "Role":
+			o.role = &rbacv1.Role{}
+			target = o.role
+		case "RoleBinding":
+			o.roleBinding = &rbacv1.RoleBinding{}
+			target = o.roleBinding
+		case "Job":
+			target = &o.coordinator
+			if jobs++; jobs == 2 {
+				target = &o.agents
+			}
+		case "Pod":
+			o.reader = &corev1.Pod{}
+			target = o.reader
+		default:
+			t.Fatalf("document %d is a %q", i, k.Kind)
 		}
 		// As the API server decodes: field names case-sensitive, unknown
 		// and duplicate fields refused.
@@ -71,8 +96,11 @@ func decode(t *testing.T, b []byte) objects {
 			err = fmt.Errorf("%v", strict)
 		}
 		if err != nil {
-			t.Fatalf("document %d does not decode strictly as %T: %v\n%s", i, target, err, docs[i])
+			t.Fatalf("document %d does not decode strictly as %T: %v\n%s", i, target, err, doc)
 		}
+	}
+	if o.configMap.Name == "" || o.service.Name == "" || jobs != 2 {
+		t.Fatalf("want a ConfigMap, a Service and two Jobs:\n%s", b)
 	}
 	return o
 }
@@ -296,8 +324,10 @@ func TestManifestsOnACluster(t *testing.T) {
 }
 
 // With a claim the HTML report is kept beside the result, unless a
-// --run-flag names one.
-func TestManifestsHTMLReport(t *testing.T) {
+// --run-flag names one, and a reader pod holds the claim for kubectl cp:
+// read-only, on the coordinator's node (a ReadWriteOnce volume is
+// mounted on one node), deleted with the run.
+func TestManifestsResultsClaim(t *testing.T) {
 	for _, tc := range []struct {
 		claim string
 		flags []string
@@ -309,9 +339,35 @@ func TestManifestsHTMLReport(t *testing.T) {
 	} {
 		opts := testOptions()
 		opts.ResultsClaim, opts.RunFlags = tc.claim, tc.flags
-		o := decode(t, must(Write(opts)))
+		b := must(Write(opts))
+		o := decode(t, b)
+		validate(t, o)
 		if got := arg(o.coordinator.Spec.Template.Spec.Containers[0].Args, "--html"); got != tc.want {
 			t.Errorf("claim %q, flags %q: --html %q, want %q", tc.claim, tc.flags, got, tc.want)
+		}
+		if (o.reader != nil) != (tc.claim != "") {
+			t.Errorf("claim %q: reader %v", tc.claim, o.reader)
+		}
+		if o.reader == nil {
+			continue
+		}
+		r := o.reader.Spec
+		v := r.Volumes[0].PersistentVolumeClaim
+		if v == nil || v.ClaimName != tc.claim || !v.ReadOnly || !r.Containers[0].VolumeMounts[0].ReadOnly || r.Containers[0].VolumeMounts[0].MountPath != resultsDir {
+			t.Errorf("reader's volume %+v, mounts %+v", r.Volumes, r.Containers[0].VolumeMounts)
+		}
+		aff := r.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		sel, err := metav1.LabelSelectorAsSelector(aff[0].LabelSelector)
+		if err != nil || aff[0].TopologyKey != corev1.LabelHostname || !sel.Matches(labels.Set(o.coordinator.Spec.Template.Labels)) ||
+			sel.Matches(labels.Set(o.agents.Spec.Template.Labels)) {
+			t.Errorf("reader's affinity %+v does not follow the coordinator's pod", aff)
+		}
+		if sc := r.Containers[0].SecurityContext; !slices.Equal(r.Containers[0].Command, []string{"sleep", "infinity"}) || sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("reader's container %+v", r.Containers[0])
+		}
+		header := string(b[:bytes.Index(b, []byte("apiVersion"))])
+		if !strings.Contains(header, "kubectl -n perf cp load-test-results:/results ./results") || !strings.Contains(header, "delete job,service,configmap,pod,") {
+			t.Errorf("header:\n%s", header)
 		}
 	}
 }

@@ -76,13 +76,35 @@ type podTemplate struct {
 }
 
 type podSpec struct {
-	RestartPolicy                string                     `yaml:"restartPolicy"`
-	ServiceAccountName           string                     `yaml:"serviceAccountName,omitempty"`
-	AutomountServiceAccountToken *bool                      `yaml:"automountServiceAccountToken,omitempty"`
-	SecurityContext              *podSecurityContext        `yaml:"securityContext,omitempty"`
-	Containers                   []container                `yaml:"containers"`
-	Volumes                      []volume                   `yaml:"volumes"`
-	TopologySpreadConstraints    []topologySpreadConstraint `yaml:"topologySpreadConstraints,omitempty"`
+	RestartPolicy                 string                     `yaml:"restartPolicy"`
+	ServiceAccountName            string                     `yaml:"serviceAccountName,omitempty"`
+	AutomountServiceAccountToken  *bool                      `yaml:"automountServiceAccountToken,omitempty"`
+	SecurityContext               *podSecurityContext        `yaml:"securityContext,omitempty"`
+	Containers                    []container                `yaml:"containers"`
+	Volumes                       []volume                   `yaml:"volumes"`
+	TopologySpreadConstraints     []topologySpreadConstraint `yaml:"topologySpreadConstraints,omitempty"`
+	Affinity                      *affinity                  `yaml:"affinity,omitempty"`
+	TerminationGracePeriodSeconds *int                       `yaml:"terminationGracePeriodSeconds,omitempty"`
+}
+
+type pod struct {
+	APIVersion string     `yaml:"apiVersion"`
+	Kind       string     `yaml:"kind"`
+	Metadata   objectMeta `yaml:"metadata"`
+	Spec       podSpec    `yaml:"spec"`
+}
+
+type affinity struct {
+	PodAffinity *podAffinity `yaml:"podAffinity,omitempty"`
+}
+
+type podAffinity struct {
+	Required []podAffinityTerm `yaml:"requiredDuringSchedulingIgnoredDuringExecution"`
+}
+
+type podAffinityTerm struct {
+	TopologyKey   string        `yaml:"topologyKey"`
+	LabelSelector labelSelector `yaml:"labelSelector"`
 }
 
 type podSecurityContext struct {
@@ -101,7 +123,8 @@ type container struct {
 	Name            string                `yaml:"name"`
 	Image           string                `yaml:"image"`
 	ImagePullPolicy string                `yaml:"imagePullPolicy,omitempty"`
-	Args            []string              `yaml:"args"`
+	Command         []string              `yaml:"command,omitempty"`
+	Args            []string              `yaml:"args,omitempty"`
 	Ports           []containerPort       `yaml:"ports,omitempty"`
 	VolumeMounts    []volumeMount         `yaml:"volumeMounts"`
 	Resources       *resourceRequirements `yaml:"resources,omitempty"`
@@ -176,6 +199,7 @@ type keyToPath struct {
 
 type claimVolume struct {
 	ClaimName string `yaml:"claimName"`
+	ReadOnly  bool   `yaml:"readOnly,omitempty"`
 }
 
 type labelSelector struct {
