@@ -86,6 +86,7 @@ the pods; a scenario must name them by base name.`,
 				o.Files[name] = string(b)
 			}
 			o.ScenarioFile = filepath.Base(file)
+			o.RunName = pl.Scenario
 			if o.Image == "" {
 				o.Image = defaultImage(e.versionString())
 				fmt.Fprintf(e.stderr, "perfscen: image %s: what make image builds from this binary's tree; load it into the nodes, or push it and name it with --image\n", o.Image)

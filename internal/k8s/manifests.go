@@ -39,6 +39,9 @@ type Options struct {
 	// reads: input data, a baseline).
 	ScenarioFile string
 	Files        map[string]string
+	// RunName is the scenario's name, which names its result files
+	// (<name>.json); the file's base name when empty.
+	RunName string
 	// TokenSecret names the Secret holding the shared agent token under
 	// the key "token"; the manifests do not create it.
 	TokenSecret string
@@ -301,7 +304,11 @@ func (o *Options) coordinatorJob() job {
 	if o.ResultsClaim != "" && !o.hasRunFlag("--html") {
 		// A claim outlives the pod: the HTML report is kept beside the
 		// result (an emptyDir goes with the pod, the report is its log).
-		args = append(args, "--html", path.Join(resultsDir, strings.TrimSuffix(o.ScenarioFile, path.Ext(o.ScenarioFile))+".html"))
+		name := o.RunName
+		if name == "" {
+			name = strings.TrimSuffix(o.ScenarioFile, path.Ext(o.ScenarioFile))
+		}
+		args = append(args, "--html", path.Join(resultsDir, name+".html"))
 	}
 	args = append(args, o.RunFlags...)
 	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
