@@ -106,7 +106,7 @@ func waitReady(e *env, c *fleet.Coordinator, f fleetFlags) error {
 		fmt.Fprintf(e.stderr, "perfscen: warning: --agent-pods: %v; a missing agent cannot be explained\n", err)
 		return c.WaitReady(e.ctx)
 	}
-	w := &agentpods.Watcher{List: list, Agents: f.agents, Log: e.stderr, Wait: f.wait}
+	w := &agentpods.Watcher{List: list, Agents: f.agents, Log: e.stderr, Wait: f.wait, Interval: agentpods.IntervalFor(f.agents)}
 	ctx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -79,6 +80,18 @@ func TestExplainMany(t *testing.T) {
 	line := fs[0].Text(true)
 	if !strings.HasPrefix(line, "agent index(es) 0-249, 251-499 never scheduled (pods perfscen-agents-0-x, perfscen-agents-1-x, perfscen-agents-2-x and 496 more): 0/1 nodes") || len(line) > 600 {
 		t.Errorf("%d bytes: %s", len(line), line)
+	}
+}
+
+// Lists of hundreds of pods come less often.
+func TestIntervalFor(t *testing.T) {
+	for _, tc := range []struct {
+		agents int
+		want   time.Duration
+	}{{1, 5 * time.Second}, {100, 5 * time.Second}, {101, 10 * time.Second}, {500, 25 * time.Second}} {
+		if got := IntervalFor(tc.agents); got != tc.want {
+			t.Errorf("IntervalFor(%d) = %s, want %s", tc.agents, got, tc.want)
+		}
 	}
 }
 
