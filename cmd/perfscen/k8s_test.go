@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 func TestK8sCommand(t *testing.T) {
 	dir := t.TempDir()
 	sc := writeFile(t, filepath.Join(dir, "load.yaml"), "version: 1\nserver: {url: \"triton.perf.svc:8000\"}\nmodels: [{name: simple}]\nload: {concurrency: 4}\n")
+	named := writeFile(t, filepath.Join(dir, "named.yaml"), "version: 1\nname: probe\nserver: {url: \"triton.perf.svc:8000\"}\nmodels: [{name: simple}]\nload: {concurrency: 4}\n")
 	local := writeFile(t, filepath.Join(dir, "local.yaml"), "version: 1\nserver: {url: \"127.0.0.1:8000\"}\nmodels: [{name: simple}]\nload: {concurrency: 4}\n")
 	cases := []struct {
 		args []string
@@ -27,6 +29,8 @@ func TestK8sCommand(t *testing.T) {
 		{[]string{"k8s", "--agents", "4", "--image", "reg/perfscen:v1", sc}, 0, "completionMode: Indexed"},
 		{[]string{"k8s", "--agents", "4", "--image", "reg/perfscen:v1", local}, 0, "warning: " + local + "'s server 127.0.0.1:8000 is this host's loopback"},
 		{[]string{"k8s", "--agents", "5", "--image", "reg/perfscen:v1", sc}, 2, "concurrency 4 is less than the 5 agents"},
+		// The HTML report is named as the result file is: by the scenario's name.
+		{[]string{"k8s", "--agents", "2", "--image", "reg/perfscen:v1", "--results-claim", "r", named}, 0, "- --html\n            - /results/probe.html\n"},
 		{[]string{"k8s", "--agents", "2", sc}, 0, "image: localhost/perfscen:dev\n"},
 		{[]string{"k8s", "--agents", "2", sc}, 0, "perfscen: image localhost/perfscen:dev: what make image builds"},
 		{[]string{"k8s", "--agents", "2", "--image", "perfscen:v1", sc}, 0, "perfscen: note: image perfscen:v1 names no registry: the nodes look for docker.io/library/perfscen:v1"},
@@ -105,5 +109,68 @@ func TestK8sDefaultsFitASmallNode(t *testing.T) {
 	}
 	if cpu.MilliValue() > 1000 || mem.Value() > 1<<30 {
 		t.Errorf("coordinator and 2 agents request %s CPU and %s memory: more than half a 2-CPU node", cpu.String(), mem.String())
+	}
+}
+
+// docBlock is the fenced block after "<!-- k8s-check: name -->" in a
+// Markdown file: what make k8s-check runs as written (scripts/k8s-check.sh
+// finds them the same way).
+func docBlock(t *testing.T, doc, name string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(doc, "<!-- k8s-check: "+name+" -->\n```")
+	if !ok {
+		t.Fatalf("docs/distributed.md has no block marked k8s-check: %s", name)
+	}
+	_, body, _ := strings.Cut(after, "\n")
+	body, _, _ = strings.Cut(body, "\n```")
+	return body + "\n"
+}
+
+// The documented Kubernetes run (docs/distributed.md), which make
+// k8s-check runs on a real cluster, agrees with what perfscen k8s writes:
+// its perfscen k8s line runs on its load.yaml, with the default image;
+// the scenario names the server Service the docs deploy; the clean-up,
+// the copy of the results and the exit code the docs read name the
+// objects the manifests have.
+func TestK8sDocumentedRun(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "distributed.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	dir := t.TempDir()
+	sc := writeFile(t, filepath.Join(dir, "load.yaml"), docBlock(t, doc, "load.yaml"))
+	if code, _, stderr := runAtRoot(t, nil, "validate", sc); code != 0 {
+		t.Fatalf("the docs' load.yaml: exit %d\n%s", code, stderr)
+	}
+	var line string
+	for _, l := range strings.Split(docBlock(t, doc, "run"), "\n") {
+		if strings.HasPrefix(l, "perfscen k8s ") {
+			line = l
+		}
+	}
+	cmd, pipe, _ := strings.Cut(line, " | ")
+	args := strings.Fields(cmd)[1:]
+	if pipe != "kubectl apply -f -" || args[len(args)-1] != "load.yaml" || slices.Contains(args, "--image") {
+		t.Fatalf("the docs' run: %q", line)
+	}
+	args[len(args)-1] = sc
+	code, out, stderr := runAtRoot(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s", line, code, stderr)
+	}
+	header := out[:strings.Index(out, "apiVersion")]
+	cleanup := strings.Join(strings.Fields(strings.ReplaceAll(docBlock(t, doc, "clean-up"), "\\\n", "")), " ")
+	collect := strings.TrimSpace(strings.SplitN(docBlock(t, doc, "collect"), "#", 2)[0])
+	for _, want := range []string{cleanup, collect, "kubectl -n perf logs -f job/perfscen-coordinator"} {
+		if !strings.Contains(header, want) {
+			t.Errorf("the manifests' header does not say %q:\n%s", want, header)
+		}
+	}
+	if !strings.Contains(docBlock(t, doc, "verdict"), "job-name=perfscen-coordinator") || !strings.Contains(out, "\n  name: perfscen-coordinator\n") {
+		t.Error("the docs read the exit code of another Job than the manifests' coordinator")
+	}
+	if !strings.Contains(docBlock(t, doc, "server"), "metadata: {name: psc-server}") || !strings.Contains(docBlock(t, doc, "load.yaml"), `url: "psc-server:8000"`) {
+		t.Error("the docs' scenario does not name the server Service the docs deploy")
 	}
 }
