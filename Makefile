@@ -89,7 +89,7 @@ bench: ## Go benchmarks (server, client, runner, statistics)
 
 .PHONY: ci-lint
 ci-lint: ## lint the CI templates in ci/ (actionlint, pinned; shellcheck where installed)
-	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 ci/github/perfscen.yml
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 ci/github/perfscen.yml ci/github/perfscen-ab.yml
 
 .PHONY: bench-fleet
 bench-fleet: ## one process against 1, 2 and 4 agents on this machine: throughput, p50/p99, coordinator cost

@@ -243,17 +243,18 @@ func suggestOrList(word string, known []string) string {
 func resolveBaseline(c *collector, in *Baseline, name, dir string) *plan.Baseline {
 	p := path{"baseline"}
 	b := &plan.Baseline{
-		Path:       filepath.Join("baselines", name+".json"),
-		Metrics:    plan.DefaultGateMetrics(),
-		Confidence: plan.DefaultConfidence,
-		Keep:       plan.DefaultKeep,
-		MinRuns:    plan.DefaultMinRuns,
+		Path:           filepath.Join("baselines", name+".json"),
+		Metrics:        plan.DefaultGateMetrics(),
+		MetricsDefault: true,
+		Confidence:     plan.DefaultConfidence,
+		Keep:           plan.DefaultKeep,
+		MinRuns:        plan.DefaultMinRuns,
 	}
 	if in.Path != "" {
 		b.Path = rel(dir, in.Path)
 	}
 	if len(in.Metrics) > 0 {
-		b.Metrics = nil
+		b.Metrics, b.MetricsDefault = nil, false
 		for i, m := range in.Metrics {
 			cm, err := CanonicalMetric(m)
 			if err != nil {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -124,6 +125,15 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 	}
 	if out.TensorFormat == "" {
 		out.TensorFormat = plan.TensorAuto
+	}
+	if pr := in.Process; pr != nil {
+		out.Process = plan.ServerProcess{Off: pr.Off, PID: pr.PID, PIDFile: pr.PIDFile, Cgroup: pr.Cgroup, Where: c.whereKey(p.child("process"))}
+		if pr.PIDFile != "" && !filepath.IsAbs(pr.PIDFile) {
+			out.Process.PIDFile = filepath.Join(dir, pr.PIDFile)
+		}
+		if in.Embedded && !pr.Off {
+			c.at(p.child("process"), "names a process, but the embedded server runs inside perfscen and accounts its own model threads; leave it out (or off: true)")
+		}
 	}
 	for name := range in.EmbeddedModels {
 		if out.ParamsWhere == nil {

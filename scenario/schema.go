@@ -108,6 +108,13 @@ func reportSchema(c *collector, doc any, ve *jsonschema.ValidationError) {
 // reportAlternatives explains a failed oneOf/anyOf by the branches whose
 // JSON type fits the value; when none fits, it lists the accepted types.
 func reportAlternatives(c *collector, doc any, ve *jsonschema.ValidationError) {
+	if def := defName(ve.AbsoluteKeywordLocation); def == "int_values" || def == "number_values" {
+		p := pointerPath(ve.InstanceLocation)
+		if msg, ok := singleValue(p, valueAt(doc, p), def == "int_values"); ok {
+			c.at(p, "%s", msg)
+			return
+		}
+	}
 	var fitting []*jsonschema.ValidationError
 	var types []string
 	for _, b := range ve.Causes {
@@ -132,6 +139,37 @@ func reportAlternatives(c *collector, doc any, ve *jsonschema.ValidationError) {
 		}
 	}
 	reportSchema(c, doc, best)
+}
+
+// oneSetting names, for a swept dimension, the key that sets it once.
+var oneSetting = map[string]string{"concurrency": "load.concurrency", "request_rate": "load.request_rate", "batch_size": "the model's batch_size"}
+
+// singleValue explains a swept dimension given one value (1, or "1"),
+// which is neither a list nor a range: it points to the key that sets
+// one level, or to a list of one.
+func singleValue(p path, v any, integer bool) (string, bool) {
+	var num string
+	switch v := v.(type) {
+	case json.Number:
+		num = v.String()
+	case string:
+		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+			return "", false
+		}
+		num = strings.TrimSpace(v)
+	default:
+		return "", false
+	}
+	name := ""
+	if len(p) > 0 {
+		name, _ = p[len(p)-1].(string)
+	}
+	msg := fmt.Sprintf("%s is one value, and a sweep takes a list ([%s, …]) or a range (start:end:step, e.g. 8:128:8)", describe(v), num)
+	_, notInt := strconv.Atoi(num)
+	if key, ok := oneSetting[name]; ok && len(p) == 2 && p[0] == "sweep" && (!integer || notInt == nil) {
+		msg += fmt.Sprintf("; for one level write %s: %s", key, num)
+	}
+	return msg, true
 }
 
 // leafDepth is the deepest instance location among e's leaf errors.

@@ -57,11 +57,23 @@ type Server struct {
 	TLS            *TLS                         `yaml:"tls"`
 	MetricsURL     string                       `yaml:"metrics_url"`
 	TensorFormat   string                       `yaml:"tensor_format"`
+	// Process says where the server's process is, for its CPU time and
+	// run-queue delay per inference; left out, it is found.
+	Process *ServerProcess `yaml:"process"`
 	// KindBlocks holds the kind-specific block (server.<kind>: …) of kinds
 	// with settings of their own, as written; the schema names the blocks
 	// and checks their keys, and the kind reads its block when it opens
 	// the server.
 	KindBlocks map[string]any `yaml:",inline"`
+}
+
+// ServerProcess is server.process: off, or the server's process by PID,
+// PID file (relative to the scenario file) or cgroup folder.
+type ServerProcess struct {
+	Off     bool   `yaml:"off"`
+	PID     int    `yaml:"pid"`
+	PIDFile string `yaml:"pid_file"`
+	Cgroup  string `yaml:"cgroup"`
 }
 
 // TLS are client TLS options; file paths are relative to the scenario file.

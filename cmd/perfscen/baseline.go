@@ -104,7 +104,9 @@ baseline its run was gated against, from any working directory (the
 result records both paths; a result from another machine falls back to
 its scenario path from here), or to --baseline. A run whose recorded verdict is
 not a pass (failed, inconclusive, could not measure, interrupted) or that
-has unstable or partial points is refused unless --force; a run already in
+has failed or partial points is refused unless --force; unstable points are
+recorded, marked unstable, from a run that passed with them (allow_unstable),
+else refused too; a run already in
 the history (same run id) is always refused. The diff is printed before the
 file is written, under a lock, atomically.`,
 		Example: `  perfscen baseline update scenarios/quickstart.yaml

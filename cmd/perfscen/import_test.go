@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,5 +58,42 @@ func TestImportCommand(t *testing.T) {
 				t.Errorf("result: %d points, source %q, version %q", len(r.Points), r.Source, r.Environment.PerfscenVersion)
 			}
 		})
+	}
+}
+
+// perfscen's own CSV carries each point's status: an unstable point
+// imported stays unstable, so baseline update --from refuses it without
+// --force (it was "imported", and recorded as if it were a measurement to
+// trust).
+func TestImportOwnCSVKeepsUnstable(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "run.csv")
+	const body = "Concurrency,Inferences/Second,Client Send,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,Status\n" +
+		"1,98.5,40,0,10100,10400,10500,10900,10150,stable\n" +
+		"2,171.2,41,0,11500,12800,13300,14900,11680,unstable\n"
+	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	if code, _, errOut := runCLI(t, "import", "--model", "simple", csv, "-o", out); code != exitcode.OK {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 2 || r.Points[0].Status != result.PointImported || r.Points[1].Status != result.PointUnstable {
+		t.Fatalf("statuses: %+v", r.Points)
+	}
+	base := filepath.Join(dir, "b.json")
+	code, _, errOut := runCLI(t, "baseline", "update", "--from", out, "--baseline", base)
+	if code != exitcode.Invalid || !strings.Contains(errOut, "point simple/c=2 is unstable") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("update without --force: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(base); err == nil {
+		t.Errorf("%s written by a refused update", base)
+	}
+	if code, _, errOut := runCLI(t, "baseline", "update", "--from", out, "--baseline", base, "--force"); code != exitcode.OK {
+		t.Fatalf("update --force: exit %d: %s", code, errOut)
 	}
 }

@@ -130,14 +130,30 @@ func (p *progress) event(ev engine.Event) {
 		if m.LLM != nil && m.LLM.OutputTokensPerSec > 0 {
 			rate += ", " + numfmt.Value(m.LLM.OutputTokensPerSec, "tokens/s")
 		}
-		line := fmt.Sprintf("%s: %s, %d trial(s), %s, p50 %s, p99 %s, %d error(s)", where, r.Status, len(r.Trials),
-			rate, duration(m.P50Us), duration(m.P99Us), m.Errors)
+		line := fmt.Sprintf("%s: %s, %d trial(s), %s, p50 %s, p99 %s, %s", where, r.Status, len(r.Trials),
+			rate, duration(m.P50Us), duration(m.P99Us), errorsText(r, m.Errors))
 		if p.terminal {
 			fmt.Fprintf(p.w, "\r\033[K%s\n", line)
 			return
 		}
 		fmt.Fprintf(p.w, "progress: %s; %s\n", line, p.elapsed(now))
 	}
+}
+
+// errorsText is a finished point's failed requests as the Points table
+// counts them: those of the kept trials, and every one of the point's
+// when more failed outside them. A point that kept no trial (a server
+// that died) has only the latter: its last line must not say "0 error(s)"
+// beside a summary of 20 failures.
+func errorsText(r *result.Point, kept int64) string {
+	all := max(r.Errors.Count, kept)
+	switch {
+	case len(r.Trials) == 0:
+		return fmt.Sprintf("%d error(s)", all)
+	case all > kept:
+		return fmt.Sprintf("%d error(s) (%d in all)", kept, all)
+	}
+	return fmt.Sprintf("%d error(s)", kept)
 }
 
 // windowFigures are a window's throughput (in unit), median and p99

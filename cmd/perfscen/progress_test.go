@@ -119,3 +119,27 @@ func TestRollupTable(t *testing.T) {
 		}
 	}
 }
+
+// A point's last progress line counts its failures as the summary does: a
+// point whose server died kept no trial, and its 20 failures are not "0
+// error(s)"; with trials, the kept trials' count comes first, then all.
+func TestProgressPointErrors(t *testing.T) {
+	for _, tt := range []struct {
+		point *result.Point
+		want  string
+	}{
+		{&result.Point{ID: "p", Status: result.PointFailed, Errors: result.ErrorInfo{Count: 20}}, "failed, 0 trial(s), 0.0 infer/s, p50 -, p99 -, 20 error(s);"},
+		{&result.Point{ID: "p", Status: result.PointStable, Summary: result.Metrics{Throughput: 10, Errors: 2},
+			Trials: []result.Trial{{Metrics: result.Metrics{Throughput: 10, Errors: 2}}}, Errors: result.ErrorInfo{Count: 5}}, "2 error(s) (5 in all);"},
+		{&result.Point{ID: "p", Status: result.PointStable, Summary: result.Metrics{Throughput: 10, Errors: 2},
+			Trials: []result.Trial{{Metrics: result.Metrics{Throughput: 10, Errors: 2}}}, Errors: result.ErrorInfo{Count: 2}}, ", 2 error(s);"},
+	} {
+		var buf bytes.Buffer
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		p := &progress{w: &buf, now: func() time.Time { return clock }, start: clock}
+		p.event(engine.Event{Kind: engine.PointDone, Total: 1, Point: &plan.Point{ID: "p"}, Result: tt.point})
+		if !strings.Contains(buf.String(), tt.want) {
+			t.Errorf("got %q, want it to contain %q", buf.String(), tt.want)
+		}
+	}
+}

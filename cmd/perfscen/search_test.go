@@ -165,7 +165,8 @@ searches:
 }
 
 // abort_on stops a sweep at the first hopeless point: the run fails on the
-// data there (exit 1) and the points after it are not measured.
+// data there (exit 1) and the points after it are not measured. Notes
+// number windows from 1, as progress does ("window 0" before).
 func TestAbortOnStopsTheSweep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -191,8 +192,8 @@ abort_on:
 			t.Fatalf("%d points, last %s", len(run.Points), run.Points[len(run.Points)-1].Status)
 		}
 		for _, want := range []string{
-			"aborted at window 0: abort_on `p99 > 200ms`: p99 is 320ms; the run stopped there",
-			"Note: stopped early: abort_on `p99 > 200ms`: p99 is 320ms at delay/c=32 (window 0); the points after it were not measured",
+			"aborted at window 1: abort_on `p99 > 200ms`: p99 is 320ms; the run stopped there",
+			"Note: stopped early: abort_on `p99 > 200ms`: p99 is 320ms at delay/c=32 (window 1); the points after it were not measured",
 		} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, stdout)

@@ -35,6 +35,9 @@ func (d *Diff) String() string {
 	for _, id := range d.NewPoints {
 		fmt.Fprintf(&b, "  + point %s\n", id)
 	}
+	for _, id := range d.Unstable {
+		fmt.Fprintf(&b, "  ~ point %s recorded as unstable: it did not settle; the history keeps its status and kept trials\n", id)
+	}
 	for _, id := range d.MissingPoints {
 		if d.Replaced {
 			fmt.Fprintf(&b, "  - point %s (not in this run)\n", id)

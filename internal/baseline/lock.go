@@ -8,16 +8,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Lock takes an exclusive advisory lock on a sibling of path (path +
-// ".lock"), blocking until it is free, so that two updates of one baseline
-// never interleave their read-modify-write. flock locks belong to the open
-// file description, so they also exclude goroutines of one process.
+// Lock takes an exclusive advisory lock for updating the baseline at path,
+// blocking until it is free, so that two updates of one baseline never
+// interleave their read-modify-write. flock locks belong to the open file
+// description, so they also exclude goroutines of one process.
+//
+// The lock is taken on the baseline's folder, not on a file beside it: a
+// sibling "path.lock" outlived every update and sat in users'
+// repositories, which did not ignore it; locking the file itself would not
+// do either, as Save replaces it (a rename, a new inode). Updates of other
+// baselines in the same folder wait their turn, which costs a few
+// milliseconds.
 func Lock(path string) (unlock func() error, err error) {
-	lp := path + ".lock"
-	if err := os.MkdirAll(filepath.Dir(lp), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("locking baseline: %w", err)
 	}
-	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("locking baseline: %w", err)
 	}
@@ -29,13 +36,13 @@ func Lock(path string) (unlock func() error, err error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("locking baseline %s: %w", lp, err)
+		return nil, fmt.Errorf("locking baseline folder %s: %w", dir, err)
 	}
 	return func() error {
 		uerr := unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		cerr := f.Close()
 		if uerr != nil {
-			return fmt.Errorf("unlocking baseline %s: %w", lp, uerr)
+			return fmt.Errorf("unlocking baseline folder %s: %w", dir, uerr)
 		}
 		return cerr
 	}, nil

@@ -21,7 +21,10 @@ type UpdateOptions struct {
 	Replace bool // drop the testbed's history and keep only this run
 	Force   bool // accept runs with failed, unstable or partial points
 	// AllowUnstable accepts unstable (but complete) points, for scenarios
-	// that set allow_unstable: their gate is judged on the trials.
+	// that set allow_unstable: their gate is judged on the trials. A run
+	// whose recorded verdict is a pass had them allowed already (without
+	// allow_unstable an unstable point fails its run with exit 3), so its
+	// unstable points are accepted without it.
 	AllowUnstable bool
 	Keep          int       // history length; 0 means plan.DefaultKeep
 	Now           time.Time // recording time; zero means time.Now()
@@ -37,13 +40,17 @@ type Diff struct {
 	NewFile, NewTestbed bool
 	// MigratedFrom is the legacy (hostname-hashed) testbed key whose
 	// history moved under Testbed.
-	MigratedFrom        string
-	Replaced            bool
-	RunsBefore          int
-	RunsAfter           int
-	Dropped             []time.Time // Recorded times of history entries removed
-	NewPoints           []string    // in the run, not in the history
-	MissingPoints       []string    // in the latest history run, not in this run
+	MigratedFrom string
+	Replaced     bool
+	RunsBefore   int
+	RunsAfter    int
+	Dropped      []time.Time // Recorded times of history entries removed
+	NewPoints    []string    // in the run, not in the history
+	// Unstable are the points recorded although they did not settle
+	// (allow_unstable): the history keeps their status and kept trials,
+	// which are what the run's gate judged.
+	Unstable            []string
+	MissingPoints       []string // in the latest history run, not in this run
 	ScenarioHashChanged bool
 	Changes             []MetricChange
 }
@@ -105,6 +112,7 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 
 	entry := Summarize(run)
 	entry.Recorded = now
+	d.Unstable = unstablePoints(run)
 	d.pointChanges(tb, &entry)
 	before := tb.Noise
 
@@ -131,6 +139,12 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 }
 
 func recordable(run *result.Run, allowUnstable bool) error {
+	if v := run.Verdict; v != nil && v.Outcome == result.OutcomePass {
+		// The run's own gate passed with its unstable points judged on
+		// their kept trials: the scenario allowed them. Refusing them here
+		// would leave a busy runner's history without a single run.
+		allowUnstable = true
+	}
 	if run.Status != "" && run.Status != result.StatusComplete {
 		return failure.Invalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
 	}
@@ -162,6 +176,18 @@ func recordable(run *result.Run, allowUnstable bool) error {
 		}
 	}
 	return nil
+}
+
+// unstablePoints lists the run's points that did not settle, in order
+// (a search's probes aside, as Summarize leaves them out).
+func unstablePoints(run *result.Run) []string {
+	var out []string
+	for _, p := range run.Points {
+		if p.Status == result.PointUnstable && p.Search == "" {
+			out = append(out, p.ID)
+		}
+	}
+	return out
 }
 
 // notRecorded refuses a run the history already holds: the same result

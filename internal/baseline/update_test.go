@@ -101,6 +101,41 @@ func TestUpdateRefusesBadRuns(t *testing.T) {
 	}
 }
 
+// A run whose recorded verdict passed had its unstable points judged on
+// their kept trials (allow_unstable: without it the run exits 3), so
+// `baseline update --from` records them, marked unstable, and says so; a
+// busy runner's main-branch job would otherwise never grow its history.
+func TestUpdateRecordsUnstablePointsOfPassingRun(t *testing.T) {
+	run := mkRun("demo", 1, 2)
+	run.Points[0].Status = result.PointUnstable
+	run.Verdict = &result.Verdict{Outcome: result.OutcomePass}
+	f := New("demo")
+	d, err := Update(f, run, UpdateOptions{})
+	if err != nil {
+		t.Fatalf("passing run with an unstable point refused: %v", err)
+	}
+	if got := f.Testbeds["tb1"].Runs[0].Points["m/c=1"].Status; got != result.PointUnstable {
+		t.Errorf("recorded status %q, want unstable", got)
+	}
+	if len(d.Unstable) != 1 || d.Unstable[0] != "m/c=1" || !strings.Contains(d.String(), "~ point m/c=1 recorded as unstable") {
+		t.Errorf("diff does not say which point was unstable: %v\n%s", d.Unstable, d)
+	}
+	// A run that did not pass is refused whatever its points.
+	run = mkRun("demo", 1)
+	run.Points[0].Status = result.PointUnstable
+	run.Verdict = &result.Verdict{Outcome: result.OutcomeInconclusive, ExitCode: 4}
+	if _, err := Update(New("demo"), run, UpdateOptions{}); err == nil {
+		t.Error("inconclusive run recorded")
+	}
+	// A failed point is never recorded without --force, verdict or not.
+	run = mkRun("demo", 1)
+	run.Points[0].Status = result.PointFailed
+	run.Verdict = &result.Verdict{Outcome: result.OutcomePass}
+	if _, err := Update(New("demo"), run, UpdateOptions{}); err == nil {
+		t.Error("failed point recorded")
+	}
+}
+
 // Two updaters at once must both land: the lock serializes the
 // read-modify-write so neither overwrites the other's run.
 func TestUpdateFileConcurrent(t *testing.T) {
@@ -133,6 +168,19 @@ func TestUpdateFileConcurrent(t *testing.T) {
 	}
 	if n := len(f.Testbeds["tb1"].Runs); n != writers {
 		t.Fatalf("history has %d runs, want %d: an update was lost", n, writers)
+	}
+	// Nothing but the baseline is left beside it: no lock file for users'
+	// repositories to ignore.
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "demo.json" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("folder holds %v, want demo.json alone", names)
 	}
 }
 

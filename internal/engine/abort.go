@@ -21,10 +21,10 @@ func (pr *pointRunner) abortAt(m *measured) bool {
 		return false
 	}
 	pr.aborted = reason
-	pr.notes = append(pr.notes, fmt.Sprintf("aborted at window %d: %s", m.win.Index, reason))
+	pr.notes = append(pr.notes, fmt.Sprintf("aborted at window %d: %s", m.win.Index+1, reason))
 	if stopRun && pr.p.Search == "" {
 		pr.stopRun = true
-		pr.rs.stopped = fmt.Sprintf("stopped early: %s at %s (window %d); the points after it were not measured", reason, pr.p.ID, m.win.Index)
+		pr.rs.stopped = fmt.Sprintf("stopped early: %s at %s (window %d); the points after it were not measured", reason, pr.p.ID, m.win.Index+1)
 	}
 	return true
 }

@@ -234,7 +234,27 @@ func disturbance(a, b CPUSample) *result.Disturbance {
 		d.CPUPressure = &p
 	}
 	d.WakeupDelay = wakeupDelay(a.Wake, b.Wake)
+	if a.Wake != nil && b.Wake != nil {
+		w := b.Wake.Sub(a.Wake)
+		if us, ok := w.KernelUs(); ok && w.KernelRuns >= minKernelRuns {
+			d.KernelUs = &us
+		}
+	}
 	return d
+}
+
+// minKernelRuns is the fewest runs of the probe's kernel a window's CPU
+// speed is taken from (one every 20 ms: a 100 ms window has 5).
+const minKernelRuns = 5
+
+// withWork sets a window's work per inference: its CPU time per
+// inference in units of the fixed kernel's CPU time in the same seconds.
+func withWork(p *result.ProcessStats, d *result.Disturbance) {
+	if p == nil || d == nil || d.KernelUs == nil || *d.KernelUs <= 0 {
+		return
+	}
+	w := p.CPUUs / *d.KernelUs
+	p.Work = &w
 }
 
 // wakeupDelay summarizes the probe's wake-ups between two readings; nil
@@ -250,6 +270,11 @@ func wakeupDelay(a, b *wakeprobe.Snapshot) *result.WakeupDelay {
 	}
 	w := &result.WakeupDelay{N: d.N()}
 	w.Mean, _ = d.MeanUs()
+	for i, c := range d.Counts {
+		if c > 0 {
+			w.Buckets = append(w.Buckets, [2]uint64{uint64(i), c})
+		}
+	}
 	for _, q := range result.WakeupQuantiles {
 		v, _ := d.Quantile(q)
 		w.Quantiles = append(w.Quantiles, v)

@@ -84,5 +84,5 @@
 // Validation compares outputs after the completion stamp, on every
 // response for count windows and iterations; under time windows a
 // validate.Sampler shared by the point's workers checks its first 100
-// responses and then one in Options.ValidateEvery.
+// responses and then one in Options.ValidateEvery of each data entry's.
 package engine

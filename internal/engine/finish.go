@@ -65,6 +65,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	total := newAcc(0)
 	var dur time.Duration
 	var servers []*result.ServerStats
+	var procs []*result.ProcessStats
 	var gpus []*result.GPUMetrics
 	for i, m := range pr.windows {
 		m.win.Kept = kept[i]
@@ -73,7 +74,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	for k, i := range pr.kept {
 		m := pr.windows[i]
 		met := m.acc.metrics(batch, m.win.Duration)
-		met.Server, met.GPU = m.server, m.gpu
+		met.Server, met.GPU, met.Process = m.server, m.gpu, m.proc
 		hist, herr := m.acc.encodeHist()
 		if herr != nil {
 			out.Notes = append(out.Notes, herr.Error())
@@ -83,6 +84,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		total.merge(m.acc)
 		dur += m.win.Duration
 		servers = append(servers, m.server)
+		procs = append(procs, m.proc)
 		gpus = append(gpus, m.gpu)
 	}
 	if len(pr.kept) > 0 {
@@ -90,6 +92,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		// pooled, server deltas summed.
 		out.Summary = total.metrics(batch, dur)
 		out.Summary.Server = mergeServer(servers)
+		out.Summary.Process = mergeProcess(procs)
 		out.Summary.GPU = mergeGPU(gpus)
 		out.Notes = append(out.Notes, llmNotes(out.Summary.LLM)...)
 	}

@@ -21,6 +21,7 @@ type measured struct {
 	met       result.Metrics // the window's figures, as recorded
 	win       result.Window
 	server    *result.ServerStats
+	proc      *result.ProcessStats
 	gpu       *result.GPUMetrics
 	startWall time.Time
 	// start and end are the window's bounds on the session's clock.
@@ -41,6 +42,7 @@ type pointRunner struct {
 	m           plan.Measurement
 
 	statsOff bool // no more statistics calls: the server has none, or they failed
+	procOff  bool // no more accounting reads: one failed
 	windows  []*measured
 	kept     []int // indexes into windows
 	status   string
@@ -124,8 +126,13 @@ func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.P
 			pl.validateEvery = opts.ValidateEvery
 		}
 		// Every worker draws from one sampler, so the point's first
-		// responses are checked whichever workers answer them.
-		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery)
+		// responses are checked whichever workers answer them, and each
+		// entry's after them whichever worker sends it.
+		entries := 0
+		for _, st := range data.Streams {
+			entries += len(st)
+		}
+		pl.sampler = validate.NewSampler(validateFirst, pl.validateEvery, entries)
 	}
 	return pl, nil
 }
@@ -258,7 +265,9 @@ func (pr *pointRunner) emptyWindow(w *acc, m *measured, whole bool) error {
 		if !whole && (pr.refused < stabilityWindow || pr.refusedErrs < minRefused) {
 			return nil
 		}
-		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index)
+		// Messages number windows from 1, as progress does; the result's
+		// Window.Index counts from 0.
+		msg := fmt.Sprintf("no request succeeded (%d failed in window %d)", w.errs, m.win.Index+1)
 		if d := pr.refusedClasses.dominant(); d != "" {
 			msg += "; " + d
 		}
@@ -353,6 +362,7 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 		before, haveStats = pr.snapshot(ctx)
 	}
 	spec.budget = int64(max(ld.Iterations, 1))
+	procBefore := pr.procRead(ctx, 1)
 	epoch := pr.rs.epoch()
 	w, st, err := pr.start(ctx, spec, epoch).wait()
 	pr.absorb(st)
@@ -367,6 +377,8 @@ func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	}
 	if w != nil {
 		m := pr.record(w, epoch, server)
+		m.proc = procWindow(procBefore, pr.procRead(ctx, 1), server, w.n*int64(max(pr.p.BatchSize, 1)))
+		m.met.Process = m.proc
 		pr.rs.progress(Event{Kind: WindowDone, Index: pr.idx, Point: pr.p, Window: &m.win, Metrics: &m.met, Stable: true, Start: m.start, End: m.end})
 		pr.kept = append(pr.kept, len(pr.windows)-1)
 	}

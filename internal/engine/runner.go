@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
+	"github.com/perfscen/perfscen/internal/procacct"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -31,6 +32,10 @@ type Deps struct {
 	// Remote, when set, runs every session on agents (a coordinator's
 	// fleet); Servers are then used for server statistics only.
 	Remote Remote
+	// Processes are the servers' own CPU accounting, by server name as in
+	// Servers (procacct.Locate): read at every window's edges into
+	// result.ProcessStats. A server without one has no such figures.
+	Processes map[string]procacct.Source
 }
 
 // Options tune a run; the zero value gives perf_analyzer's behavior.
@@ -49,8 +54,9 @@ type Options struct {
 	// MaxCountWindow closes a count window that never reaches its count.
 	// Default 60 s.
 	MaxCountWindow time.Duration
-	// ValidateEvery checks one response in this many under time windows
-	// (default 10); count windows and iterations check every response.
+	// ValidateEvery checks one response in this many of each data entry
+	// under time windows, after a point's first 100 (default 10); count
+	// windows and iterations check every response.
 	ValidateEvery int
 	// Drain is how long in-flight requests may finish after a stop or an
 	// interrupt (default 500 ms).
@@ -222,6 +228,8 @@ type serverState struct {
 	srv    plan.Server
 	server kinds.Server
 	gpu    *gpuScraper
+	// proc is the server's own CPU accounting; nil without one.
+	proc procacct.Source
 }
 
 // newServers pairs the plan's servers with the prepared servers the caller
@@ -237,7 +245,7 @@ func newServers(p *plan.Plan, deps Deps) (map[string]*serverState, []*serverStat
 			}
 			return nil, nil, fmt.Errorf("engine: no prepared server %q", s.Name)
 		}
-		ss := &serverState{srv: s, server: ks}
+		ss := &serverState{srv: s, server: ks, proc: deps.Processes[s.Name]}
 		byName[s.Name], order = ss, append(order, ss)
 	}
 	return byName, order, nil

@@ -64,6 +64,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 	before := make([]snapshotState, len(u.prs))
 	for i, pr := range u.prs {
 		before[i].counters, before[i].ok = pr.snapshot(ctx)
+		before[i].proc = pr.procRead(ctx, len(u.prs))
 	}
 	cpuBefore, haveCPU := u.rs.sampleCPU()
 	ms := make([]*measured, len(u.prs))
@@ -89,7 +90,11 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 					}
 					before[i].ok = ok
 				}
+				after := pr.procRead(ctx, len(u.prs))
 				ms[i] = pr.record(w, epoch, server)
+				ms[i].proc = procWindow(before[i].proc, after, server, w.n*int64(max(pr.p.BatchSize, 1)))
+				ms[i].met.Process = ms[i].proc
+				before[i].proc = after
 			}
 		}
 		if haveCPU {
@@ -98,6 +103,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 				d := disturbance(cpuBefore, now)
 				for _, m := range ms {
 					m.win.Disturbance = d
+					withWork(m.proc, d)
 				}
 				cpuBefore = now
 			}
@@ -106,7 +112,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 			w := ms[i].acc
 			if w.n == 0 && w.unreachable > 0 && w.unreachable == w.errs {
 				return failure.Env(u.memberErr(pr, fmt.Errorf("%w: no request in window %d succeeded (%d transport failures); %s",
-					ErrUnreachable, ms[i].win.Index, w.errs, w.classes.dominant())))
+					ErrUnreachable, ms[i].win.Index+1, w.errs, w.classes.dominant())))
 			}
 		}
 		for i, pr := range u.prs {
@@ -123,6 +129,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 type snapshotState struct {
 	counters kinds.Counters
 	ok       bool
+	proc     procState
 }
 
 // memberErr names the member of a mix an error is about.

@@ -139,7 +139,7 @@ func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) 
 		// rarely grows.
 		s.Tokens = &kinds.TokenTrace{Gaps: make([]time.Duration, 0, w.gapCap), Capture: w.pl.record != nil}
 	}
-	req.Check = w.pl.validate && len(r.Expected) > 0 && w.pl.sampler.Sample()
+	req.Check = w.pl.validate && len(r.Expected) > 0 && w.pl.sampler.Sample(req.Index)
 	w.caller.Call(ctx, clock, &req, &s.Outcome)
 	if w.pl.record != nil {
 		w.pl.record(newRecord(w.epoch, r, req.Seq, s))

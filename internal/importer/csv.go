@@ -392,8 +392,18 @@ func parseRow(name string, row int, header, rec []string, opts Options) (result.
 	for i := 1; i < len(rec); i++ {
 		h, cell := header[i], strings.TrimSpace(rec[i])
 		if h == colStatus {
-			if cell != "" && cell != result.PointStable && cell != result.PointImported {
+			switch cell {
+			case "", result.PointStable, result.PointImported:
+			case result.PointUnstable, result.PointFailed, result.PointPartial, result.PointAborted:
+				// Kept: an unstable point imported as "imported" would be
+				// taken for a measurement to trust (baseline update
+				// --from recorded it without --force).
+				p.Status = cell
 				p.Notes = append(p.Notes, fmt.Sprintf("the file recorded this point as %s", cell))
+			case result.PointSearched:
+				p.Notes = append(p.Notes, fmt.Sprintf("the file recorded this point as %s", cell))
+			default:
+				return result.Point{}, fmt.Errorf("%s:%d:%d: column %q: %q is not a point status (stable, unstable, failed, partial, aborted, searched, imported)", name, row, i+1, h, cell)
 			}
 			continue
 		}

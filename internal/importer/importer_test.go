@@ -272,6 +272,7 @@ func TestImportErrors(t *testing.T) {
 		{"genai-perf short row", strings.Replace(genai, ",30.05", "", 1), c1, "x:2: row has 9 fields, header has 10"},
 		{"genai-perf unknown statistic", strings.Replace(genai, "p25", "p33", 1), c1, `x:1:10: unknown genai-perf CSV column "p33"`},
 		{"genai-perf without throughput", strings.Replace(genai, "Request Throughput (per sec),6.08\n", "", 1), c1, `x: genai-perf CSV has no "Request Throughput (per sec)" row`},
+		{"unknown point status", "Concurrency,Inferences/Second,Status\n1,2,stable\n2,3,wobbly\n", Options{Model: "m"}, `x:3:3: column "Status": "wobbly" is not a point status`},
 		{"log bad batch flag", "perf_analyzer -m a -b zero\n", Options{}, `x:1: perf_analyzer command line: batch size "zero"`},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfscen/perfscen/internal/inputdata"
+	"github.com/perfscen/perfscen/internal/procacct"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -99,6 +100,16 @@ type Server interface {
 	// Point frees what it allocated (shared memory regions).
 	Point(ctx context.Context, pt *plan.Point) (Point, error)
 	Close() error
+}
+
+// Accounted is implemented by servers that may run inside perfscen (an
+// embedded server): Accounting returns the server's own CPU accounting
+// (its model instances' threads, procacct.Threads) and inside says the
+// server runs in perfscen's process at all, so no process on the machine
+// is the server alone. A server reached over the network answers nil,
+// false, and is found from its listening socket or its metrics page.
+type Accounted interface {
+	Accounting() (src procacct.Source, inside bool)
 }
 
 // GPUGauges is implemented by servers whose metrics endpoint carries the

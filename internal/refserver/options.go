@@ -54,6 +54,14 @@ type Options struct {
 	// clock fires timers exactly, and never advances while a goroutine
 	// spins.
 	PlainTimers bool
+	// AccountThreads runs each model instance on an OS thread of its own
+	// (as Triton's instances are threads of their own) and counts those
+	// threads' CPU time, run-queue delay and, where the machine has
+	// hardware counters, instructions per model: the server's own figures
+	// a busy machine cannot move (Accounting). perfscen run sets it for
+	// the server it embeds; perfscen serve, measured from outside as a
+	// process, does not need it.
+	AccountThreads bool
 }
 
 // TLSOptions are PEM files for the server certificate and, optionally, a

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/perfscen/perfscen/internal/procacct"
 )
 
 // Repository index states, as Triton names them.
@@ -27,6 +29,9 @@ type repository struct {
 	entries map[string]*modelEntry
 	after   afterFunc // the models' timers
 	devices devices   // shared by models naming one device
+	// acct, when set, accounts each model's instance threads
+	// (Options.AccountThreads).
+	acct *procacct.Threads
 }
 
 func (r *repository) get(name string) (*loadedModel, bool) {
@@ -86,7 +91,7 @@ func (r *repository) loadWith(name, cfgJSON string) error {
 		return errorf(codeInvalidArg, "failed to load '%s': %v", name, err)
 	}
 	old := e.loaded
-	e.loaded = loadModel(def, p, kv, r.after)
+	e.loaded = loadModel(def, p, kv, r.after, r.acct)
 	e.loaded.devices = &r.devices
 	e.reason = ""
 	r.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"sync/atomic"
 	"time"
+
+	"github.com/perfscen/perfscen/internal/procacct"
 )
 
 // loadedModel is a model that is serving: its parameters, scheduler,
@@ -26,9 +28,12 @@ type loadedModel struct {
 	// devices are the server's shared devices (ParamDevice); nil in
 	// tests that load a model alone.
 	devices *devices
+	// acct, when set, counts the model's inferences beside its instance
+	// threads' time (Options.AccountThreads).
+	acct *procacct.Threads
 }
 
-func loadModel(def *modelDef, p modelParams, kv map[string]string, after afterFunc) *loadedModel {
+func loadModel(def *modelDef, p modelParams, kv map[string]string, after afterFunc, acct *procacct.Threads) *loadedModel {
 	m := &loadedModel{
 		after:    after,
 		def:      def,
@@ -40,7 +45,12 @@ func loadModel(def *modelDef, p modelParams, kv map[string]string, after afterFu
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.params.Store(&p)
-	m.sched = newScheduler(m.policy(&p), m.execute, after)
+	var join func() func()
+	if acct != nil {
+		m.acct = acct
+		join = func() func() { return acct.Join(def.name) }
+	}
+	m.sched = newScheduler(m.policy(&p), m.execute, after, join)
 	return m
 }
 
@@ -117,6 +127,11 @@ func (m *loadedModel) execute(batch []*job) {
 	t3 := time.Now()
 	if err == nil {
 		m.stats.execution(total, t1.Sub(t0), t2.Sub(t1), t3.Sub(t2))
+	}
+	if m.acct != nil {
+		// Before any reply leaves: a window that sees the replies sees
+		// their inferences counted.
+		m.acct.Count(m.def.name, total)
 	}
 	for i, j := range live {
 		j.computeInput, j.computeInfer, j.computeOutput = t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)

@@ -44,6 +44,11 @@ type scheduler struct {
 	policy batchPolicy
 	exec   func(batch []*job)
 	after  afterFunc
+	// join, when set, is called by each instance worker as it starts: it
+	// puts the worker on an OS thread of its own whose time is the
+	// model's (procacct.Threads.Join), and returns what to call as it
+	// ends.
+	join func() (leave func())
 
 	mu     sync.Mutex
 	queue  []*job
@@ -55,8 +60,8 @@ type scheduler struct {
 	accepted int
 }
 
-func newScheduler(p batchPolicy, exec func([]*job), after afterFunc) *scheduler {
-	s := &scheduler{policy: p, exec: exec, after: after, wake: make(chan struct{})}
+func newScheduler(p batchPolicy, exec func([]*job), after afterFunc, join func() func()) *scheduler {
+	s := &scheduler{policy: p, exec: exec, after: after, join: join, wake: make(chan struct{})}
 	for range p.instances {
 		s.wg.Add(1)
 		go s.worker()
@@ -103,6 +108,9 @@ func (s *scheduler) pending() int {
 
 func (s *scheduler) worker() {
 	defer s.wg.Done()
+	if s.join != nil {
+		defer s.join()()
+	}
 	for {
 		batch := s.next()
 		if batch == nil {

@@ -25,7 +25,7 @@ func runScheduler(t *testing.T, p batchPolicy, sizes []int, keys []string) [][]i
 		mu.Lock()
 		got = append(got, b)
 		mu.Unlock()
-	}, preciseAfter)
+	}, preciseAfter, nil)
 	// Hold the single worker with a first job so the rest queue up.
 	first := &job{ctx: context.Background(), batchSize: 1, key: "hold", done: make(chan struct{})}
 	s.submit(first)

@@ -21,6 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/perfscen/perfscen/internal/kservev2/inferencepb"
+	"github.com/perfscen/perfscen/internal/procacct"
 )
 
 // Server is a running (or ready to run) reference inference server.
@@ -31,6 +32,9 @@ type Server struct {
 	repo    *repository
 	shm     *shmRegistry
 	mounts  []Mounted // started Options.Mounts, in order
+	// acct accounts each model's instance threads (AccountThreads); nil
+	// otherwise.
+	acct *procacct.Threads
 
 	// base is the parent of every HTTP request context; cancelling it ends
 	// requests that outlive the shutdown grace (e.g. hung models).
@@ -96,6 +100,10 @@ func New(opts Options) (*Server, error) {
 	s.repo = &repository{entries: map[string]*modelEntry{}, after: preciseAfter}
 	if opts.PlainTimers {
 		s.repo.after = timerAfter
+	}
+	if opts.AccountThreads {
+		s.acct = procacct.NewThreads(true)
+		s.repo.acct = s.acct
 	}
 	for name, def := range defs {
 		e := &modelEntry{def: def, kv: map[string]string{}, reason: "not loaded"}
@@ -319,6 +327,15 @@ func (s *Server) RegisterGRPC(g *grpc.Server) *health.Server {
 	return h
 }
 
+// Accounting is the models' own CPU accounting (Options.AccountThreads),
+// nil without it.
+func (s *Server) Accounting() procacct.Source {
+	if s.acct == nil {
+		return nil
+	}
+	return s.acct
+}
+
 // Close stops intake, waits up to the shutdown grace for in-flight
 // requests, cancels what remains, drains model queues and unmaps shared
 // memory. It is safe to call more than once.
@@ -377,6 +394,9 @@ func (s *Server) Close() error {
 		m.Close()
 	}
 	s.repo.closeAll()
+	if s.acct != nil {
+		s.acct.Close()
+	}
 	if err := s.shm.closeAll(); err != nil {
 		errs = append(errs, err)
 	}

@@ -41,6 +41,14 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 	for _, s := range run.Environment.Servers {
 		fmt.Fprintf(bw, "Server %s: %s\n", s.Key, ServerText(s))
 	}
+	if s := run.Environment.Server.Process; s != "" {
+		fmt.Fprintf(bw, "Server process: %s\n", s)
+	}
+	for _, s := range run.Environment.Servers {
+		if s.Process != "" {
+			fmt.Fprintf(bw, "Server %s process: %s\n", s.Key, s.Process)
+		}
+	}
 	model := ""
 	for i := range run.Points {
 		p := &run.Points[i]
@@ -210,6 +218,9 @@ func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 	}
 	if m.Server != nil {
 		serverBlock(w, m)
+	}
+	if line := ProcessText(m.Process); line != "" {
+		fmt.Fprintf(w, "  Server process: %s\n", line)
 	}
 	llmBlock(w, p)
 	if p.Validation.Enabled {

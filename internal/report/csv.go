@@ -46,18 +46,22 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 	// The cells are the points' figures (result.Point.FigureMetrics), the
 	// numbers the console and the checks show.
 	figs := make(map[*result.Point]result.Metrics, len(points))
-	var withServer, withGPU, withLLM bool
+	var withServer, withGPU, withLLM, withProcess bool
 	for _, p := range points {
 		f := p.FigureMetrics()
 		figs[p] = f
 		withServer = withServer || (f.Server != nil && !f.Server.Reset)
 		withGPU = withGPU || f.GPU != nil
 		withLLM = withLLM || f.LLM != nil
+		withProcess = withProcess || (f.Process != nil && f.Process.Inferences > 0)
 	}
 	bw := bufio.NewWriter(w)
 	header := csvHeader(rate, withServer, opts.VerboseCSV, withGPU)
 	if withLLM {
 		header = llmCSVHeader(header)
+	}
+	if withProcess {
+		header = processCSVHeader(header)
 	}
 	bw.WriteString(header)
 	sort.SliceStable(points, func(i, j int) bool { return figs[points[i]].Throughput < figs[points[j]].Throughput })
@@ -66,6 +70,9 @@ func CSV(w io.Writer, run *result.Run, _ *verdict.Verdict, opts Options) error {
 		row := csvRow(p, &f, rate, withServer, opts.VerboseCSV, withGPU)
 		if withLLM {
 			row = llmCSVRow(row, f.LLM)
+		}
+		if withProcess {
+			row = processCSVRow(row, f.Process)
 		}
 		bw.WriteString(strings.TrimSuffix(row, "\n") + "," + p.Status + "\n")
 	}
@@ -102,6 +109,9 @@ func csvMeasured(p *result.Point) bool {
 		return true
 	}
 	m := p.FigureMetrics()
+	if p.Uncounted() {
+		return m.Throughput > 0
+	}
 	return len(p.Trials) > 0 && (m.Requests > 0 || m.Throughput > 0)
 }
 

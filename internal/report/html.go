@@ -34,6 +34,9 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if rows := llmRows(run); rows != nil {
 		page.LLMHeader, page.LLM = llmHeader, rows
 	}
+	if rows := processRows(run); rows != nil {
+		page.ProcessHeader, page.Process, page.ProcessAbout = processHeader, rows, run.Environment.Server.Process
+	}
 	if f, ok := comparisonFigure(v); ok {
 		page.Headline = append(page.Headline, f)
 	}
@@ -94,9 +97,14 @@ type htmlPage struct {
 	Points       [][]string
 	LLMHeader    []string
 	LLM          [][]string
-	Headline     []figure
-	Plots        []figure
-	Windows      []figure
+	// ProcessHeader and Process are the server process table, with what
+	// it was read from.
+	ProcessHeader []string
+	Process       [][]string
+	ProcessAbout  string
+	Headline      []figure
+	Plots         []figure
+	Windows       []figure
 }
 
 type htmlCheck struct {
@@ -149,6 +157,9 @@ svg{max-width:100%;height:auto;display:block}
 {{end}}{{end}}{{if .LLM}}<h2>LLM</h2>
 <table><thead><tr>{{range .LLMHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .LLM}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}{{if .Process}}<h2>Server process</h2>
+{{with .ProcessAbout}}<p class="meta">{{.}}</p>{{end}}<table><thead><tr>{{range .ProcessHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Process}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 {{if .Points}}<h2>Points</h2>
 <table><thead><tr>{{range .PointHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>

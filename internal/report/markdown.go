@@ -71,6 +71,13 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 			b.WriteString("\n### LLM\n\n")
 			mdTable(&b, llmHeader, rows)
 		}
+		if rows := processRows(run); rows != nil {
+			b.WriteString("\n### Server process\n\n")
+			if s := run.Environment.Server.Process; s != "" {
+				fmt.Fprintf(&b, "%s\n\n", mdEscape(s))
+			}
+			mdTable(&b, processHeader, rows)
+		}
 	}
 	if line := DisturbanceLine(run); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", mdEscape(line))

@@ -70,6 +70,17 @@ func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*resul
 	}
 	defer closeAll()
 	deps := engine.Deps{Servers: servers, Notes: notes, Remote: opts.Remote}
+	var procWhat map[string]string
+	if opts.Net == nil {
+		// On the in-memory network of tests nothing is measured of the
+		// machine: their figures must not depend on it.
+		procs, what, closeProcs, err := locateProcesses(ctx, p, servers)
+		if err != nil {
+			return nil, err
+		}
+		defer closeProcs()
+		deps.Processes, procWhat = procs, what
+	}
 	eo := opts.Engine
 	eo.Version = opts.Version
 	eo.Progress = opts.Progress
@@ -80,7 +91,14 @@ func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*resul
 		ctl.Probed = opts.Probed
 		eo.Schedule = ctl.Next
 	}
-	return engine.Run(ctx, p, deps, eo)
+	run, err := engine.Run(ctx, p, deps, eo)
+	if run != nil && procWhat != nil {
+		run.Environment.Server.Process = procWhat[""]
+		for i := range run.Environment.Servers {
+			run.Environment.Servers[i].Process = procWhat[run.Environment.Servers[i].Key]
+		}
+	}
+	return run, err
 }
 
 // OpenServers starts or reaches every server of p through its kind and

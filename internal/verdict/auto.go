@@ -103,7 +103,7 @@ func notMeasured(c Check, p *result.Point) Check {
 // (the first errors, for results without classes): there is no
 // performance to judge, only a server that refused the requests.
 func errorBudget(p *result.Point, budget float64) (Check, bool) {
-	if !measured(p) || p.Status == result.PointImported && p.Summary.Errors == 0 {
+	if !measured(p) || p.Uncounted() && p.Summary.Errors == 0 {
 		return Check{}, false
 	}
 	// The kept trials' totals: the point's figures for errors and
@@ -181,7 +181,7 @@ func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 // response nor with an error: a hung server must never leave a point whose
 // empty figures pass every threshold.
 func completed(p *result.Point) (Check, bool) {
-	if !measured(p) || p.Status == result.PointImported || p.Summary.Requests > 0 || p.Summary.Errors > 0 {
+	if !measured(p) || p.Uncounted() || p.Summary.Requests > 0 || p.Summary.Errors > 0 {
 		return Check{}, false
 	}
 	return Check{Kind: KindErrors, Key: KeyCompleted, Name: "requests completed", Model: p.Model, Point: p.ID,

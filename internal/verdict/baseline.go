@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 	if g.spec.MinRuns <= 0 {
 		g.spec.MinRuns = plan.DefaultMinRuns
 	}
+	defaulted := len(g.spec.Metrics) == 0 || g.spec.MetricsDefault
 	if len(g.spec.Metrics) == 0 {
 		g.spec.Metrics = plan.DefaultGateMetrics()
 	}
@@ -69,6 +71,9 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		}
 		inRun[p.ID] = true
 		for _, m := range gatedMetrics(g.spec.Metrics, p) {
+			if defaulted && slices.Contains(plan.DefaultGateIfMeasured(), m) && !measuredBoth(tb, p, m) {
+				continue
+			}
 			out = append(out, g.check(tb, p, m, o.AllowUnstable))
 		}
 	}
@@ -77,6 +82,9 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 			continue
 		}
 		for _, m := range historyMetrics(g.spec.Metrics, tb.Runs[0].Points[pid]) {
+			if defaulted && slices.Contains(plan.DefaultGateIfMeasured(), m) {
+				continue
+			}
 			out = append(out, Check{Kind: KindBaseline, Key: baselineKey(m), Name: gateName(m), Model: tb.Runs[0].Points[pid].Model,
 				Point: pid, Metric: m, Class: ClassMissing, Status: StatusWarn, NRef: tb.Series(pid, m).K(), NoValue: true,
 				Message: "in the baseline but not measured in this run"})
@@ -90,6 +98,16 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		g.notGated(&out[i])
 	}
 	return out
+}
+
+// measuredBoth says whether metric was measured at p in this run and
+// in the latest history run: a default metric that only some servers
+// have is gated where both sides have it.
+func measuredBoth(tb *baseline.Testbed, p *result.Point, metric string) bool {
+	if _, ok := p.Figure(metric); !ok {
+		return false
+	}
+	return tb.Series(p.ID, metric).K() > 0
 }
 
 // gatedMetrics are the metrics the gate holds p to: a search's result
@@ -297,13 +315,24 @@ func thinTail(c *Check, run *result.Run) {
 		return
 	}
 	have := stats.Median(per)
-	need := math.Ceil(TailRequests / (1 - q))
-	if have >= need {
+	need, beyond := tailRequests(q)
+	if have >= float64(need) {
 		return
 	}
 	c.Class, c.Status, c.Disturbed = ClassUnchanged, StatusNotGated, false
-	c.Message = fmt.Sprintf("not gated: a trial's %s of %.0f requests rests on its %.0f slowest; it needs %.0f requests a trial to gate (lengthen measurement.window); %s",
-		c.Metric, have, math.Max(math.Floor(have*(1-q)), 1), need, c.Message)
+	c.Message = fmt.Sprintf("not gated: a trial's %s of %.0f requests rests on its %.0f slowest; it needs %d requests a trial to gate (lengthen measurement.window); %s",
+		c.Metric, have, math.Max(beyond(have), 1), need, c.Message)
+}
+
+// tailRequests is how many requests a trial needs for TailRequests of
+// them to lie beyond quantile q, and how many of n lie beyond it. Both
+// are computed on q in thousandths, exactly: in floating point 1 - 0.9 is
+// 0.09999999999999998, and p90 needed 101 requests, not 100, while a
+// trial of 100 "rested on its 9 slowest".
+func tailRequests(q float64) (need int, beyond func(n float64) float64) {
+	tail := 1000 - int(math.Round(q*1000)) // thousandths past q: p90 → 100
+	need = (TailRequests*1000 + tail - 1) / tail
+	return need, func(n float64) float64 { return math.Floor(n * float64(tail) / 1000) }
 }
 
 // pointValues are per-trial values, or the summary alone for imported

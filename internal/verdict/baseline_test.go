@@ -194,3 +194,54 @@ func TestYoungNoisyBaselineIsUncalibrated(t *testing.T) {
 		t.Errorf("interval [%g, %g], uncalibrated %v", got.Lo, got.Hi, got.Uncalibrated)
 	}
 }
+
+// The requests a trial needs for a tail percentile to gate are exact:
+// p90 needs 100 (10 past it), not the 101 of ceil(10/(1-0.9)) in floating
+// point, and a trial of 100 rests on its 10 slowest, not 9.
+func TestTailRequestsExact(t *testing.T) {
+	for _, tt := range []struct {
+		metric       string
+		need         int
+		n, beyondOfN float64
+	}{
+		{"p90", 100, 100, 10},
+		{"p95", 200, 200, 10},
+		{"p99", 1000, 1000, 10},
+		{"ttft_p90", 100, 990, 99},
+		{"latency_max", 10000, 10000, 10},
+	} {
+		q, ok := metricQuantile(tt.metric)
+		if !ok {
+			t.Fatalf("%s: no quantile", tt.metric)
+		}
+		need, beyond := tailRequests(q)
+		if need != tt.need || beyond(tt.n) != tt.beyondOfN {
+			t.Errorf("%s: need %d, %g of %g beyond; want %d, %g", tt.metric, need, beyond(tt.n), tt.n, tt.need, tt.beyondOfN)
+		}
+	}
+	// At the boundary: p90 over trials of 100 requests gates (the +40%
+	// fails); over 99 it is not gated, saying what it needs.
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{"p90"}}
+	rng := rand.New(rand.NewPCG(27, 28))
+	base := history(t, rng, 8, 0.01)
+	slow := mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 1000, 28000, 0.01))
+	for _, tt := range []struct {
+		requests int64
+		want     Status
+		msg      string
+	}{
+		{100, StatusFail, ""},
+		{99, StatusNotGated, "a trial's p90 of 99 requests rests on its 9 slowest; it needs 100 requests a trial to gate"},
+	} {
+		p := slow
+		p.Trials = append([]result.Trial(nil), slow.Trials...)
+		for i := range p.Trials {
+			p.Trials[i].Metrics.Requests = tt.requests
+		}
+		for _, ch := range (Options{}).Baseline(spec, base, mkRun(p)) {
+			if ch.Point == "a/c=1" && (ch.Status != tt.want || !strings.Contains(ch.Message, tt.msg)) {
+				t.Errorf("%d requests a trial: %s %q, want %s saying %q", tt.requests, ch.Status, ch.Message, tt.want, tt.msg)
+			}
+		}
+	}
+}

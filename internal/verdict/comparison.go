@@ -71,6 +71,14 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 				}
 				continue
 			}
+			if failedAll := firstOf(noneSucceeded, cand, ref); failedAll != nil {
+				for _, b := range bounds(cmp) {
+					out = append(out, Check{Kind: KindComparison, Key: comparisonKey(ci, b), Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID,
+						Metric: cmp.Metric, Status: StatusFail, NoValue: true, Environment: true,
+						Message: fmt.Sprintf("could not measure: no request succeeded at %s (%d failed)", failedAll.ID, failedAll.FigureMetrics().Errors)})
+				}
+				continue
+			}
 			for _, b := range bounds(cmp) {
 				c, t := o.compareAt(cmp, b, cand, ref, alpha)
 				c.Key = comparisonKey(ci, b)
@@ -365,4 +373,14 @@ func sameRunMDE(a, b []float64, alpha float64) float64 {
 	se := math.Hypot(stats.LogMedianSE(sa, len(a)), stats.LogMedianSE(sb, len(b)))
 	z := distuv.UnitNormal
 	return math.Expm1((z.Quantile(1-alpha) + z.Quantile(stats.DefaultPower)) * se)
+}
+
+// firstOf is the first of the points (nil ones skipped) that is, or nil.
+func firstOf(is func(*result.Point) bool, ps ...*result.Point) *result.Point {
+	for _, p := range ps {
+		if p != nil && is(p) {
+			return p
+		}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package verdict
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -57,5 +59,36 @@ func TestOutcomeRanksFailOverInconclusiveOverPass(t *testing.T) {
 		if got := v.Outcome(); got != c.want {
 			t.Errorf("%v: outcome %s, want %s", c.checks, got, c.want)
 		}
+	}
+}
+
+// A point whose requests all failed slowly (a deadline each) is not
+// stopped early and ends unstable, its figures zeros of nothing: with
+// allow_unstable its thresholds and comparisons must say "could not
+// measure" as its error budget does, never fail on data (exit 1).
+func TestNoRequestSucceededIsNotMeasured(t *testing.T) {
+	failing := result.Point{ID: "watch/c=1", Model: "watch", Status: result.PointUnstable, Coords: c(1),
+		Summary: result.Metrics{Errors: 6, ErrorRate: 1}}
+	for range 3 {
+		failing.Trials = append(failing.Trials, result.Trial{Metrics: result.Metrics{Errors: 2, ErrorRate: 1}})
+	}
+	run := &result.Run{Status: result.StatusComplete, Points: []result.Point{failing}}
+	checks := (Options{AllowUnstable: true}).Automatic(run)
+	for _, th := range [][]plan.Threshold{thresholdsFor("p99", "<", 1), thresholdsFor("throughput", ">", 1), thresholdsFor("errors", "==", 0)} {
+		got := Thresholds(th, run)
+		if len(got) != 1 || got[0].Status != StatusFail || !got[0].Environment || !strings.Contains(got[0].Message, "no request succeeded at watch/c=1 (6 failed)") {
+			t.Errorf("%s: %+v", th[0].Text, got)
+		}
+		checks = append(checks, got...)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	cmpRun := mkRun(failing, mkPoint("ref/c=1", "ref", c(1), noisy(rng, 10, 1000, 20000, 0.02)))
+	got := Options{}.Comparisons([]plan.Comparison{{Candidate: "watch", Reference: "ref", Metric: "throughput", MinRatio: 0.9}}, cmpRun)
+	if len(got) != 1 || got[0].Status != StatusFail || !got[0].Environment {
+		t.Errorf("comparison: %+v", got)
+	}
+	checks = append(checks, got...)
+	if o := (&Verdict{Checks: checks}).Outcome(); o != OutcomeNotMeasured {
+		t.Errorf("outcome %s, want %s", o, OutcomeNotMeasured)
 	}
 }

@@ -79,85 +79,135 @@ func DisturbedBy(now, most baseline.Contention, numCPU int) []string {
 	return out
 }
 
-// WakeupsPerRequest is how many wake-ups the disturbance rule assumes on
+// WakeupsPerRequest is how many wake-ups the machine estimate assumes on
 // a request's path: the server's thread when the request lands, the
 // model's (after a sleep, a lock or a hand-off), the server's writer and
-// the client's reader when the reply lands. A neighbour delays each of
-// them by the wake-up delay the probe measures at that moment. By the
-// union bound, the sum of m delays exceeds m·D(1−(1−q)/m) with
-// probability at most 1−q, so m times that quantile's rise bounds the rise
-// of a latency's q-quantile the machine alone can cause; and m times the
-// rise of the mean delay bounds the rise of the mean latency. Measured
-// against a delay model next to a neighbour busy 40 ms of every 100 ms on
-// each core, with and without a hog (docs/statistics.md), 4 covered every
-// unchanged run's shift in throughput, p50, p95 and p99, while the bound
-// for p50 stayed under 1% — so a 10% slowdown is still seen there.
+// the client's reader when the reply lands (machine.go). An assumption,
+// stated with the estimate's measured behaviour in docs/statistics.md.
 const WakeupsPerRequest = 4
 
-// explanation is how much of a check's change a rise in disturbance over
-// the busiest baseline run could account for.
+// explanation is how much of a check's change a busier machine than the
+// baseline's could account for.
 type explanation struct {
-	// abs is the largest rise of the check's value (its unit) the machine
-	// could cause, for latency-like metrics; rel the largest relative
-	// worsening, for the others. Both zero: nothing explained.
+	// abs is the machine's estimated share of the check's value (its
+	// unit), for latency-like metrics; rel its relative share, for the
+	// others. Both zero: nothing explained.
 	abs, rel float64
 	why      string
 	// legacy: rel is the older signals' stretch factor less one.
 	legacy bool
 }
 
-// explain measures what a point's disturbance (now) could do to metric
-// against the busiest history run (most). With the wake-up probe on both
-// sides it is the probe's rise times WakeupsPerRequest at the matching
-// quantile; without it, the older signals bound a CPU-bound path: a run
-// queue wait w per unit of CPU stretches CPU time by 1+w, and other
-// processes taking a share u of the CPUs leave 1−u — loose bounds, used
-// only when the margin rule (DisturbedBy) says the run was disturbed at
-// all. avgUs is the point's mean latency, for throughput-like metrics.
-func explain(metric string, now, most baseline.Contention, numCPU int, avgUs float64) explanation {
+// explain estimates what the machine could have done to c's metric at p
+// since the baseline (machine.go): with the wake-up probe on both sides,
+// the counterfactual of the wake-up delays plus the server's measured
+// run-queue and CPU-speed stretch; without it, the older signals' loose
+// stretch factors, used only when the margin rule (DisturbedBy) says the
+// run was disturbed at all.
+func explain(c *Check, p *result.Point, tb *baseline.Testbed, numCPU int) explanation {
+	metric := c.Metric
 	mi, ok := plan.LookupMetric(metric)
-	if !ok || plan.IsSearchMetric(metric) || (mi.Unit != "us" && !mi.HigherBetter) {
+	if !ok || plan.IsSearchMetric(metric) || (mi.Unit != "us" && !mi.HigherBetter && metric != plan.MetricServerCPU) {
 		return explanation{}
 	}
-	if now.HaveWake && most.HaveWake {
-		m := float64(WakeupsPerRequest)
-		q, isQuantile := metricQuantile(metric)
-		if mi.HigherBetter || !isQuantile {
-			d := m * max(now.Wake.Mean-most.Wake.Mean, 0)
-			if d <= 0 {
-				return explanation{}
-			}
-			why := fmt.Sprintf("mean wake-up delay %s vs ≤%s", numfmt.Value(now.Wake.Mean, "us"), numfmt.Value(most.Wake.Mean, "us"))
-			if mi.HigherBetter {
-				if !(avgUs > 0) {
-					return explanation{}
-				}
-				return explanation{rel: min(d/avgUs, 1), why: why}
-			}
-			return explanation{abs: d, why: why}
-		}
-		qq := 1 - (1-q)/m
-		a, b := now.Wake.At(qq), most.Wake.At(qq)
-		if a <= b {
-			return explanation{}
-		}
-		return explanation{abs: m * (a - b), why: fmt.Sprintf("wake-up delay at its %s quantile %s vs ≤%s",
-			numfmt.Significant(100*qq, 4)+"%", numfmt.Value(a, "us"), numfmt.Value(b, "us"))}
+	switch metric {
+	case plan.MetricServerRunQ, plan.MetricServerWork, plan.MetricServerInstr:
+		// The run-queue delay is the contention itself; work and
+		// instructions are what contention does not move.
+		return explanation{}
 	}
-	why := DisturbedBy(now, most, numCPU)
+	nowC := baseline.PointContention(p)
+	most, _ := tb.MaxContention(c.Point)
+	ref := busiestRun(tb, c.Point)
+	if nowC.HaveWake && most.HaveWake && ref != nil {
+		return estimate(c, p, ref, mi)
+	}
+	why := DisturbedBy(nowC, most, numCPU)
 	if len(why) == 0 {
 		return explanation{}
 	}
 	var rel float64
 	switch {
-	case now.HaveWait && most.HaveWait:
-		rel = (1+now.Wait)/(1+most.Wait) - 1
-	case now.HaveOtherCPU && most.HaveOtherCPU && now.OtherCPU < 1:
-		rel = (1-most.OtherCPU)/(1-now.OtherCPU) - 1
+	case nowC.HaveWait && most.HaveWait:
+		rel = (1+nowC.Wait)/(1+most.Wait) - 1
+	case nowC.HaveOtherCPU && most.HaveOtherCPU && nowC.OtherCPU < 1:
+		rel = (1-most.OtherCPU)/(1-nowC.OtherCPU) - 1
 	default:
 		rel = math.Inf(1) // pressure alone bounds nothing: excuse as before
 	}
 	return explanation{rel: rel, why: strings.Join(why, "; "), legacy: true}
+}
+
+// estimate is the machine's share of metric at p against the baseline
+// run ref (its busiest), from the wake-up delays and the server's own
+// counters (machine.go).
+func estimate(c *Check, p *result.Point, ref *baseline.Point, mi plan.MetricInfo) explanation {
+	trials := make([]*result.Disturbance, len(p.Trials))
+	for i := range p.Trials {
+		trials[i] = p.Trials[i].Disturbance
+	}
+	wNow, okNow := wakeDist(trials)
+	thenD := make([]*result.Disturbance, len(ref.Trials))
+	hists := make([]string, len(ref.Trials))
+	for i := range ref.Trials {
+		thenD[i], hists[i] = ref.Trials[i].Disturbance, ref.Trials[i].Histogram
+	}
+	wThen, okThen := wakeDist(thenD)
+	sNow, sThen := serverNow(p), serverThen(ref)
+	server, runqRise, speed := stretch(sNow, sThen, inferencesPerExecution(p))
+	m := WakeupsPerRequest
+	var parts []string
+	if okNow && okThen && wNow.mean > wThen.mean {
+		parts = append(parts, fmt.Sprintf("wake-up delays mean %s vs %s", numfmt.Value(wNow.mean, "us"), numfmt.Value(wThen.mean, "us")))
+	}
+	if runqRise > 0 {
+		parts = append(parts, fmt.Sprintf("the server's run-queue delay %s vs %s per inference", numfmt.Value(sNow.runq, "us"), numfmt.Value(sThen.runq, "us")))
+	}
+	if speed > 1 {
+		parts = append(parts, fmt.Sprintf("its CPU %s slower", numfmt.Percent(speed-1)))
+	}
+	seed := seedOf(c.Point, c.Metric)
+	delays := func(q float64, withLatency bool) float64 {
+		if !okNow || !okThen {
+			return 0
+		}
+		var lat *dist
+		if withLatency {
+			if d, ok := latencyDist(hists); ok {
+				lat = &d
+			}
+		}
+		return max(delayShift(lat, wNow, wThen, m, q, seed), 0)
+	}
+	var e explanation
+	switch q, isQ := metricQuantile(c.Metric); {
+	case c.Metric == plan.MetricServerCPU:
+		// CPU time moves with the CPU's speed alone.
+		e.rel = speed - 1
+	case strings.HasPrefix(c.Metric, "server_compute_"):
+		e.abs = server
+	case c.Metric == plan.MetricServerQueue:
+		// Queued requests wait out the executions ahead of them, each
+		// stretched, and one wake-up of the scheduler.
+		e.abs = server*float64(max(p.Concurrency-1, 1)) + delays(0, false)/float64(m)
+	case mi.HigherBetter:
+		avg, _ := p.Figure(plan.MetricLatencyAvg)
+		if avg.Value > 0 {
+			e.rel = min((delays(0, false)+server)/avg.Value, 1)
+		}
+	case isQ && (c.Metric == plan.MetricP50 || c.Metric == plan.MetricP90 || c.Metric == plan.MetricP95 || c.Metric == plan.MetricP99 || c.Metric == plan.MetricLatencyMax):
+		e.abs = delays(q, true) + server
+	case isQ:
+		// LLM times: no histogram of them is kept, so the delays alone.
+		e.abs = delays(q, false) + server
+	default:
+		e.abs = delays(0, false) + server
+	}
+	if (e.abs <= 0 && e.rel <= 0) || len(parts) == 0 {
+		return explanation{}
+	}
+	e.why = "estimated from " + strings.Join(parts, ", ")
+	return e
 }
 
 // metricQuantile is the latency quantile a metric names (p95 → 0.95,
@@ -200,6 +250,9 @@ func (e explanation) excuses(c *Check) bool {
 		// Requests took up to rel of the mean latency longer, so a closed
 		// loop's throughput was at most rel lower than undisturbed.
 		return e.rel >= 1 || c.Value/(1-e.rel) >= c.Bound
+	case e.rel > 0:
+		// A figure stretched by a factor (CPU time on a slower CPU).
+		return c.Value/(1+e.rel) <= c.Bound
 	default:
 		return c.Value-e.abs <= c.Bound
 	}
@@ -213,7 +266,7 @@ func (e explanation) size(c *Check) string {
 	case e.abs > 0:
 		return "+" + numfmt.Value(e.abs, c.Unit)
 	}
-	return numfmt.Percent(e.rel)
+	return numfmt.Pct(e.rel) // one decimal, as the change it is set against
 }
 
 // disturbed turns a regression (or an undecided check) into
@@ -235,22 +288,25 @@ func disturbed(c *Check, tb *baseline.Testbed, run *result.Run) {
 	if p == nil {
 		return
 	}
-	most, n := tb.MaxContention(c.Point)
-	avg, _ := p.Figure(plan.MetricLatencyAvg)
-	e := explain(c.Metric, baseline.PointContention(p), most, run.Environment.NumCPU, avg.Value)
+	_, n := tb.MaxContention(c.Point)
+	e := explain(c, p, tb, run.Environment.NumCPU)
 	if e.why == "" {
 		return
 	}
+	amount := "could account for " + e.size(c) + " at most"
+	if !e.legacy {
+		amount = "accounts for about " + e.size(c) + " by estimate"
+	}
 	if !e.excuses(c) {
 		if c.Class == ClassRegressed {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("the testbed was busier than in the %d baseline run(s) (%s), which could account for %s at most; this change is larger",
-				n, e.why, e.size(c)))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("the testbed was busier than in the %d baseline run(s) (%s), which %s; this change is larger",
+				n, e.why, amount))
 		}
 		return
 	}
 	c.Class, c.Status, c.Disturbed = ClassUndecided, StatusInconclusive, true
-	c.Message = fmt.Sprintf("inconclusive: testbed disturbed (%s, in the %d baseline run(s); that could account for %s, as much as this change beyond its bound); %s",
-		e.why, n, e.size(c), c.Message)
+	c.Message = fmt.Sprintf("inconclusive: testbed disturbed (%s, against the %d baseline run(s); the machine %s, as much as this change beyond its bound); %s",
+		e.why, n, amount, c.Message)
 }
 
 // imbalance warns when one arm's windows ran on a markedly more disturbed

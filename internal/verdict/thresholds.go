@@ -39,6 +39,13 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 			fig, ok := p.Figure(th.Metric)
 			v := fig.Value
 			switch {
+			case noneSucceeded(p):
+				// Slow failures (a deadline each) may not stop the point
+				// early, yet its figures are still those of nothing: the
+				// error budget's check says "could not measure", and no
+				// threshold may turn that into a failure on data.
+				c.Status, c.NoValue, c.Environment = StatusFail, true, true
+				c.Message = fmt.Sprintf("could not measure: no request succeeded at %s (%d failed), so no %s data", p.ID, p.FigureMetrics().Errors, th.Metric)
 			case !ok && finishedNothing(p):
 				// Nothing to judge is no verdict on the server: the
 				// point's "requests completed" check says why.
@@ -88,8 +95,15 @@ func Thresholds(ths []plan.Threshold, run *result.Run) []Check {
 	return out
 }
 
+// noneSucceeded reports whether p's kept trials hold failed requests and
+// not one success (the error budget's "no request succeeded").
+func noneSucceeded(p *result.Point) bool {
+	f := p.FigureMetrics()
+	return f.Requests == 0 && f.Errors > 0
+}
+
 // finishedNothing reports whether no request at p finished, answered or
 // failed (imported points carry no counts and are taken at their word).
 func finishedNothing(p *result.Point) bool {
-	return p.Status != result.PointImported && p.Summary.Requests == 0 && p.Summary.Errors == 0
+	return !p.Uncounted() && p.Summary.Requests == 0 && p.Summary.Errors == 0
 }

@@ -196,3 +196,17 @@ func TestIntervalNamedIsTheOneThatLies(t *testing.T) {
 		t.Errorf("passed: %s", got)
 	}
 }
+
+// What a disturbance could account for is written with one decimal, as
+// the change beside it ("+39.1% vs history"), not "9.857%".
+func TestDisturbanceSizeOneDecimal(t *testing.T) {
+	c := &Check{Unit: "infer/s"}
+	for _, tt := range []struct {
+		rel  float64
+		want string
+	}{{0.09857, "9.9%"}, {0.5, "50.0%"}, {1.1111, "111.1%"}} {
+		if got := (explanation{rel: tt.rel, why: "x"}).size(c); got != tt.want {
+			t.Errorf("size of %g: %q, want %q", tt.rel, got, tt.want)
+		}
+	}
+}

@@ -51,6 +51,9 @@ type Snapshot struct {
 	Counts [NumBuckets]uint64
 	// SumNs is the total delay, for the mean.
 	SumNs uint64
+	// KernelRuns and KernelNs are the runs of the fixed kernel (speed.go)
+	// and the CPU time they took.
+	KernelRuns, KernelNs uint64
 }
 
 // N is how many wake-ups the snapshot holds.
@@ -73,7 +76,19 @@ func (s *Snapshot) Sub(a *Snapshot) Snapshot {
 	if s.SumNs >= a.SumNs {
 		d.SumNs = s.SumNs - a.SumNs
 	}
+	if s.KernelRuns >= a.KernelRuns && s.KernelNs >= a.KernelNs {
+		d.KernelRuns, d.KernelNs = s.KernelRuns-a.KernelRuns, s.KernelNs-a.KernelNs
+	}
 	return d
+}
+
+// KernelUs is the mean CPU time of one run of the fixed kernel, in µs:
+// how long a unit of fixed work took on this machine's CPUs (speed.go).
+func (s *Snapshot) KernelUs() (float64, bool) {
+	if s.KernelRuns == 0 {
+		return 0, false
+	}
+	return float64(s.KernelNs) / 1e3 / float64(s.KernelRuns), true
 }
 
 // Quantile is the delay at quantile q (0 < q < 1), in µs, read at the
@@ -135,10 +150,12 @@ func bucketBounds(i int) (lo, hi float64) {
 
 // Probe is a running probe.
 type Probe struct {
-	counts [NumBuckets]atomic.Uint64
-	sumNs  atomic.Uint64
-	stop   chan struct{}
-	done   chan struct{}
+	counts     [NumBuckets]atomic.Uint64
+	sumNs      atomic.Uint64
+	kernelRuns atomic.Uint64
+	kernelNs   atomic.Uint64
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 var (
@@ -203,6 +220,10 @@ func (p *Probe) Snapshot() Snapshot {
 		s.Counts[i] = p.counts[i].Load()
 	}
 	s.SumNs = p.sumNs.Load()
+	// Runs before time: a reading between the two adds errs towards a
+	// slower kernel by at most one run's time over a window's ~50.
+	s.KernelRuns = p.kernelRuns.Load()
+	s.KernelNs = p.kernelNs.Load()
 	return s
 }
 
@@ -224,6 +245,8 @@ func (p *Probe) loop(ready chan<- struct{}) {
 		return
 	}
 	ts := unix.NsecToTimespec(int64(Period))
+	kbuf := newKernelBuf()
+	wakes := 0
 	for {
 		select {
 		case <-p.stop:
@@ -242,6 +265,17 @@ func (p *Probe) loop(ready chan<- struct{}) {
 		prev = w
 		p.counts[bucketOf(d)].Add(1)
 		p.sumNs.Add(d)
+		if wakes++; wakes%speedEvery == 0 {
+			if ns, ok := timeKernel(kbuf); ok {
+				p.kernelNs.Add(ns)
+				p.kernelRuns.Add(1)
+			}
+			// The kernel's own run time must not count as the next
+			// wake-up's delay: start the next delay from here.
+			if w, ok := readWait(f, buf); ok {
+				prev = w
+			}
+		}
 	}
 }
 

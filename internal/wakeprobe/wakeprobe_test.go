@@ -1,6 +1,7 @@
 package wakeprobe
 
 import (
+	"github.com/perfscen/perfscen/runner/result"
 	"math"
 	"runtime"
 	"testing"
@@ -92,5 +93,39 @@ func TestProbeRunsWhileHeld(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("goroutines %d after release, %d before", n, before)
+	}
+}
+
+// The kernel's CPU time is read from the thread's own clock: positive,
+// and a window's mean comes from the difference of two snapshots.
+func TestKernelSpeed(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	buf := newKernelBuf()
+	ns, ok := timeKernel(buf)
+	if !ok || ns == 0 {
+		t.Fatalf("kernel CPU time %d, %v", ns, ok)
+	}
+	a := Snapshot{KernelRuns: 10, KernelNs: 200_000}
+	b := Snapshot{KernelRuns: 60, KernelNs: 1_200_000}
+	d := b.Sub(&a)
+	if us, ok := d.KernelUs(); !ok || us != 20 {
+		t.Fatalf("mean kernel time %g µs, %v; want 20", us, ok)
+	}
+	var none Snapshot
+	if _, ok := none.KernelUs(); ok {
+		t.Fatal("no run: want no mean")
+	}
+}
+
+// runner/result reads kept windows with its own copy of the bucket
+// layout: the two must agree.
+func TestBucketLayoutMatchesResult(t *testing.T) {
+	for i := 0; i < NumBuckets; i++ {
+		lo, hi := bucketBounds(i)
+		rlo, rhi := result.WakeupBucketBounds(i)
+		if lo != rlo || hi != rhi {
+			t.Fatalf("bucket %d: [%g, %g) here, [%g, %g) in result", i, lo, hi, rlo, rhi)
+		}
 	}
 }

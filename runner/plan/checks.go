@@ -63,10 +63,14 @@ type Baseline struct {
 	// Tolerances are signed fractions per metric: -0.05 means "may drop
 	// 5%", +0.10 means "may rise 10%".
 	Tolerances map[string]float64 `json:"tolerances,omitempty"`
-	Metrics    []string           `json:"metrics"`    // gated metrics
-	Confidence float64            `json:"confidence"` // prediction-interval level, default 0.99
-	Keep       int                `json:"keep"`       // history length, default 10
-	MinRuns    int                `json:"min_runs"`   // runs before the PI gate is used, default 5
+	Metrics    []string           `json:"metrics"` // gated metrics
+	// MetricsDefault says Metrics are DefaultGateMetrics because the
+	// scenario named none: those of DefaultGateIfMeasured are then gated
+	// only where measured.
+	MetricsDefault bool    `json:"metrics_default,omitempty"`
+	Confidence     float64 `json:"confidence"` // prediction-interval level, default 0.99
+	Keep           int     `json:"keep"`       // history length, default 10
+	MinRuns        int     `json:"min_runs"`   // runs before the PI gate is used, default 5
 	// Testbed names the testbed the run is filed under (overridden by
 	// --testbed and PERFSCEN_TESTBED); empty derives it from the hardware.
 	Testbed string `json:"testbed,omitempty"`

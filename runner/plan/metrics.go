@@ -19,6 +19,19 @@ const (
 	MetricServerOutput   = "server_compute_output"
 	MetricClientSendRecv = "client_send_recv"
 	MetricClientWait     = "client_wait"
+	// The server process's own use of the CPUs per inference (see
+	// ServerProcess): CPU time, run-queue delay (time its threads were
+	// runnable and waited for a CPU) and, where hardware counters exist,
+	// instructions retired. A busy machine stretches wall-clock figures by
+	// the run-queue delay; CPU time and instructions stay where the build
+	// put them.
+	MetricServerCPU   = "server_cpu_infer"
+	MetricServerRunQ  = "server_runq_infer"
+	MetricServerInstr = "server_instr_infer"
+	// MetricServerWork is the CPU time per inference divided by the CPU
+	// time a fixed kernel took in the same window: CPU work in units the
+	// host's clock and other guests do not move.
+	MetricServerWork = "server_work_infer"
 )
 
 // LLM metric names (openai-kind runs). Latency metrics (p50 … latency_max)
@@ -78,6 +91,10 @@ var metricCatalogue = func() map[string]MetricInfo {
 	add(MetricServerOutput, "us", false)
 	add(MetricClientSendRecv, "us", false)
 	add(MetricClientWait, "us", false)
+	add(MetricServerCPU, "us", false)
+	add(MetricServerRunQ, "us", false)
+	add(MetricServerInstr, "count", false)
+	add(MetricServerWork, "count", false)
 	for _, d := range []string{"ttft", "itl", "tpot"} {
 		for _, s := range []string{"avg", "p50", "p90", "p95", "p99", "max"} {
 			add(d+"_"+s, "us", false)

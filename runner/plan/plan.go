@@ -98,10 +98,30 @@ type Server struct {
 	// settings (e.g. delay, engine slowdown) by model name; values are
 	// model-config parameters as strings.
 	EmbeddedModels map[string]map[string]string `json:"embedded_models,omitempty"`
+	// Process says where the server's process is, for its CPU time and
+	// run-queue delay per inference (server.process).
+	Process ServerProcess `json:"process"`
 	// ParamsWhere says, for each EmbeddedModels entry, where the scenario
 	// names it ("file:line:col: server.embedded_models.delay"), so checks
 	// made after loading report at its line.
 	ParamsWhere map[string]string `json:"-"`
+}
+
+// ServerProcess is server.process: how to find the server's process on
+// this machine. The zero value finds it: an embedded server accounts its
+// own model threads, a server on this machine is the process listening
+// on its port, and a remote one is read from its metrics page's
+// process_cpu_seconds_total.
+type ServerProcess struct {
+	// Off measures nothing.
+	Off bool `json:"off,omitempty"`
+	// PID, PIDFile or Cgroup name the process (with its children) or the
+	// cgroup whose processes are the server.
+	PID     int    `json:"pid,omitempty"`
+	PIDFile string `json:"pid_file,omitempty"`
+	Cgroup  string `json:"cgroup,omitempty"`
+	// Where is the key's place in the scenario file, for messages.
+	Where string `json:"-"`
 }
 
 // Protocol is how the client talks KServe v2 to a server.

@@ -118,6 +118,20 @@ func (p *Point) FigureMetrics() Metrics {
 		}
 		out.Server = &s
 	}
+	if out.Process != nil {
+		ps := *out.Process
+		for _, f := range processFields {
+			if v, ok := p.trialMedian(func(m *Metrics) (float64, bool) {
+				if m.Process == nil || m.Process.Inferences <= 0 || f.get(m.Process) == nil {
+					return 0, false
+				}
+				return *f.get(m.Process), true
+			}); ok {
+				f.set(&ps, v)
+			}
+		}
+		out.Process = &ps
+	}
 	if out.LLM != nil {
 		l := *out.LLM
 		for _, f := range llmFields {
@@ -201,6 +215,19 @@ var serverFields = []func(s *ServerStats) *float64{
 	func(s *ServerStats) *float64 { return &s.ComputeInputUs },
 	func(s *ServerStats) *float64 { return &s.ComputeInferUs },
 	func(s *ServerStats) *float64 { return &s.ComputeOutputUs },
+}
+
+// processFields are the median figures of ProcessStats. set stores a
+// new value rather than writing through the pointer: the figures' copy
+// shares its pointers with Summary.
+var processFields = []struct {
+	get func(p *ProcessStats) *float64
+	set func(p *ProcessStats, v float64)
+}{
+	{func(p *ProcessStats) *float64 { return &p.CPUUs }, func(p *ProcessStats, v float64) { p.CPUUs = v }},
+	{func(p *ProcessStats) *float64 { return p.RunQueueUs }, func(p *ProcessStats, v float64) { p.RunQueueUs = &v }},
+	{func(p *ProcessStats) *float64 { return p.Instructions }, func(p *ProcessStats, v float64) { p.Instructions = &v }},
+	{func(p *ProcessStats) *float64 { return p.Work }, func(p *ProcessStats, v float64) { p.Work = &v }},
 }
 
 // llmFieldFunc is one LLM median figure: its value in a trial (ok false

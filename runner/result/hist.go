@@ -68,3 +68,20 @@ func (p *Point) KeptPercentileUs(q float64) (float64, bool) {
 	}
 	return v, true
 }
+
+// DecodeHistogram reads a latency histogram as written in a trial (HDR
+// V2 compressed, base64, microseconds) into its bars: each bar's middle
+// value and its count, in increasing order, empty bars left out.
+func DecodeHistogram(s string) (us []float64, counts []int64, err error) {
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding a latency histogram: %w", err)
+	}
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			us = append(us, float64(b.From+b.To)/2)
+			counts = append(counts, b.Count)
+		}
+	}
+	return us, counts, nil
+}

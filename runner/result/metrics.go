@@ -60,10 +60,28 @@ var getters = map[string]func(m *Metrics) (float64, bool){
 	plan.MetricServerInput:    server(func(s *ServerStats) float64 { return s.ComputeInputUs }),
 	plan.MetricServerInfer:    server(func(s *ServerStats) float64 { return s.ComputeInferUs }),
 	plan.MetricServerOutput:   server(func(s *ServerStats) float64 { return s.ComputeOutputUs }),
+	plan.MetricServerCPU:      process(func(p *ProcessStats) *float64 { return &p.CPUUs }),
+	plan.MetricServerRunQ:     process(func(p *ProcessStats) *float64 { return p.RunQueueUs }),
+	plan.MetricServerInstr:    process(func(p *ProcessStats) *float64 { return p.Instructions }),
+	plan.MetricServerWork:     process(func(p *ProcessStats) *float64 { return p.Work }),
 	plan.MetricClientSendRecv: split(func(m *Metrics) float64 { return m.ClientSendRecvUs }),
 	plan.MetricClientWait:     split(func(m *Metrics) float64 { return m.ClientWaitUs }),
 	plan.MetricMaxConcurrency: searched(func(m *Metrics) *float64 { return m.MaxConcurrency }),
 	plan.MetricMaxRequestRate: searched(func(m *Metrics) *float64 { return m.MaxRequestRate }),
+}
+
+// process figures exist where the server's process was measured, and a
+// window with no inference has none.
+func process(f func(p *ProcessStats) *float64) func(m *Metrics) (float64, bool) {
+	return func(m *Metrics) (float64, bool) {
+		if m.Process == nil || m.Process.Inferences <= 0 {
+			return 0, false
+		}
+		if v := f(m.Process); v != nil {
+			return *v, true
+		}
+		return 0, false
+	}
 }
 
 // searched figures exist on a search's result point only.

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"math"
 	"time"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -26,6 +27,14 @@ const (
 	PointPartial  = "partial"  // interrupted mid-measurement
 	PointImported = "imported" // came from a perf_analyzer file; no trials
 )
+
+// Uncounted reports whether p carries no request counts, as a point
+// imported from a perf_analyzer CSV does (its status imported, or the
+// status perfscen's own CSV recorded, such as unstable): a zero count
+// there is absent, not "nothing finished".
+func (p *Point) Uncounted() bool {
+	return p.Status == PointImported || p.Summary.IsAbsent("requests")
+}
 
 // Run is one scenario run.
 type Run struct {
@@ -128,6 +137,9 @@ type ServerInfo struct {
 	// InProcess marks a server run inside perfscen (kind triton_c_api):
 	// its client time is building requests, not a protocol's.
 	InProcess bool `json:"in_process,omitempty"`
+	// Process says what the server's CPU figures per inference
+	// (Metrics.Process) were read from, or why there are none.
+	Process string `json:"process,omitempty"`
 }
 
 // Point is one model at one sweep point.
@@ -232,6 +244,11 @@ type Disturbance struct {
 	// (internal/wakeprobe). Absent where the kernel gives no per-thread
 	// schedstat, and in results recorded before it was measured.
 	WakeupDelay *WakeupDelay `json:"wakeup_delay_us,omitempty"`
+	// KernelUs is the mean CPU time one run of the wake-up probe's fixed
+	// kernel took during the window, µs: how fast the machine's CPUs ran
+	// (a host that lends a vCPU's core to other guests or lowers its
+	// clock makes every CPU time longer). Absent without the probe.
+	KernelUs *float64 `json:"kernel_us,omitempty"`
 }
 
 // WakeupDelay is the distribution of a window's wake-up delays, in µs.
@@ -241,6 +258,12 @@ type WakeupDelay struct {
 	Quantiles []float64 `json:"quantiles"`
 	// N is how many wake-ups the window held.
 	N uint64 `json:"n"`
+	// Buckets is the whole distribution, [bucket, count] for each nonzero
+	// bucket of the probe's histogram (internal/wakeprobe: bucket 0 holds
+	// delays under 1 µs, bucket 1+8p+s those from 2^p µs plus s eighths
+	// of it): what a counterfactual draws delays from. Absent in results
+	// recorded before it was kept.
+	Buckets [][2]uint64 `json:"buckets,omitempty"`
 }
 
 // WakeupQuantiles are the quantiles a WakeupDelay records: enough of the
@@ -248,9 +271,16 @@ type WakeupDelay struct {
 // few wake-ups m per request (internal/verdict's disturbance rule).
 var WakeupQuantiles = []float64{0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999}
 
-// At is the delay at quantile q, interpolated between the recorded
+// At is the delay at quantile q: read from the whole distribution where
+// the window kept it (Buckets), else interpolated between the recorded
 // quantiles (the largest recorded one beyond them, the median below).
+// Interpolation can be far off in a long tail: with 10% of wake-ups at
+// 3 ms and the rest at 20 µs, the 87.5% quantile interpolated between the
+// 75% and 90% ones reads 2.5 ms where it is 20 µs.
 func (w *WakeupDelay) At(q float64) float64 {
+	if v, ok := w.fromBuckets(q); ok {
+		return v
+	}
 	qs := WakeupQuantiles
 	if len(w.Quantiles) != len(qs) {
 		return 0
@@ -265,6 +295,53 @@ func (w *WakeupDelay) At(q float64) float64 {
 		}
 	}
 	return w.Quantiles[len(qs)-1]
+}
+
+// fromBuckets is the delay at quantile q of the kept distribution: the
+// middle of the bucket holding the ⌈qN⌉-th delay.
+func (w *WakeupDelay) fromBuckets(q float64) (float64, bool) {
+	var n uint64
+	for _, b := range w.Buckets {
+		n += b[1]
+	}
+	if n == 0 {
+		return 0, false
+	}
+	rank := max(uint64(math.Ceil(q*float64(n))), 1)
+	var seen uint64
+	for _, b := range w.Buckets {
+		seen += b[1]
+		if seen >= rank {
+			lo, hi := WakeupBucketBounds(int(b[0]))
+			return (lo + hi) / 2, true
+		}
+	}
+	lo, hi := WakeupBucketBounds(int(w.Buckets[len(w.Buckets)-1][0]))
+	return (lo + hi) / 2, true
+}
+
+// Draws returns the kept distribution as delays (µs, each bucket's
+// middle) with their counts, for drawing; nil without Buckets.
+func (w *WakeupDelay) Draws() (us []float64, counts []uint64) {
+	for _, b := range w.Buckets {
+		lo, hi := WakeupBucketBounds(int(b[0]))
+		us = append(us, (lo+hi)/2)
+		counts = append(counts, b[1])
+	}
+	return us, counts
+}
+
+// WakeupBucketBounds is the range of delays (µs) bucket i of the wake-up
+// probe's histogram holds: bucket 0 under 1 µs; above, each power of two
+// of microseconds in eighths (internal/wakeprobe keeps the same layout).
+func WakeupBucketBounds(i int) (lo, hi float64) {
+	if i <= 0 {
+		return 0, 1
+	}
+	pow, sub := (i-1)/8, (i-1)%8
+	base := math.Exp2(float64(pow))
+	step := base / 8
+	return base + float64(sub)*step, base + float64(sub+1)*step
 }
 
 // ErrorInfo keeps the count, the first distinct messages, and every
@@ -334,7 +411,10 @@ type Metrics struct {
 	// (request-rate modes): perf_analyzer's delayed requests.
 	Delayed int64        `json:"delayed,omitempty"`
 	Server  *ServerStats `json:"server,omitempty"`
-	GPU     *GPUMetrics  `json:"gpu,omitempty"`
+	// Process is the server process's own use of the CPUs, per inference
+	// (absent where its process could not be found or measured).
+	Process *ProcessStats `json:"process,omitempty"`
+	GPU     *GPUMetrics   `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
 	// MaxConcurrency and MaxRequestRate are the value a search found, on
@@ -363,6 +443,37 @@ type ServerStats struct {
 	// Reset is set when counters went backwards (server restarted) during
 	// the window; the figures above are then not trustworthy and zero.
 	Reset bool `json:"reset,omitempty"`
+}
+
+// ProcessStats is how much of the machine the server's process used per
+// inference during a window: read from the kernel's per-thread counters
+// of the server's threads (the embedded server's model instances, a
+// process found on this machine, or named by PID or cgroup) or, for a
+// server elsewhere, its process_cpu_seconds_total.
+//
+// A busy machine stretches a CPU-bound model's wall-clock compute time by
+// the time its threads wait for a CPU; CPUUs is the time they ran, which
+// contention leaves where the build put it (bar cache and frequency
+// effects), and RunQueueUs is the wait, which says how much of a slower
+// wall-clock figure the machine accounts for.
+type ProcessStats struct {
+	// CPUUs is CPU time per inference, µs.
+	CPUUs float64 `json:"cpu_us"`
+	// RunQueueUs is the time the threads waited runnable for a CPU per
+	// inference, µs (nil where the source cannot see it).
+	RunQueueUs *float64 `json:"run_queue_us,omitempty"`
+	// Instructions retired per inference (nil without hardware counters).
+	Instructions *float64 `json:"instructions,omitempty"`
+	// Work is CPUUs divided by the window's Disturbance.KernelUs: CPU
+	// time per inference in units of the CPU time a fixed kernel took in
+	// the same seconds, which a slower vCPU does not move (nil without
+	// the probe).
+	Work *float64 `json:"work,omitempty"`
+	// Inferences is what the window's figures are divided by: the
+	// server's own count where it keeps one, else the client's.
+	Inferences int64 `json:"inferences"`
+	// Threads is how many threads were counted at the window's end.
+	Threads int `json:"threads,omitempty"`
 }
 
 // GPUMetrics are scraped from the server's Prometheus endpoint.

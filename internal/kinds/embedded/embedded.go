@@ -27,6 +27,10 @@ func Start(ctx context.Context, srv plan.Server, mem *kinds.Net, mounts ...refse
 		// A fixed version keeps the testbed id stable across perfscen builds:
 		// the embedded server is the thing under test in its baselines.
 		Version: "embedded",
+		// Its model threads are accounted: the figures a busy machine
+		// cannot move. Not on the in-memory network of tests, whose
+		// figures must not depend on the machine.
+		AccountThreads: mem == nil,
 	}
 	if mem != nil {
 		host := "embedded"
@@ -56,7 +60,7 @@ func Start(ctx context.Context, srv plan.Server, mem *kinds.Net, mounts ...refse
 // (see Flavour). Close it when done.
 func Core(srv plan.Server, mem *kinds.Net) (*refserver.Server, error) {
 	opts := refserver.Options{ModelParams: srv.EmbeddedModels, Version: "embedded", HTTPAddr: "-", GRPCAddr: "-",
-		PlainTimers: mem != nil}
+		PlainTimers: mem != nil, AccountThreads: mem == nil}
 	s, err := refserver.New(opts)
 	if err != nil {
 		return nil, failure.Invalid(fmt.Errorf("%s.embedded_models: %w", kinds.ServerField(srv), err))

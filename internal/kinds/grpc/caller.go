@@ -7,7 +7,6 @@ import (
 	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"io"
 	"time"
 
@@ -174,11 +173,15 @@ func (c *caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.
 	out.Decoupled = streaming
 	if callErr != nil {
 		out.Err = callError(ctx, c.path, callErr)
-		if streaming && out.Responses > 0 && status.Code(callErr) == codes.DeadlineExceeded {
+		var se *transport.ServerError
+		if streaming && out.Responses > 0 && errors.As(out.Err, &se) && se.GRPCCode == codes.DeadlineExceeded {
 			// The server replied and kept the stream open: say so, not
 			// that the server failed to answer.
-			out.Err = &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: c.path, GRPCCode: codes.DeadlineExceeded,
-				Message: fmt.Sprintf("deadline exceeded: the server sent %d replies and did not end the stream within the deadline (%s); a stream it never ends needs server.grpc.replies to end each call after that many replies", out.Responses, c.deadline)}
+			msg := fmt.Sprintf("deadline exceeded: the server sent %d replies and did not end the stream within the deadline (%s); a stream it never ends needs server.grpc.replies to end each call after that many replies", out.Responses, c.deadline)
+			if c.maxReplies > 0 {
+				msg = fmt.Sprintf("deadline exceeded: the server sent %d of the %d replies server.grpc.replies waits for, and did not end the stream, within the deadline (%s)", out.Responses, c.maxReplies, c.deadline)
+			}
+			out.Err = &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: c.path, GRPCCode: codes.DeadlineExceeded, Message: msg}
 		}
 		return
 	}

@@ -143,26 +143,105 @@ func probe(ctx context.Context, conn grpcConn, path string) error {
 }
 
 // probeWith is one probe call, with one empty message or none.
+//
+// A client- or bidi-streaming method may never answer a call that sends
+// nothing: etcd's Watch keeps the stream open after the client's
+// half-close, waiting for a watch to be created. Waiting out the deadline
+// would call a healthy server "not ready" (and a missing method is
+// answered UNIMPLEMENTED at once, so a silence says the method is
+// there). When the probe has no answer after probeQuiet, a call of a
+// method no server has is sent on the same connection: once the server
+// has answered that one, it has read the probe's headers too, and a probe
+// still unanswered a little later (probeSettle) is a method served.
 func probeWith(ctx context.Context, conn grpcConn, path string, empty bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, path, grpc.ForceCodecV2(rawCodec{}))
+	answer, err := openCall(ctx, conn, path, empty)
 	if err != nil {
 		return err
 	}
+	quiet := time.NewTimer(probeQuiet)
+	defer quiet.Stop()
+	select {
+	case err := <-answer:
+		return err
+	case <-quiet.C:
+	}
+	alive := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		other, err := openCall(ctx, conn, unservedPath, false)
+		if err == nil {
+			err = <-other
+		}
+		if answered(err) {
+			alive <- time.Since(start)
+		}
+	}()
+	select {
+	case err := <-answer:
+		return err
+	case rtt := <-alive:
+		settle := time.NewTimer(max(rtt, probeSettle))
+		defer settle.Stop()
+		select {
+		case err := <-answer:
+			return err
+		case <-settle.C:
+			return nil
+		}
+	}
+}
+
+// openCall opens a call of path, sends one empty message or none, ends
+// its sending side, and delivers the call's end on the channel (nil for a
+// reply or a clean end, else its status); ctx's end ends it.
+func openCall(ctx context.Context, conn grpcConn, path string, empty bool) (<-chan error, error) {
+	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, path, grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		return nil, err
+	}
 	if empty {
 		if err := st.SendMsg(&frame{}); err != nil && !errors.Is(err, io.EOF) {
-			return err
+			return nil, err
 		}
 	}
 	if err := st.CloseSend(); err != nil {
-		return err
+		return nil, err
 	}
-	var f frame
-	if err := st.RecvMsg(&f); err != nil && !errors.Is(err, io.EOF) {
-		return err
+	answer := make(chan error, 1)
+	go func() {
+		var f frame
+		err := st.RecvMsg(&f)
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		answer <- err
+	}()
+	return answer, nil
+}
+
+const (
+	// probeQuiet is how long a probe waits for its own answer before it
+	// asks whether the server answers at all.
+	probeQuiet = 50 * time.Millisecond
+	// probeSettle is the least time a probe still waits for its answer
+	// after the server answered the call sent after it.
+	probeSettle = 50 * time.Millisecond
+)
+
+// unservedPath is a method no service has: the server answers it (with
+// UNIMPLEMENTED, or a proxy's own status) as soon as it reads it.
+const unservedPath = "/perfscen.probe.v1.Unserved/Probe"
+
+// answered says whether err is a status the server sent, as opposed to
+// the client giving up (deadline, cancel) or no connection.
+func answered(err error) bool {
+	switch status.Code(err) {
+	case codes.DeadlineExceeded, codes.Canceled, codes.Unavailable:
+		return false
 	}
-	return nil
+	return true
 }
 
 // wrongProtocol recognises a peer that is not a plain-text gRPC server

@@ -42,6 +42,15 @@ func callError(ctx context.Context, op string, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return &transport.TransportError{Protocol: plan.ProtocolGRPC, Op: op, Err: fmt.Errorf("status %s: %w", st.Code(), cerr)}
 		}
+	case codes.Unknown:
+		// A Go server whose handler returns its context's error, as
+		// etcd's Watch does when the call's deadline (the grpc-timeout
+		// sent) fires on its side first, answers Unknown with Go's text:
+		// the same deadline, told by the server.
+		if st.Message() == context.DeadlineExceeded.Error() {
+			return &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: codes.DeadlineExceeded,
+				Message: "deadline exceeded: the server's own deadline (it answered Unknown: " + st.Message() + ")"}
+		}
 	}
 	return &transport.ServerError{Protocol: plan.ProtocolGRPC, Op: op, GRPCCode: st.Code(), Message: st.Message()}
 }

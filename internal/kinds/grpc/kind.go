@@ -339,7 +339,33 @@ func (s *server) prepare(files *protoregistry.Files, where string) error {
 		mo.data = &inputdata.Data{Streams: [][]inputdata.Step{steps}, BatchSize: 1}
 		s.models[m.Alias] = mo
 	}
-	return nil
+	return s.checkReplies()
+}
+
+// checkReplies refuses server.grpc.replies where no method streams its
+// replies: a unary or client-streaming call ends with its one reply, and
+// the setting would be silently ignored.
+func (s *server) checkReplies() error {
+	if s.cfg.replies == 0 {
+		return nil
+	}
+	var single []string
+	for _, m := range s.plan.Models {
+		mo := s.models[m.Alias]
+		if mo.md.IsStreamingServer() {
+			return nil
+		}
+		if note := mo.method.String() + shapeNote(mo.md); !slices.Contains(single, note) {
+			single = append(single, note)
+		}
+	}
+	for i, n := range single {
+		if !strings.Contains(n, "(") {
+			single[i] = n + " (unary)"
+		}
+	}
+	return failure.Invalid(fmt.Errorf("%s.replies: applies to server- or bidi-streaming methods, and %s answers with one reply (leave replies out)",
+		s.cfg.field, strings.Join(single, ", ")))
 }
 
 // judgeProbe turns the answer to a method's probe into a verdict: a

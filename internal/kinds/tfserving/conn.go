@@ -3,7 +3,6 @@ package tfserving
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -120,14 +119,11 @@ func tfNotFound(proto plan.Protocol, err error) bool {
 	if !notFound(err) {
 		return false
 	}
-	var se *transport.ServerError
-	if proto != plan.ProtocolHTTP || !errors.As(err, &se) {
+	if proto != plan.ProtocolHTTP {
 		return true
 	}
-	var body struct {
-		Error *string `json:"error"`
-	}
-	return json.Unmarshal([]byte(se.Message), &body) == nil && body.Error != nil
+	var own *tfError
+	return errors.As(err, &own)
 }
 
 // notFound reports whether the server said the model (or version) is not

@@ -2,6 +2,7 @@ package tfserving
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,22 +25,42 @@ type stubServer struct {
 	pb.UnimplementedPredictionServiceServer
 	pb.UnimplementedModelServiceServer
 	status   func() (*pb.GetModelStatusResponse, error)
-	metadata func() (*pb.GetModelMetadataResponse, error)
+	metadata func() (*pb.GetModelMetadataResponse, error) // nil: UNIMPLEMENTED
+	predict  func() (*pb.PredictResponse, error)          // nil: UNIMPLEMENTED
 }
 
 func (s *stubServer) GetModelStatus(context.Context, *pb.GetModelStatusRequest) (*pb.GetModelStatusResponse, error) {
 	return s.status()
 }
 
-func (s *stubServer) GetModelMetadata(context.Context, *pb.GetModelMetadataRequest) (*pb.GetModelMetadataResponse, error) {
+func (s *stubServer) GetModelMetadata(ctx context.Context, r *pb.GetModelMetadataRequest) (*pb.GetModelMetadataResponse, error) {
+	if s.metadata == nil {
+		return s.UnimplementedPredictionServiceServer.GetModelMetadata(ctx, r)
+	}
 	return s.metadata()
+}
+
+func (s *stubServer) Predict(ctx context.Context, r *pb.PredictRequest) (*pb.PredictResponse, error) {
+	if s.predict == nil {
+		return s.UnimplementedPredictionServiceServer.Predict(ctx, r)
+	}
+	return s.predict()
 }
 
 func serveStub(t *testing.T, s *stubServer) string {
 	t.Helper()
+	return serveStubOf(t, s, true)
+}
+
+// serveStubOf serves s's PredictionService, and its ModelService when
+// models is true.
+func serveStubOf(t *testing.T, s *stubServer, models bool) string {
+	t.Helper()
 	g := grpc.NewServer()
 	pb.RegisterPredictionServiceServer(g, s)
-	pb.RegisterModelServiceServer(g, s)
+	if models {
+		pb.RegisterModelServiceServer(g, s)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -116,13 +137,16 @@ func TestOpenServerFailures(t *testing.T) {
 			t.Fatalf("err = %v (%s)", err, failure.KindOf(err))
 		}
 	})
+	// A metrics_url answering 404 is a page the server does not have,
+	// exit 2 as docs/scenario.md says of any page that is not Prometheus
+	// text; only one that does not answer is exit 3.
 	t.Run("metrics_url answering 404", func(t *testing.T) {
 		grpcAddr, _ := flavourOn(t, nil)
 		srv := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(srv.Close)
 		p := onePlan(plan.Server{URL: grpcAddr, MetricsURL: srv.URL + "/monitoring/prometheus/metrics"}, plan.ProtocolGRPC, plan.Model{Name: "simple"}, nil)
 		_, err := open(t, p)
-		if failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), "TF Serving answers 404 there unless it was started with --monitoring_config_file") {
+		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), "TF Serving answers 404 there unless it was started with --monitoring_config_file") {
 			t.Fatalf("err = %v, want the hint", err)
 		}
 	})
@@ -170,5 +194,42 @@ func TestNoModelService(t *testing.T) {
 	_, err = open(t, onePlan(plan.Server{URL: lis.Addr().String()}, plan.ProtocolGRPC, plan.Model{Name: "nosuch"}, nil))
 	if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), `model "nosuch" is not served by the gRPC server at`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Without ModelService, the metadata call says what the status call would
+// have, and its own answer is quoted: a label the server lacks is exit 2,
+// a failure of the metadata call exit 3, and a proxy that forwards Predict
+// alone is named as such. Each said before that the server "implements
+// neither ModelService nor PredictionService", quoting the status call.
+func TestNoModelServiceAnswers(t *testing.T) {
+	invalid := func(msg string) func() (*pb.GetModelMetadataResponse, error) {
+		return func() (*pb.GetModelMetadataResponse, error) { return nil, status.Error(codes.InvalidArgument, msg) }
+	}
+	for _, c := range []struct {
+		name    string
+		stub    *stubServer
+		version string
+		kind    failure.Kind
+		want    string
+	}{
+		{"unknown label", &stubServer{metadata: invalid("Unrecognized servable version label: canary")}, "canary", failure.InvalidInput,
+			`model "m" version canary at %s: the server has no version labelled "canary" (labels come from its model config's version_labels; it has no tensorflow.serving.ModelService, its PredictionService says: grpc model metadata: server returned InvalidArgument: Unrecognized servable version label: canary)`},
+		{"metadata fails", &stubServer{metadata: func() (*pb.GetModelMetadataResponse, error) { return nil, status.Error(codes.Internal, "disk on fire") }}, "", failure.Environment,
+			`model "m" at %s: metadata (the server has no tensorflow.serving.ModelService, so its status was not checked): grpc model metadata: server returned Internal: disk on fire`},
+		{"a proxy forwarding Predict alone", &stubServer{predict: func() (*pb.PredictResponse, error) { return nil, status.Error(codes.InvalidArgument, "no inputs") }}, "", failure.InvalidInput,
+			"server: the gRPC server at %s serves PredictionService/Predict but neither tensorflow.serving.ModelService nor PredictionService/GetModelMetadata"},
+		{"neither service", &stubServer{}, "", failure.InvalidInput,
+			"server: the gRPC server at %s implements neither tensorflow.serving.ModelService nor PredictionService, so it is not TensorFlow Serving"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := serveStubOf(t, c.stub, false)
+			p := onePlan(plan.Server{URL: addr}, plan.ProtocolGRPC, plan.Model{Name: "m", Version: c.version}, nil)
+			_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 2 * time.Second})
+			want := fmt.Sprintf(c.want, addr)
+			if failure.KindOf(err) != c.kind || !strings.Contains(fmt.Sprint(err), want) {
+				t.Fatalf("err = %v (%s),\nwant %s containing %q", err, failure.KindOf(err), c.kind, want)
+			}
+		})
 	}
 }

@@ -236,7 +236,11 @@ func (s *server) openStats(ctx context.Context, url string, co connOptions) erro
 			return failure.Invalid(fmt.Errorf("%s: %w (TF Serving serves its metrics at %s on the REST port when --monitoring_config_file enables prometheus_config)", field, err, promPath))
 		}
 		if errors.Is(err, errNoMetricsPage) {
-			return failure.Env(fmt.Errorf("%s: %w: TF Serving answers 404 there unless it was started with --monitoring_config_file naming a file with prometheus_config { enable: true, path: %q }; start it so, or leave metrics_url out (the run then has no server figures)", field, err, promPath))
+			// The server answered: it has no such page. Asking again will
+			// not make one, so this is the scenario's (or the server's
+			// configuration's) to fix, as a check needing figures a server
+			// does not offer is.
+			return failure.Invalid(fmt.Errorf("%s: %w: TF Serving answers 404 there unless it was started with --monitoring_config_file naming a file with prometheus_config { enable: true, path: %q }; start it so, or leave metrics_url out (the run then has no server figures)", field, err, promPath))
 		}
 		return failure.Env(fmt.Errorf("%s: %w", field, err))
 	}

@@ -2,6 +2,7 @@ package tfserving
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -287,6 +288,24 @@ func TestWrongPort(t *testing.T) {
 				t.Log(err)
 			}
 		})
+	}
+}
+
+// A model TF Serving lacks is answered in its own words, a 404 with a JSON
+// error over REST and NOT_FOUND over gRPC: either way the model is not
+// served (exit 2), never "not TF Serving, wrong port?" (REST said so once
+// the error had been taken out of its JSON).
+func TestUnknownModelNamed(t *testing.T) {
+	tfGRPC, tfREST := flavourOn(t, nil)
+	for _, c := range []struct {
+		proto plan.Protocol
+		url   string
+	}{{plan.ProtocolHTTP, tfREST}, {plan.ProtocolGRPC, tfGRPC}} {
+		_, err := open(t, onePlan(plan.Server{URL: c.url}, c.proto, plan.Model{Name: "nosuch"}, nil))
+		want := fmt.Sprintf("model \"nosuch\" is not served by the TF Serving at %s (%s): ", c.url, c.proto)
+		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "does not answer as TensorFlow Serving") {
+			t.Errorf("%s: err = %v (%s), want exit 2 saying %q", c.proto, err, failure.KindOf(err), want)
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
 	pb "github.com/perfscen/perfscen/internal/kinds/tfserving/tfservingpb"
@@ -73,18 +75,7 @@ func (s *server) reach(ctx context.Context, proto plan.Protocol, m modelRef, tim
 		if err := otherAPI(); err != nil {
 			return err
 		}
-		// A server with PredictionService alone (a proxy, a custom
-		// front) is measurable; only the status check is lost.
-		_, err := a.signatures(ctx, m)
-		switch {
-		case err == nil:
-			s.addNote(fmt.Sprintf("the gRPC server at %s has no tensorflow.serving.ModelService: model status was not checked", url))
-			return nil
-		case notFound(err):
-			// Its PredictionService answered: the model is what it lacks.
-			return failure.Invalid(fmt.Errorf("%s is not served by the gRPC server at %s (it has no tensorflow.serving.ModelService; its PredictionService says: %w)", m.what(), url, err))
-		}
-		return failure.Invalid(fmt.Errorf("%s: the gRPC server at %s implements neither tensorflow.serving.ModelService nor PredictionService, so it is not TensorFlow Serving: %w", kinds.ServerField(s.plan.Server()), url, lastErr))
+		return s.withoutModelService(ctx, a, m, url, lastErr)
 	case notFound(lastErr) && !tfNotFound(proto, lastErr):
 		// A 404 not worded as TF Serving words it: another server's port.
 		if err := otherAPI(); err != nil {
@@ -104,6 +95,49 @@ func (s *server) reach(ctx context.Context, proto plan.Protocol, m modelRef, tim
 		return failure.Invalid(fmt.Errorf("%s at %s: the server has no version labelled %q (labels come from its model config's version_labels): %w", m.what(), url, m.Version, lastErr))
 	}
 	return failure.Env(fmt.Errorf("%s at %s: status: %w", m.what(), url, lastErr))
+}
+
+// withoutModelService judges a gRPC server that answered the status call
+// UNIMPLEMENTED: a server with PredictionService alone (a proxy, a custom
+// front) is measurable, and only the status check is lost. Its metadata
+// call (GetModelMetadata, of PredictionService) then says what the status
+// would have: every answer of it is judged here, quoting it, not the
+// status call's UNIMPLEMENTED.
+func (s *server) withoutModelService(ctx context.Context, a api, m modelRef, url string, statusErr error) error {
+	_, err := a.signatures(ctx, m)
+	switch {
+	case err == nil:
+		s.addNote(fmt.Sprintf("the gRPC server at %s has no tensorflow.serving.ModelService: model status was not checked", url))
+		return nil
+	case notFound(err):
+		// Its PredictionService answered: the model is what it lacks.
+		return failure.Invalid(fmt.Errorf("%s is not served by the gRPC server at %s (it has no tensorflow.serving.ModelService; its PredictionService says: %w)", m.what(), url, err))
+	case m.isLabel() && invalidArgument(err):
+		return failure.Invalid(fmt.Errorf("%s at %s: the server has no version labelled %q (labels come from its model config's version_labels; it has no tensorflow.serving.ModelService, its PredictionService says: %w)", m.what(), url, m.Version, err))
+	case unimplemented(err):
+		// Neither status nor metadata: a proxy that forwards Predict
+		// alone still answers Predict with something other than
+		// UNIMPLEMENTED (an empty request is refused as invalid).
+		if servesPredict(ctx, a, m) {
+			return failure.Invalid(fmt.Errorf("%s: the gRPC server at %s serves PredictionService/Predict but neither tensorflow.serving.ModelService nor PredictionService/GetModelMetadata, which %s's signature is read from before any load: point the scenario at TF Serving itself, or at a proxy that forwards GetModelMetadata too: %w",
+				kinds.ServerField(s.plan.Server()), url, m.what(), err))
+		}
+		return failure.Invalid(fmt.Errorf("%s: the gRPC server at %s implements neither tensorflow.serving.ModelService nor PredictionService, so it is not TensorFlow Serving: %w", kinds.ServerField(s.plan.Server()), url, statusErr))
+	}
+	return failure.Env(fmt.Errorf("%s at %s: metadata (the server has no tensorflow.serving.ModelService, so its status was not checked): %w", m.what(), url, err))
+}
+
+// servesPredict says whether a gRPC server answers Predict at all: an
+// empty request of the model, which it serves or refuses, but never with
+// UNIMPLEMENTED when it has the method.
+func servesPredict(ctx context.Context, a api, m modelRef) bool {
+	g, ok := a.(*grpcAPI)
+	if !ok {
+		return false
+	}
+	_, _, err := g.predict(ctx, &pb.PredictRequest{ModelSpec: m.spec()})
+	var se *transport.ServerError
+	return err == nil || errors.As(err, &se) && se.GRPCCode != codes.Unimplemented
 }
 
 func (s *server) addNote(n string) {

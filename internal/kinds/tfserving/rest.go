@@ -117,20 +117,33 @@ func (r *restAPI) do(ctx context.Context, op, method, path string, body []byte, 
 }
 
 // serverError is a non-200 answer, with TF Serving's {"error": "..."}
-// message when the body is one.
+// message when the body is one; such an answer is a tfError, so that a
+// 404 in TF Serving's words can be told from another server's page once
+// the message has been taken out of its JSON.
 func serverError(op string, rp reply) error {
 	msg := strings.TrimSpace(string(rp.body))
 	var e struct {
 		Error *string `json:"error"`
 	}
-	if json.Unmarshal(rp.body, &e) == nil && e.Error != nil {
+	own := json.Unmarshal(rp.body, &e) == nil && e.Error != nil
+	if own {
 		msg = *e.Error
 	}
 	if len(msg) > 300 {
 		msg = msg[:300] + "…"
 	}
-	return &transport.ServerError{Protocol: plan.ProtocolHTTP, Op: op, HTTPStatus: rp.code, Message: msg}
+	se := &transport.ServerError{Protocol: plan.ProtocolHTTP, Op: op, HTTPStatus: rp.code, Message: msg}
+	if own {
+		return &tfError{se}
+	}
+	return se
 }
+
+// tfError is a REST error answered as TF Serving answers one, a JSON
+// object with an "error" member; it reads as the ServerError it wraps.
+type tfError struct{ *transport.ServerError }
+
+func (e *tfError) Unwrap() error { return e.ServerError }
 
 // errNotTFServing marks an answer in a shape TF Serving never writes.
 var errNotTFServing = errors.New("not TensorFlow Serving's answer")

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/perfscen/perfscen/internal/procacct"
+	"github.com/perfscen/perfscen/runner/result"
+)
+
+// procState is a point's last reading of its server's own accounting.
+type procState struct {
+	r  procacct.Reading
+	ok bool
+}
+
+// procRead reads the point's server accounting, if it has one the point
+// can use: a source that cannot tell models apart describes a window only
+// when one model was under load, so a mix's members get none.
+func (pr *pointRunner) procRead(ctx context.Context, together int) procState {
+	src := pr.ss.proc
+	if src == nil || pr.procOff || (together > 1 && !src.PerModel()) {
+		return procState{}
+	}
+	r, err := src.Read(ctx, pr.model.Name)
+	if err != nil {
+		pr.procOff = true
+		if ctx.Err() == nil {
+			pr.notes = append(pr.notes, "server CPU per inference: no more readings: "+err.Error())
+		}
+		return procState{}
+	}
+	return procState{r: r, ok: true}
+}
+
+// procWindow is the window's ProcessStats from the readings around it:
+// per inference, by the source's own count where it keeps one, else the
+// server's statistics, else the client's successful inferences.
+func procWindow(a, b procState, server *result.ServerStats, clientInferences int64) *result.ProcessStats {
+	if !a.ok || !b.ok {
+		return nil
+	}
+	d, ok := procacct.Delta(a.r, b.r)
+	if !ok {
+		return nil
+	}
+	n := clientInferences
+	switch {
+	case d.HaveInferences:
+		n = int64(d.Inferences)
+	case server != nil && !server.Reset && server.InferenceCount > 0:
+		n = server.InferenceCount
+	}
+	if n <= 0 {
+		return nil
+	}
+	ps := &result.ProcessStats{CPUUs: float64(d.CPUNs) / 1e3 / float64(n), Inferences: n, Threads: d.Threads}
+	if d.HaveRunQueue {
+		v := float64(d.RunQueueNs) / 1e3 / float64(n)
+		ps.RunQueueUs = &v
+	}
+	if d.HaveInstructions {
+		v := float64(d.Instructions) / float64(n)
+		ps.Instructions = &v
+	}
+	return ps
+}
+
+// mergeProcess is the kept windows' ProcessStats taken together: every
+// figure's total over every inference, as perf_analyzer merges windows.
+// Windows without figures (no inference finished in them, or a reading
+// failed) are left out; a figure some window lacks is left out of the
+// merge.
+func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
+	var out result.ProcessStats
+	var runq, instr, work float64
+	haveRunq, haveInstr, haveWork := true, true, true
+	for _, p := range list {
+		if p == nil {
+			continue
+		}
+		n := float64(p.Inferences)
+		out.Inferences += p.Inferences
+		out.CPUUs += p.CPUUs * n
+		if p.RunQueueUs != nil {
+			runq += *p.RunQueueUs * n
+		} else {
+			haveRunq = false
+		}
+		if p.Instructions != nil {
+			instr += *p.Instructions * n
+		} else {
+			haveInstr = false
+		}
+		if p.Work != nil {
+			work += *p.Work * n
+		} else {
+			haveWork = false
+		}
+		out.Threads = max(out.Threads, p.Threads)
+	}
+	if len(list) == 0 || out.Inferences <= 0 {
+		return nil
+	}
+	n := float64(out.Inferences)
+	out.CPUUs /= n
+	if haveRunq {
+		v := runq / n
+		out.RunQueueUs = &v
+	}
+	if haveInstr {
+		v := instr / n
+		out.Instructions = &v
+	}
+	if haveWork {
+		v := work / n
+		out.Work = &v
+	}
+	return &out
+}

@@ -1,0 +1,69 @@
+package procacct
+
+import "context"
+
+// Reading is a source's cumulative counters at one moment. Only
+// differences of two readings of one source mean anything.
+type Reading struct {
+	// CPUNs is the time the server's threads ran on a CPU.
+	CPUNs uint64
+	// RunQueueNs is the time they were runnable and waited for a CPU;
+	// HaveRunQueue is false where the source cannot see it (a remote
+	// server's process_cpu_seconds_total).
+	RunQueueNs   uint64
+	HaveRunQueue bool
+	// Instructions retired, where hardware counters could be opened.
+	Instructions     uint64
+	HaveInstructions bool
+	// Inferences, when HaveInferences, are the source's own count of the
+	// inferences its time was spent on (the embedded server counts per
+	// model); otherwise the caller divides by the inferences it saw.
+	Inferences     uint64
+	HaveInferences bool
+	// Threads is how many threads the reading summed (0 where unknown).
+	Threads int
+}
+
+// Delta is what happened between two readings a (earlier) and b. ok is
+// false when a counter went backwards (the process restarted) or the two
+// disagree on what they measured.
+func Delta(a, b Reading) (d Reading, ok bool) {
+	if b.CPUNs < a.CPUNs {
+		return Reading{}, false
+	}
+	d.CPUNs = b.CPUNs - a.CPUNs
+	if a.HaveRunQueue && b.HaveRunQueue {
+		if b.RunQueueNs < a.RunQueueNs {
+			return Reading{}, false
+		}
+		d.RunQueueNs, d.HaveRunQueue = b.RunQueueNs-a.RunQueueNs, true
+	}
+	if a.HaveInstructions && b.HaveInstructions && b.Instructions >= a.Instructions {
+		d.Instructions, d.HaveInstructions = b.Instructions-a.Instructions, true
+	}
+	if a.HaveInferences && b.HaveInferences {
+		if b.Inferences < a.Inferences {
+			return Reading{}, false
+		}
+		d.Inferences, d.HaveInferences = b.Inferences-a.Inferences, true
+	}
+	d.Threads = b.Threads
+	return d, true
+}
+
+// Source is one server's accounting.
+type Source interface {
+	// Read returns the cumulative counters. A source that can tell models
+	// apart (PerModel) returns model's; the others ignore model and
+	// return the whole server's.
+	Read(ctx context.Context, model string) (Reading, error)
+	// PerModel says whether Read separates models. A whole-server source
+	// only describes a window in which one model was under load.
+	PerModel() bool
+	// Describe says in a few words what is measured, for the run's notes.
+	Describe() string
+	// Notes are remarks made once, e.g. that instructions are not counted
+	// because the machine has no hardware counters.
+	Notes() []string
+	Close() error
+}

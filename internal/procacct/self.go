@@ -1,0 +1,168 @@
+package procacct
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Threads accounts the threads of this process that serve each model:
+// the embedded server's model instances, each a goroutine locked to an
+// OS thread of its own (as Triton's instances are threads of their own),
+// so that the kernel's per-thread counters are that instance's alone. The
+// client's threads, and the server's protocol handling, which share Go's
+// threads with the client, are not counted: what Threads measures is the
+// models' execution.
+type Threads struct {
+	root  string
+	mu    sync.Mutex
+	model map[string]*modelThreads
+	// withInstr opens instruction counters on each model's threads.
+	withInstr bool
+}
+
+type modelThreads struct {
+	// live are the joined threads with their counters when they joined.
+	live map[int]threadTimes
+	// done holds the time of threads that left.
+	done       threadTimes
+	inferences uint64
+	instr      *instructions // nil without counters
+}
+
+// NewThreads starts an empty registry; withInstructions counts each
+// joined thread's instructions where the machine allows it.
+func NewThreads(withInstructions bool) *Threads {
+	return &Threads{root: "/proc/self/task", model: map[string]*modelThreads{}, withInstr: withInstructions}
+}
+
+// Join locks the calling goroutine to its OS thread and counts that
+// thread's time for model until leave is called (which unlocks it).
+// Where the thread's schedstat cannot be read it still locks and counts
+// nothing.
+func (t *Threads) Join(model string) (leave func()) {
+	runtime.LockOSThread()
+	tid := unix.Gettid()
+	start, ok := t.times(tid)
+	if !ok {
+		return runtime.UnlockOSThread
+	}
+	t.mu.Lock()
+	m := t.modelLocked(model)
+	m.live[tid] = start
+	t.mu.Unlock()
+	return func() {
+		end, ok := t.times(tid)
+		t.mu.Lock()
+		if s, still := m.live[tid]; still {
+			delete(m.live, tid)
+			if ok && end.run >= s.run && end.wait >= s.wait {
+				m.done.run += end.run - s.run
+				m.done.wait += end.wait - s.wait
+			}
+		}
+		t.mu.Unlock()
+		runtime.UnlockOSThread()
+	}
+}
+
+// Count adds n inferences to model's tally.
+func (t *Threads) Count(model string, n int) {
+	t.mu.Lock()
+	t.modelLocked(model).inferences += uint64(n)
+	t.mu.Unlock()
+}
+
+func (t *Threads) modelLocked(model string) *modelThreads {
+	m := t.model[model]
+	if m == nil {
+		m = &modelThreads{live: map[int]threadTimes{}}
+		if t.withInstr {
+			m.instr = newInstructions()
+		}
+		t.model[model] = m
+	}
+	return m
+}
+
+// times reads a thread's CPU clock (exact) and its schedstat's run-queue
+// delay.
+func (t *Threads) times(tid int) (threadTimes, bool) {
+	b, err := os.ReadFile(t.root + "/" + strconv.Itoa(tid) + "/schedstat")
+	if err != nil {
+		return threadTimes{}, false
+	}
+	run, wait, ok := ParseSchedstat(b)
+	if cpu, good := ThreadCPUNs(tid); good {
+		run = cpu
+	}
+	return threadTimes{run, wait}, ok
+}
+
+// Read returns model's counters: the time of its threads since they
+// joined, and its inferences.
+func (t *Threads) Read(_ context.Context, model string) (Reading, error) {
+	t.mu.Lock()
+	m := t.model[model]
+	if m == nil {
+		t.mu.Unlock()
+		return Reading{}, fmt.Errorf("model %q has no accounted threads", model)
+	}
+	r := Reading{CPUNs: m.done.run, RunQueueNs: m.done.wait, HaveRunQueue: true, Inferences: m.inferences, HaveInferences: true}
+	tids := make([]int, 0, len(m.live))
+	for tid, start := range m.live {
+		if now, ok := t.times(tid); ok && now.run >= start.run && now.wait >= start.wait {
+			r.CPUNs += now.run - start.run
+			r.RunQueueNs += now.wait - start.wait
+		}
+		tids = append(tids, tid)
+	}
+	instr := m.instr
+	t.mu.Unlock()
+	sort.Ints(tids)
+	r.Threads = len(tids)
+	if instr != nil {
+		r.Instructions, r.HaveInstructions = instr.read(tids)
+	}
+	return r, nil
+}
+
+// PerModel is true: each model's threads are its own.
+func (t *Threads) PerModel() bool { return true }
+
+// Describe names what is measured.
+func (t *Threads) Describe() string {
+	return "the embedded server's model instances (one OS thread each; protocol handling, which shares threads with the client, is not counted)"
+}
+
+// Notes say what could not be counted: one note, however many models.
+func (t *Threads) Notes() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.model {
+		if m.instr != nil {
+			if n := m.instr.notes(); len(n) > 0 {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+// Close releases the instruction counters.
+func (t *Threads) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.model {
+		if m.instr != nil {
+			m.instr.close()
+		}
+	}
+	return nil
+}
