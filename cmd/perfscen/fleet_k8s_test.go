@@ -51,7 +51,7 @@ func TestFleetAgentPodsNeverScheduled(t *testing.T) {
 			t.Errorf("gave up after %s, want --agent-wait's 1m", took)
 		}
 		log := c.err.String()
-		want := "0 of 2 agent(s) ready after 1m0s; missing agent index(es) 0, 1; Kubernetes: agent index(es) 0-1 never scheduled (pods perfscen-agents-0-abcde, perfscen-agents-1-fghij): 0/1 nodes are available: 1 Insufficient cpu."
+		want := "0 of 2 agent(s) ready after 1m0s; missing agent index(es) 0, 1; Kubernetes: agent index(es) 0-1 never scheduled (pods perfscen-agents-0-rk6hq, perfscen-agents-1-mswhk): 0/1 nodes are available: 1 Insufficient cpu."
 		if !strings.Contains(log, want) || strings.Count(log, "not scheduled yet") != 1 {
 			t.Errorf("log:\n%s\nwant it to warn once and end with %q", log, want)
 		}

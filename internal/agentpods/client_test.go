@@ -65,7 +65,7 @@ func TestClient(t *testing.T) {
 	}
 	ctx := context.Background()
 	pods, err := c.Pods(ctx, "app.kubernetes.io/instance=perfscen,app.kubernetes.io/component=agent")
-	if err != nil || len(pods) != 2 || pods[1].Metadata.Name != "perfscen-agents-1-fghij" {
+	if err != nil || len(pods) != 2 || pods[1].Metadata.Name != "perfscen-agents-1-mswhk" {
 		t.Fatalf("pods %+v, %v", pods, err)
 	}
 	want := "/api/v1/namespaces/perf/pods?fieldSelector=status.phase%21%3DRunning%2Cstatus.phase%21%3DSucceeded&labelSelector=app.kubernetes.io%2Finstance%3Dperfscen%2Capp.kubernetes.io%2Fcomponent%3Dagent Bearer tok-1"
@@ -128,8 +128,8 @@ func TestWatcher(t *testing.T) {
 		cancel()
 		<-done
 		got := log.String()
-		want := "perfscen: warning: agent index(es) 0 not scheduled yet (pod perfscen-agents-0-abcde): 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.; the coordinator waits for every agent until --agent-wait 10m0s ends\n" +
-			"perfscen: warning: agent index(es) 0-1 not scheduled yet (pods perfscen-agents-0-abcde, perfscen-agents-1-fghij): 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.; the coordinator waits for every agent until --agent-wait 10m0s ends\n" +
+		want := "perfscen: warning: agent index(es) 0 not scheduled yet (pod perfscen-agents-0-rk6hq): 0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.; the coordinator waits for every agent until --agent-wait 10m0s ends\n" +
+			"perfscen: warning: agent index(es) 0-1 not scheduled yet (pods perfscen-agents-0-rk6hq, perfscen-agents-1-mswhk): 0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.; the coordinator waits for every agent until --agent-wait 10m0s ends\n" +
 			"perfscen: warning: cannot read the agents' pods, so a missing agent cannot be explained: listing pods in perf: 403 Forbidden\n"
 		if got != want {
 			t.Errorf("log:\n%s\nwant:\n%s", got, want)
