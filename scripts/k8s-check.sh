@@ -59,12 +59,24 @@ WORK=$(mktemp -d /tmp/perfscen-k8s-check.XXXXXX)
 export KUBECONFIG=/var/lib/peer-k8s/pki/admin.kubeconfig PATH=$REPO/bin:$K8S_CACHE/bin:$PATH
 TRITON_PID=
 
+component() { # PIDFILE: true while the process it names runs and is that component
+	# (not a zombie: PID 1 here reaps only every 2 s; not a process that
+	# has since been given the same PID: this machine starts many)
+	local p n
+	p=$(cat "$1" 2>/dev/null) n=$(basename "$1" .pid)
+	[ -n "$p" ] && [ -r /proc/$p/stat ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] &&
+		[ "$(basename "$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | head -1)")" = "$n" ]
+}
+forget_stale() { # pid files of components no longer running: cluster.sh would signal their PID
+	local f
+	for f in "$K8S_CACHE"/logs/*.pid; do
+		[ -f "$f" ] && ! component "$f" && rm -f "$f"
+	done
+}
 leftovers() { # what the cluster could leave behind: none of it may remain
 	local left=()
 	for f in "$K8S_CACHE"/logs/*.pid; do
-		[ -f "$f" ] || continue
-		p=$(cat "$f")
-		[ -r /proc/$p/stat ] && [ "$(awk '{print $3}' /proc/$p/stat)" != Z ] && left+=("process $(basename "$f" .pid) ($p)")
+		[ -f "$f" ] && component "$f" && left+=("process $(basename "$f" .pid) ($(cat "$f"))")
 	done
 	for p in /proc/[0-9]*; do
 		grep -qa -e /run/peer-k8s -e /var/lib/peer-k8s "$p/cmdline" 2>/dev/null &&
@@ -89,11 +101,19 @@ teardown() {
 		[ -r /proc/$TRITON_PID/stat ] && [ "$(awk '{print $3}' /proc/$TRITON_PID/stat)" != Z ] || break
 		sleep 0.1
 	done
-	"$K8S_HOME/cluster.sh" down >"$WORK/down.log" 2>&1
-	"$K8S_HOME/cluster.sh" clean >>"$WORK/down.log" 2>&1
-	local left
-	left=$(leftovers)
+	local left try
+	for try in 1 2 3; do
+		forget_stale
+		"$K8S_HOME/cluster.sh" down >>"$WORK/down.log" 2>&1
+		"$K8S_HOME/cluster.sh" clean >>"$WORK/down.log" 2>&1
+		left=$(leftovers)
+		[ -z "$left" ] && break
+		# A process the cluster started may still be on its way out
+		# (PID 1 here reaps only every 2 s): down and clean again.
+		sleep 3
+	done
 	if [ -n "$left" ]; then
+		sed 's/^/    down: /' "$WORK/down.log"
 		log "FAIL the cluster left behind:"
 		echo "$left" | sed 's/^/    /'
 		FAILED+=("teardown")
@@ -111,6 +131,8 @@ teardown() {
 }
 VERSIONS=
 trap teardown EXIT
+# A signal ends the check through its EXIT trap: the cluster goes down.
+trap 'exit 130' INT TERM HUP
 
 # --- packages, cluster binaries, cluster ----------------------------------
 need=
@@ -126,8 +148,21 @@ if ! [ -x "$K8S_CACHE/bin/crictl" ] || ! [ -f "$K8S_CACHE/images/pause.tar" ]; t
 	nice -n 10 "$K8S_HOME/build.sh" >"$WORK/build.log" 2>&1 || { tail -20 "$WORK/build.log"; die "build.sh"; }
 	log "built"
 fi
+# A check killed outright (SIGKILL: no EXIT trap) leaves the cluster's
+# mounts, network namespaces and iptables rules behind: clear them first.
+forget_stale
+if [ -n "$(leftovers)" ]; then
+	log "clearing what an earlier, interrupted check left: $(leftovers | paste -sd ';' | cut -c1-200)"
+	"$K8S_HOME/cluster.sh" down >"$WORK/down.log" 2>&1
+	"$K8S_HOME/cluster.sh" clean >>"$WORK/down.log" 2>&1
+fi
 "$K8S_HOME/cluster.sh" up >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; tail -n 3 "$K8S_CACHE"/logs/*.log; die "cluster up"; }
 log "cluster up"
+# smoke.sh waits for its namespace's default ServiceAccount with kubectl
+# wait, which fails at once while the controller-manager has yet to make
+# it: make the namespace and wait for the account here first.
+kubectl create namespace smoke --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+for _ in $(seq 120); do kubectl -n smoke get serviceaccount default >/dev/null 2>&1 && break; sleep 0.5; done
 "$K8S_HOME/smoke.sh" >"$WORK/smoke.log" 2>&1 || { cat "$WORK/smoke.log"; die "smoke test"; }
 log "smoke test passed"
 make -s build >/dev/null || die "make build"
@@ -323,7 +358,8 @@ if wait_log job/perfscen-coordinator "session 1:" 120; then
 	code=$(coordinator_code)
 	grep -E "agent 1 .* lost|lost agent|could not measure" "$WORK/f/a.out" | head -3 | sed 's/^/    | /'
 	check "agent pod deleted: the run exits 3 (got ${code:-none})" [ "$code" = 3 ]
-	check "agent pod deleted: the log names agent 1 ($victim)" grep -q "agent 1 ($victim) lost" "$WORK/f/a.out"
+	# An Indexed Job's pod has the host name JOB-INDEX: the agent's name.
+	check "agent pod deleted: the log names agent 1 (perfscen-agents-1, pod $victim)" grep -q "agent 1 (perfscen-agents-1) lost" "$WORK/f/a.out"
 	check "agent pod deleted: the coordinator Job reads Failed, exit 3" job_matches_code 3
 else
 	FAILED+=("agent pod deleted: the run never started")
@@ -427,8 +463,24 @@ if [ -n "${K8S_CHECK_AGENTS:-}" ]; then
 	sed "s/concurrency: [0-9]*/concurrency: $n/" "$WORK/f/load.yaml" >"$WORK/f/many.yaml"
 	t=$(date +%s)
 	fk8s --agents $n --agent-cpu 10m --agent-memory 64Mi many.yaml | kubectl apply -f - >/dev/null
+	# The coordinator's memory (working set, largest seen) and CPU time
+	# (its last reading), from the container runtime, every 2 s.
+	(
+		sock=unix:///run/peer-k8s/containerd.sock
+		while [ -z "$(job_state perfscen-coordinator)" ]; do
+			id=$(crictl -r $sock ps -q --name '^coordinator$' 2>/dev/null | head -1)
+			[ -n "$id" ] && crictl -r $sock stats -o json "$id" 2>/dev/null |
+				python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"][0]; print(s["memory"]["workingSetBytes"]["value"], s["cpu"]["usageCoreNanoSeconds"]["value"])' 2>/dev/null
+			sleep 2
+		done
+	) >"$WORK/f/coord-stats" &
+	sampler=$!
 	wait_log job/perfscen-coordinator "all $n agent(s) ready" 300 && ready=$(($(date +%s) - t))
 	wait_job perfscen-coordinator 600
+	wait $sampler
+	mem=$(awk '$1 > m {m = $1} END {printf "%.0f", m / 1048576}' "$WORK/f/coord-stats")
+	cpu=$(awk 'END {printf "%.1f", $2 / 1e9}' "$WORK/f/coord-stats")
+	log "$n agents: the coordinator's working set at most ${mem} MiB, ${cpu} s of CPU (sampled every 2 s)"
 	kc logs job/perfscen-coordinator >"$WORK/f/many.out" 2>&1
 	code=$(coordinator_code)
 	grep -E "$VERDICT|agent\(s\) sent|connections carried" "$WORK/f/many.out" | sed 's/^/    | /'
