@@ -41,7 +41,15 @@ waits, and when it gives up (--pod-reader=false leaves them out).
 Pods request the CPU and memory given and are limited to that memory; CPU
 is limited only by --agent-cpu-limit/--coordinator-cpu-limit (a CPU quota
 stalls a load generator mid-request). The defaults fit a run of a few
-agents on one 2-CPU node; give more for more load.
+agents on one 2-CPU node; give more for more load. The coordinator is
+Ready once it listens for agents (a TCP probe): wait for it before
+kubectl logs -f. Agents are spread over the nodes (a topology spread
+constraint on kubernetes.io/hostname, ScheduleAnyway: one node takes them
+all, several share them evenly).
+
+With --results-claim the coordinator also writes the HTML report, and a
+pod, NAME-results, holds the claim read-only for kubectl cp:
+  kubectl cp NAME-results:/results ./results
 
 The image defaults to localhost/perfscen:VERSION, the name podman gives what
 make image builds from the tree this binary was built from (Containerfile;
@@ -118,7 +126,7 @@ the pods; a scenario must name them by base name.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Agents, "agents", 0, "number of agents (required)")
-	fl.StringVar(&o.Image, "image", "", "perfscen container image (default perfscen:VERSION, the image make image builds from the tree this binary was built from)")
+	fl.StringVar(&o.Image, "image", "", "perfscen container image (default localhost/perfscen:VERSION, the image make image builds from the tree this binary was built from, as podman names it)")
 	fl.StringVar(&o.Name, "name", "perfscen", "prefix of every object's name")
 	fl.StringVar(&o.Namespace, "namespace", "", "namespace of every object (default: kubectl's)")
 	fl.StringVar(&o.TokenSecret, "token-secret", "", "Secret holding the agents' token under key token (default NAME-agent-token)")

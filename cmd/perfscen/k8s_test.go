@@ -159,10 +159,20 @@ func TestK8sDocumentedRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("%s: exit %d\n%s", line, code, stderr)
 	}
+	// What the documented run applies, with the defaults a user gets: they
+	// schedule on one node of 2 CPUs (TestK8sDefaultsFitASmallNode), and
+	// make k8s-check applies them to a real one.
+	golden(t, filepath.Join("testdata", "k8s-documented-run.golden"), out)
 	header := out[:strings.Index(out, "apiVersion")]
 	cleanup := strings.Join(strings.Fields(strings.ReplaceAll(docBlock(t, doc, "clean-up"), "\\\n", "")), " ")
 	collect := strings.TrimSpace(strings.SplitN(docBlock(t, doc, "collect"), "#", 2)[0])
-	for _, want := range []string{cleanup, collect, "kubectl -n perf logs -f job/perfscen-coordinator"} {
+	ready := ""
+	for _, l := range strings.Split(docBlock(t, doc, "run"), "\n") {
+		if strings.Contains(l, " wait --for=") {
+			ready = l
+		}
+	}
+	for _, want := range []string{cleanup, collect, ready, "kubectl -n perf logs -f job/perfscen-coordinator"} {
 		if !strings.Contains(header, want) {
 			t.Errorf("the manifests' header does not say %q:\n%s", want, header)
 		}

@@ -149,7 +149,11 @@ func Write(o Options) ([]byte, error) {
 	buf.WriteString("# perfscen: a distributed run of " + o.ScenarioFile + " with " + strconv.Itoa(o.Agents) + " agent(s).\n")
 	buf.WriteString("# The agents' token is the Secret " + o.TokenSecret + " (key: token), created beforehand:\n")
 	buf.WriteString("#   kubectl" + ns + " create secret generic " + o.TokenSecret + " --from-literal=token=$(openssl rand -hex 32)\n")
-	buf.WriteString("# The report: kubectl" + ns + " logs -f job/" + o.Name + "-coordinator (the Job fails unless the run exits 0).\n")
+	// kubectl logs -f refuses a container that has yet to start; the
+	// coordinator is Ready once it listens for agents.
+	buf.WriteString("# The report, once the coordinator is Ready (it listens for agents):\n")
+	buf.WriteString("#   kubectl" + ns + " wait --for=jsonpath='{.status.ready}'=1 job/" + o.Name + "-coordinator --timeout=5m\n")
+	buf.WriteString("#   kubectl" + ns + " logs -f job/" + o.Name + "-coordinator   (the Job fails unless the run exits 0)\n")
 	if o.ResultsClaim != "" {
 		buf.WriteString("# The result files (JSON, HTML report), once the coordinator has ended:\n")
 		buf.WriteString("#   kubectl" + ns + " cp " + o.Name + "-results:" + resultsDir + " ./results\n")
