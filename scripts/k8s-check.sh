@@ -65,7 +65,7 @@ component() { # PIDFILE: true while the process it names runs and is that compon
 	local p n
 	p=$(cat "$1" 2>/dev/null) n=$(basename "$1" .pid)
 	[ -n "$p" ] && [ -r /proc/$p/stat ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] &&
-		[ "$(basename "$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | head -1)")" = "$n" ]
+		[ "$(basename "$(tr '\0' '\n' 2>/dev/null <"/proc/$p/cmdline" | head -1)")" = "$n" ]
 }
 forget_stale() { # pid files of components no longer running: cluster.sh would signal their PID
 	local f
@@ -93,6 +93,26 @@ leftovers() { # what the cluster could leave behind: none of it may remain
 	printf '%s\n' "${left[@]}"
 }
 
+stray_shims() { # end the container shims of this cluster's containerd that outlived it
+	# Under load a shim whose task containerd already deleted can stay,
+	# holding its bundle: containerd is gone, so nothing else will end it.
+	local p c pids=()
+	for p in /proc/[0-9]*; do
+		c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")
+		[[ $c == *containerd-shim*" -address /run/peer-k8s/containerd.sock"* ]] && pids+=("${p#/proc/}")
+	done
+	[ ${#pids[@]} -gt 0 ] || return 0
+	echo "stray shims: ${pids[*]}" >>"$WORK/down.log"
+	kill "${pids[@]}" 2>/dev/null
+	for _ in $(seq 50); do
+		local alive=0
+		for p in "${pids[@]}"; do [ -r /proc/$p/stat ] && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] && alive=1; done
+		[ $alive = 0 ] && return 0
+		sleep 0.1
+	done
+	kill -9 "${pids[@]}" 2>/dev/null
+}
+
 teardown() {
 	local rc=$?
 	trap - EXIT
@@ -105,6 +125,7 @@ teardown() {
 	for try in 1 2 3; do
 		forget_stale
 		"$K8S_HOME/cluster.sh" down >>"$WORK/down.log" 2>&1
+		stray_shims
 		"$K8S_HOME/cluster.sh" clean >>"$WORK/down.log" 2>&1
 		left=$(leftovers)
 		[ -z "$left" ] && break
@@ -154,6 +175,7 @@ forget_stale
 if [ -n "$(leftovers)" ]; then
 	log "clearing what an earlier, interrupted check left: $(leftovers | paste -sd ';' | cut -c1-200)"
 	"$K8S_HOME/cluster.sh" down >"$WORK/down.log" 2>&1
+	stray_shims
 	"$K8S_HOME/cluster.sh" clean >>"$WORK/down.log" 2>&1
 fi
 "$K8S_HOME/cluster.sh" up >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; tail -n 3 "$K8S_CACHE"/logs/*.log; die "cluster up"; }
