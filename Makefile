@@ -15,7 +15,7 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy conformance-llm generate clean image image-check k8s-check
+.PHONY: help build deps-test test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy busy-check gate-campaign conformance-llm generate clean image image-bin image-check k8s-check
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -23,7 +23,12 @@ help: ## list targets
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
 
-test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./... (cmd/perfscen and internal/engine without -race)
+# What a target needs beyond Go and make, checked and, as root, installed
+# with apt-get, in one line (scripts/deps.sh lists the packages by feature).
+deps-test:
+	@bash scripts/deps.sh test
+
+test: deps-test fmt-check tidy-check vet staticcheck platform-check ## the packages the tests need (scripts/deps.sh), gofmt check, go.mod tidy, go vet, staticcheck, go test -race ./... (cmd/perfscen and internal/engine without -race)
 	@# The gate-soundness simulation runs 200 replicates per noise model
 	@# here; the full 2000 (the goals' sample size) are `make soundness-sim`.
 	@[ -d ../shared/triton ] || [ -n "$$PERFSCEN_TRITON_DIR" ] || echo "SKIP: no ../shared/triton: the tests against the real Triton (test/triton, internal/kinds/tritoncapi) will not run"
@@ -38,16 +43,19 @@ test: fmt-check tidy-check vet staticcheck platform-check ## gofmt check, go.mod
 	$(GO) test -race -timeout 15m $$($(GO) list ./... | grep -v -e '/cmd/perfscen$$' -e '/internal/engine$$')
 	$(GO) test -timeout 15m ./cmd/perfscen ./internal/engine
 	@# Skipped under -race, run here without it: the 64 MiB timing cases
-	@# (tens of seconds under the detector, seconds without) and the
-	@# gate-soundness simulation at 200 replicates (236 s against 24 s).
+	@# (tens of seconds under the detector, seconds without), the
+	@# gate-soundness simulation at 200 replicates (236 s against 24 s) and
+	@# the change points' false-alarm simulation at 200 series.
 	$(GO) test -timeout 5m -run 'TestWaitIsTheServersTime|TestTimingSplitAnyTensorSize' ./internal/transport ./test/conformance
 	$(GO) test -timeout 5m -run 'TestSoundness' ./internal/verdict
+	$(GO) test -timeout 5m -run 'TestFalseAlarmRate' ./internal/changepoint
 	@# The C API kind's callbacks are C where cgo is on (the default build)
 	@# and Go through purego without it: both builds are tested.
 	CGO_ENABLED=0 $(GO) test -timeout 5m ./internal/kinds/tritoncapi
 
-soundness-sim: ## the full gate-soundness simulation: 2000 seeded replicates per noise model (CI runs it)
+soundness-sim: ## the full gate-soundness simulation and the change points' false-alarm rate: 2000 seeded replicates each (CI runs it)
 	PERFSCEN_SOUNDNESS=full $(GO) test -count=1 -timeout 20m -run TestSoundness ./internal/verdict
+	PERFSCEN_SOUNDNESS=full $(GO) test -count=1 -timeout 30m -run TestFalseAlarmRate -v ./internal/changepoint
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '\.pb\.go$$' || true); \
@@ -113,10 +121,22 @@ soundness-hog: build ## the same with a CPU hog on one core during the gated run
 soundness-busy: build ## a shared runner: a neighbour busy 40 ms/100 ms on each core through the history, 60 ms/100 ms plus the hog during the gated runs
 	SOUND_NEIGHBOUR=40 SOUND_GATE_NEIGHBOUR=60 SOUND_HOG=1 bash scripts/soundness.sh
 
+gate-campaign: build ## the gate under staged real background work: loads ~5/10/20 × delay/cpu model × history/same-job A/B, and make gate 10 times at ~10 (hours; resumable; CAMPAIGN_DRY=1 prints the plan and its estimated time)
+	bash scripts/gate-campaign.sh
+
+busy-check: ## scripts/busy.sh (staged real background work) leaves no process or scratch folder behind on exit, ^C, TERM or SIGKILL
+	bash scripts/busy-check.sh
+
 conformance-llm: ## the shipped LLM scenarios against a real server (Ollama v0.17.4, tiny generated model, OLLAMA=binary); docs/llm.md
 	bash scripts/conformance-llm.sh
 
-image: build ## the container image $(IMAGE) from Containerfile with podman (Debian 12 base made by debootstrap when missing; scripts/container.sh)
+# The image's binary: make build's, stripped of its symbol table and DWARF
+# (-s -w: 26 MB instead of 36 MB; panics still print file:line).
+image-bin:
+	$(GO) build -ldflags "-s -w $(LDFLAGS)" -o bin/image/perfscen ./cmd/perfscen
+
+image: build image-bin ## the container image $(IMAGE) from Containerfile with podman (needs podman, runc where crun cannot start containers, debootstrap and debian-archive-keyring: docs/distributed.md)
+	@bash scripts/deps.sh image
 	VERSION=$(VERSION) IMAGE=$(IMAGE) bash scripts/container.sh build
 
 k8s-check: ## on a real one-node Kubernetes (../shared/k8s; root): docs/distributed.md's run as written, the real Triton, five faults; always torn down (scripts/k8s-check.sh)
@@ -143,6 +163,7 @@ SCREENSHOT_SCENARIOS ?= engine-comparison server-ab llm-quickstart
 HISTORY_BASELINE ?= baselines/quickstart.json --metric throughput --metric p50
 .PHONY: screenshots
 screenshots: build ## run the showcase scenarios and screenshot their HTML reports and a baseline's history report into docs/screenshots (needs chromium)
+	@bash scripts/deps.sh screenshots
 	@mkdir -p out/screenshots
 	@for s in $(SCREENSHOT_SCENARIOS); do \
 	  echo "== $$s"; \

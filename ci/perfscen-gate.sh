@@ -46,7 +46,7 @@ GITHUB_STEP_SUMMARY="$OUT/step-summary.md" "$PERFSCEN" run --out-dir "$OUT" \
 code=$?
 
 # inconclusive_causes reads the verdicts of the result files whose run
-# exited 4 and prints one line per cause: "disturbed N", "undecided N",
+# exited 4 and prints one line per cause: "disturbed N", "blind N", "undecided N",
 # "nohistory N", "noise N" (not gated for any other reason). Not-gated checks are a cause only where they
 # made the run exit 4 (gate.require_gated or --require-gated).
 inconclusive_causes() {
@@ -63,6 +63,7 @@ inconclusive_causes() {
 			if (ec != 4) next
 			if (st == "inconclusive") {
 				if ($0 ~ /"message": "inconclusive: testbed disturbed/) n["disturbed", FILENAME]++
+				else if ($0 ~ /"message": "inconclusive: no baseline check at/) n["blind", FILENAME]++
 				else n["undecided", FILENAME]++
 			} else if (st == "not_gated") {
 				if ($0 ~ /has no baseline history/) g["nohistory", FILENAME]++
@@ -100,6 +101,10 @@ case "$code" in
 	if [ -n "${cause[disturbed]:-}" ]; then
 		rerun+=("$(checks "${cause[disturbed]}") inconclusive on a disturbed testbed")
 		advice+=("$(checks "${cause[disturbed]}") inconclusive because the testbed was disturbed: the machine was busier than in the baseline runs, enough to explain the change. Rerun on a quieter runner, or gate against the base revision in the same job, where the noise hits both arms alike (ci/README.md, \"Same-job A/B\").")
+	fi
+	if [ -n "${cause[blind]:-}" ]; then
+		norerun+=("${cause[blind]} point(s) the history cannot gate")
+		advice+=("${cause[blind]} point(s) where no baseline check could see a change: the history on this testbed varies too much to gate them, so the run cannot pass on them, and a rerun will not help. The default branch records such runs (perfscen-record.sh), which steadies the history as it grows; or record a steadier one (\`perfscen baseline calibrate --runs 10 --record SCENARIO\` on a quieter runner of this class), or gate against the base revision in the same job (ci/README.md, \"Same-job A/B\").")
 	fi
 	if [ -n "${cause[nohistory]:-}" ]; then
 		norerun+=("no baseline history for this testbed")

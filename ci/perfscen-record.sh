@@ -28,14 +28,20 @@ OUT=${PERFSCEN_OUT:-out/perfscen}
 read -r -a extra <<<"${PERFSCEN_RECORD_FLAGS:-}"
 
 # verdict_of prints a result file's recorded outcome and exit code
-# ("pass 0"), or nothing when the file records no verdict.
+# ("pass 0"), or nothing when the file records no verdict. An
+# inconclusive run whose only undecided checks are "baseline can see a
+# change" (a point no check of a noisy history could gate) reads
+# "blind 4": it measured fine, and recording it is how that history
+# grows steadier; without it such a history would stay blind for good.
 verdict_of() {
 	awk '
 		/^  "verdict": \{/ { inv = 1; next }
 		inv && /^    "outcome": / { o = $2; gsub(/[",]/, "", o) }
 		inv && /^    "exit_code": / { e = $2 + 0 }
+		inv && /^      "name": / { n = $0; sub(/^      "name": "/, "", n); sub(/",?$/, "", n) }
+		inv && /^      "status": "inconclusive"/ { if (n == "baseline can see a change") blind++; else other++ }
 		inv && /^  \}/ { inv = 0 }
-		END { if (o != "") print o, e }
+		END { if (o == "inconclusive" && blind > 0 && other == 0) o = "blind"; if (o != "") print o, e }
 	' "$1"
 }
 
@@ -53,6 +59,11 @@ for f in "${files[@]}"; do
 		lines+=("- $name: not recorded: the result records no verdict")
 		continue
 	fi
+	note=""
+	if [ "$outcome" = blind ]; then
+		note="; inconclusive (exit $ec) only because its history could not gate a point yet: recorded to grow it"
+		outcome=pass
+	fi
 	if [ "$outcome" != pass ]; then
 		lines+=("- $name: not recorded: its verdict is $outcome (exit $ec); a history records only runs that passed")
 		continue
@@ -68,7 +79,7 @@ for f in "${files[@]}"; do
 	recorded=$((recorded + 1))
 	history=$(printf '%s\n' "$log" | sed -n 's/^testbed \([^:]*\): history \(.*\)$/testbed \1, history \2/p' | head -n 1)
 	unstable=$(printf '%s\n' "$log" | sed -n 's/^  ~ point \([^ ]*\) recorded as unstable.*/\1/p' | paste -sd, - | sed 's/,/, /g')
-	line="- $name: recorded ($history)"
+	line="- $name: recorded ($history)$note"
 	if [ -n "$unstable" ]; then
 		line+="; did not settle, recorded marked unstable (allow_unstable): $unstable"
 	fi

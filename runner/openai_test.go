@@ -159,3 +159,46 @@ func TestOpenAIRunTokenLengthSweep(t *testing.T) {
 		}
 	}
 }
+
+// The embeddings endpoint: each request embeds batch_size inputs, so
+// throughput is inputs per second and the server's usage counts every
+// input's tokens; nothing is streamed or generated.
+func TestOpenAIRunEmbeddings(t *testing.T) {
+	y := `version: 1
+server:
+  kind: openai
+  embedded: true
+  endpoint: v1/embeddings
+  timeout: 10s
+  embedded_models:
+    llm: {decode_base: 200us, decode_per_seq: 10us, prefill_base: 100us, prefill_per_token: 1us}
+models:
+  - name: llm
+    batch_size: 4
+    prompts: {input_tokens: {mean: 10}, count: 8}
+load:
+  mode: iterations
+  concurrency: 2
+  iterations: 12
+`
+	path := filepath.Join(t.TempDir(), "emb.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := runLLM(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := run.Points[0]
+	m := p.Summary
+	if p.BatchSize != 4 || m.Requests != 12 || m.Errors != 0 || m.LLM == nil {
+		t.Fatalf("point %+v (%v)", m, p.Errors.First)
+	}
+	if m.LLM.InputTokens != 12*4*10 || m.LLM.OutputTokens != 0 || m.LLM.Streamed != 0 {
+		t.Errorf("llm figures %+v", m.LLM)
+	}
+	// Throughput counts inputs: requests × 4 over the window.
+	if reqs := float64(m.Requests) / (float64(p.Trials[0].Duration) / 1e9); m.Throughput < 3.99*reqs || m.Throughput > 4.01*reqs {
+		t.Errorf("throughput %g, want 4 × %g requests/s", m.Throughput, reqs)
+	}
+}

@@ -232,7 +232,16 @@ func (r *resolved) point(mi int, m plan.Model, proto plan.Protocol, shmName stri
 		pt.OutputShmSize = r.outShm
 	}
 	var id []string
-	if load.Mode == plan.LoadRequestRate {
+	if r.traceLoads != nil && r.traceLoads[mi] != nil {
+		// A trace's point is the trace: its rate is the trace's mean.
+		load = *r.traceLoads[mi]
+		pt.Load = load
+		pt.Coords[CoordRequestRate] = formatNumber(load.Rate)
+		id = append(id, "trace")
+		if sp := m.Trace.Speedup; sp != 1 {
+			id[0] += "=x" + formatNumber(sp)
+		}
+	} else if load.Mode == plan.LoadRequestRate {
 		v := formatNumber(lv.rate)
 		pt.Coords[CoordRequestRate] = v
 		id = append(id, "r="+v)

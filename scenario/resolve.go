@@ -36,6 +36,9 @@ type resolved struct {
 	// searchOnly: the scenario searches and names no load level of its
 	// own, so the sweep has no points (only the searches' probes).
 	searchOnly bool
+	// traceLoads, per model, is the load of a model replaying a trace
+	// (nil for the others); nil when no model does.
+	traceLoads []*plan.Load
 }
 
 // sweepDims holds the swept values; nil means "not swept".
@@ -78,6 +81,7 @@ func resolve(s *Scenario, c *collector, getenv func(string) string, dir string) 
 	resolveLoad(s, c, r, dir)
 	resolveStages(s, c, r)
 	resolveSweep(s, c, r)
+	resolveWorkloads(s, c, r, dir)
 	resolveEndpoints(s, c, r)
 	r.measurement = resolveMeasurement(s, c)
 	resolveMixes(s, c, r)

@@ -70,7 +70,9 @@ func resolveChecks(s *Scenario, c *collector, r *resolved, dir string) {
 	for _, pc := range r.checks.Comparisons {
 		trialed = trialed || !plan.IsSearchMetric(pc.Metric)
 	}
-	if trialed && r.measurement.Trials < plan.MinComparisonTrials {
+	if trialed && r.traceLoads != nil {
+		c.at(path{"comparisons"}, "a trace is replayed once, in one window: its points have one trial, and a comparison needs at least %d per arm; gate a trace on thresholds and its baseline history", plan.MinComparisonTrials)
+	} else if trialed && r.measurement.Trials < plan.MinComparisonTrials {
 		c.at(path{"measurement", "trials"}, "%d kept trial(s) per point are too few for comparisons: each arm needs at least %d (a comparison with fewer can never pass, however alike the arms); set measurement.trials: %d or more",
 			r.measurement.Trials, plan.MinComparisonTrials, plan.MinComparisonTrials)
 	}

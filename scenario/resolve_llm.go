@@ -44,8 +44,13 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 			c.atKey(path{"llm"}, "applies only with server.kind: openai")
 		}
 		for i, m := range s.Models {
-			if m.Prompts != nil {
-				c.atKey(path{"models", i, "prompts"}, "applies only with server.kind: openai")
+			for _, k := range []struct {
+				set  bool
+				name string
+			}{{m.Prompts != nil, "prompts"}, {m.Trace != nil, "trace"}, {m.Conversations != nil, "conversations"}} {
+				if k.set {
+					c.atKey(path{"models", i, k.name}, "applies only with server.kind: openai")
+				}
 			}
 		}
 		for _, k := range []struct {
@@ -97,7 +102,7 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 		{s.Load.Streaming, path{"load", "streaming"}, "gRPC streaming (set llm.stream for server-sent events)"},
 		{len(s.Sweep.Protocol) > 0, path{"sweep", "protocol"}, "a protocol sweep"},
 		{len(s.Sweep.SharedMemory) > 0, path{"sweep", "shared_memory"}, "a shared-memory sweep"},
-		{len(s.Sweep.BatchSize) > 0, path{"sweep", "batch_size"}, "a batch-size sweep"},
+		{len(s.Sweep.BatchSize) > 0 && l.Endpoint != plan.EndpointEmbeddings, path{"sweep", "batch_size"}, "a batch-size sweep (with kind openai: of the embeddings endpoint's inputs a request)"},
 		{len(s.Sweep.Shapes) > 0, path{"sweep", "shapes"}, "a shape sweep"},
 	}
 	for _, k := range kserveOnly {
@@ -143,6 +148,17 @@ func resolveLLM(s *Scenario, c *collector, r *resolved, getenv func(string) stri
 			l.Goodput = slo
 		}
 	}
+	if l.Endpoint == plan.EndpointEmbeddings {
+		// An embedding is one reply: nothing streams, no token is
+		// generated.
+		if s.LLM != nil && s.LLM.Stream != nil && *s.LLM.Stream {
+			c.at(path{"llm", "stream"}, "the embeddings endpoint does not stream")
+		}
+		if s.LLM != nil && s.LLM.Goodput != nil && (s.LLM.Goodput.TTFT != "" || s.LLM.Goodput.ITL != "") {
+			c.atKey(path{"llm", "goodput"}, "the embeddings endpoint generates no tokens: only e2e applies")
+		}
+		l.Stream, l.IncludeUsage = false, false
+	}
 	r.llm = l
 	sw := tokenSweep{in: len(s.Sweep.InputTokens) > 0, out: len(s.Sweep.OutputTokens) > 0}
 	for i, m := range s.Models {
@@ -159,8 +175,8 @@ const maxTokenLength = 1 << 20
 
 func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM, sw tokenSweep) {
 	switch {
-	case m.BatchSize > 1:
-		c.at(p.child("batch_size"), "kind openai sends one request per call")
+	case m.BatchSize > 1 && l.Endpoint != plan.EndpointEmbeddings:
+		c.at(p.child("batch_size"), "kind openai sends one prompt per request (the embeddings endpoint alone takes batch_size inputs a request)")
 	case len(m.Shapes) > 0:
 		c.atKey(p.child("shapes"), "applies only to kind kserve")
 	case m.ValidateOutputs:
@@ -169,6 +185,20 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM,
 		c.atKey(p.child("sequence"), "applies only to kind kserve")
 	case m.StringLength != 0 || m.StringData != "":
 		c.atKey(p.child("string_length"), "string_length and string_data apply only to kind kserve")
+	}
+	if src := workloadSources(m); len(src) > 1 {
+		c.atKey(p.child(src[1]), "give one of prompts, input_data, trace and conversations (this model has %s and %s)", src[0], src[1])
+		return
+	}
+	if l.Endpoint == plan.EndpointEmbeddings && (m.Trace != nil || m.Conversations != nil || len(m.InputData) > 0) {
+		c.at(p, "the embeddings endpoint takes synthetic prompts only (prompts.input_tokens; batch_size inputs a request)")
+		return
+	}
+	if m.Trace != nil || m.Conversations != nil {
+		if sw.in || sw.out {
+			c.at(p, "sweep.input_tokens and sweep.output_tokens set the lengths of synthetic prompts; a trace or conversations keep their own")
+		}
+		return // resolveWorkloads reads them once the load is known
 	}
 	switch pm.Input.Kind {
 	case "json":
@@ -195,7 +225,7 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM,
 	in := m.Prompts
 	if in == nil {
 		if !sw.in {
-			c.atKey(p, "kind openai needs prompts (synthetic lengths) or input_data (perf_analyzer's OpenAI payload JSON)")
+			c.atKey(p, "kind openai needs prompts (synthetic lengths), input_data (perf_analyzer's OpenAI payload JSON), a trace or conversations")
 			return
 		}
 		// The sweep gives the lengths; the other settings keep their defaults.
@@ -225,6 +255,15 @@ func resolveLLMModel(m Model, c *collector, p path, pm *plan.Model, l *plan.LLM,
 	}
 	if in.OutputTokens != nil {
 		pr.OutputMean, pr.OutputStdDev = in.OutputTokens.Mean, in.OutputTokens.StdDev
+	}
+	if sp := in.SharedPrefix; sp != nil {
+		pr.SharedPrefix = &plan.SharedPrefix{Count: sp.Count, Tokens: sp.Tokens}
+		if pr.SharedPrefix.Count == 0 {
+			pr.SharedPrefix.Count = 1
+		}
+	}
+	if l.Endpoint == plan.EndpointEmbeddings && in.OutputTokens != nil {
+		c.atKey(pp.child("output_tokens"), "does not apply to the embeddings endpoint: nothing is generated")
 	}
 	// Pinned output lengths keep runs comparable (docs/llm.md).
 	pr.IgnoreEOS = in.OutputTokens != nil || sw.out
@@ -266,4 +305,19 @@ func llmServer(in Server, p path, c *collector, getenv func(string) string) (env
 		c.atKey(p.child("tensor_format"), "applies only to kind kserve")
 	}
 	return env, key
+}
+
+// workloadSources names the request sources a model gives, in the order
+// the scenario reference lists them.
+func workloadSources(m Model) []string {
+	var out []string
+	for _, k := range []struct {
+		set  bool
+		name string
+	}{{m.Prompts != nil, "prompts"}, {len(m.InputData) > 0, "input_data"}, {m.Trace != nil, "trace"}, {m.Conversations != nil, "conversations"}} {
+		if k.set {
+			out = append(out, k.name)
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"slices"
+
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -21,6 +23,12 @@ func resolveLoad(s *Scenario, c *collector, r *resolved, dir string) {
 		Streaming:        in.Streaming,
 		WarmupIterations: in.WarmupIterations,
 		MaxThreads:       in.MaxThreads,
+	}
+	if in.Concurrency > 0 {
+		checkConcurrency(c, p.child("concurrency"), in.Concurrency)
+	}
+	if in.MaxThreads > 0 {
+		checkConcurrency(c, p.child("max_threads"), in.MaxThreads)
 	}
 	switch mode {
 	case plan.LoadConcurrency, plan.LoadIterations:
@@ -54,7 +62,7 @@ func resolveLoad(s *Scenario, c *collector, r *resolved, dir string) {
 		if len(s.Sweep.Concurrency) > 0 {
 			c.atKey(path{"sweep", "concurrency"}, "does not apply with load.mode: request_rate")
 		}
-		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 && in.RequestIntervals == "" {
+		if in.RequestRate == 0 && len(s.Sweep.RequestRate) == 0 && len(s.Searches) == 0 && len(in.Stages) == 0 && in.RequestIntervals == "" && !hasTrace(s) {
 			c.at(p, "mode request_rate needs `request_rate`, sweep.request_rate or request_intervals")
 		}
 		if in.Iterations != 0 {
@@ -140,6 +148,8 @@ func resolveSweep(s *Scenario, c *collector, r *resolved) {
 	if len(in.Concurrency) > 0 {
 		if d.concurrency, err = parseInts(in.Concurrency); err != nil {
 			c.at(p.child("concurrency"), "%v", err)
+		} else if top := slices.Max(d.concurrency); !checkConcurrency(c, p.child("concurrency"), top) {
+			d.concurrency = nil
 		}
 	}
 	if len(in.RequestRate) > 0 {

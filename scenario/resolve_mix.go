@@ -187,6 +187,9 @@ func resolveMixLoad(c *collector, p path, in MixLoad, r *resolved, mx *resolvedM
 			c.at(p.child("concurrency"), "%q is neither a concurrency of at least 1 nor sweep", in.Concurrency)
 			return m, false
 		}
+		if !checkConcurrency(c, p.child("concurrency"), n) {
+			return m, false
+		}
 		m.concurrency = n
 	case in.RequestRate != "":
 		m.mode = plan.LoadRequestRate

@@ -134,6 +134,9 @@ func resolveSearches(s *Scenario, c *collector, r *resolved) {
 			case sp.end == 0 && sp.method == plan.SearchBinary:
 				c.at(p.child(rangeKey), "a binary search needs the end of its range (an end of 0 steps up without end: method linear)")
 				ok = false
+			case rangeKey == "concurrency" && max(sp.start, sp.end) > plan.MaxConcurrency:
+				c.at(p.child(rangeKey), "range %q: %s", rangeText, concurrencyLimitText(int(min(max(sp.start, sp.end), math.MaxInt32))))
+				ok = false
 			}
 		}
 		if in.While == "" {
@@ -245,6 +248,10 @@ func resolveStages(s *Scenario, c *collector, r *resolved) {
 		}
 		if r.load.Mode == plan.LoadConcurrency && st.Target != math.Trunc(st.Target) {
 			c.at(p.child(i, "target"), "a concurrency is a whole number")
+			continue
+		}
+		if r.load.Mode == plan.LoadConcurrency && st.Target > plan.MaxConcurrency {
+			c.at(p.child(i, "target"), "%s", concurrencyLimitText(int(min(st.Target, math.MaxInt32))))
 			continue
 		}
 		r.stages = append(r.stages, plan.Stage{Index: i + 1, Duration: d, From: prev, To: st.Target})

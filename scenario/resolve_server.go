@@ -152,6 +152,7 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 		}
 		if block, ok := in.KindBlocks[k].(map[string]any); ok {
 			out.Options = block
+			whereAll(c, p, path{k}, block, &out)
 		}
 	}
 	if in.Kind != "" && in.Kind != plan.KindKServe && in.Kind != plan.KindOpenAI {
@@ -198,6 +199,12 @@ func resolveServer(in Server, p path, c *collector, getenv func(string) string, 
 		out.TLS.CAFile = rel(dir, t.CAFile)
 		out.TLS.CertFile = rel(dir, t.CertFile)
 		out.TLS.KeyFile = rel(dir, t.KeyFile)
+		// The files are read when the server is opened (and by perfscen
+		// validate): errors about them name these lines.
+		setWhere(&out, "tls", c.whereKey(p.child("tls")))
+		for _, key := range []string{"ca_file", "cert_file", "key_file"} {
+			setWhere(&out, "tls."+key, c.where(p.child("tls", key)))
+		}
 		out.TLS.ServerName = t.ServerName
 		out.TLS.Insecure = t.InsecureSkipVerify
 	}
@@ -248,4 +255,27 @@ func resolveHeaders(in map[string]string, c *collector, p path, getenv func(stri
 		}
 	}
 	return out, secret
+}
+
+// whereAll records in srv.Where where each key and list entry of a kind
+// block (v, at rel under the server at p) is written.
+func whereAll(c *collector, p, rel path, v any, srv *plan.Server) {
+	setWhere(srv, rel.String(), c.whereKey(p.child(rel...)))
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			whereAll(c, p, rel.child(k), x, srv)
+		}
+	case []any:
+		for i, x := range v {
+			whereAll(c, p, rel.child(i), x, srv)
+		}
+	}
+}
+
+func setWhere(srv *plan.Server, key, where string) {
+	if srv.Where == nil {
+		srv.Where = map[string]string{}
+	}
+	srv.Where[key] = where
 }

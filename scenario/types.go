@@ -100,7 +100,11 @@ type Model struct {
 	Sequence        bool               `yaml:"sequence"`
 	MaxErrorRate    string             `yaml:"max_error_rate"`
 	Prompts         *Prompts           `yaml:"prompts"`
-	SequenceLength  int                `yaml:"sequence_length"`
+	// Trace and Conversations (kind openai) are the model's requests:
+	// a replayed trace, or multi-turn sessions.
+	Trace          *Trace         `yaml:"trace"`
+	Conversations  *Conversations `yaml:"conversations"`
+	SequenceLength int            `yaml:"sequence_length"`
 	// SequenceLengthVariation varies each sequence's length by up to this
 	// percentage either way (perf_analyzer's --sequence-length-variation).
 	SequenceLengthVariation float64 `yaml:"sequence_length_variation"`

@@ -51,7 +51,7 @@ done
 echo "conformance-llm: $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), OLLAMA_NUM_PARALLEL=$OLLAMA_NUM_PARALLEL"
 
 if ! PERFSCEN_LLM_URL="http://$OLLAMA_HOST" PERFSCEN_LLM_MODEL=tiny \
-  go test -count=1 -v -timeout 30m -run TestLLMAgainstARealServer ./test/conformance ||
+  go test -count=1 -v -timeout 30m -run 'TestLLMAgainstARealServer|TestLLMWorkloadsAgainstARealServer' ./test/conformance ||
   ! PERFSCEN_LLM_URL="http://$OLLAMA_HOST" PERFSCEN_LLM_MODEL=tiny \
   go test -count=1 -v -timeout 10m -run TestPAOpenAISeedAgainstARealServer ./cmd/perfscen; then
   echo "conformance-llm: FAILED; the server's log ends:"

@@ -5,6 +5,8 @@
 #                                (no registry needed), as $IMAGE_BASE
 #   scripts/container.sh build   base when missing, then the image $IMAGE from
 #                                Containerfile with bin/perfscen (make image)
+#   scripts/container.sh flags [IMAGE]  the podman run flags this host needs (and
+#                                which OCI runtime they use), found by trial runs
 #   scripts/container.sh check   in containers: perfscen version, the quickstart
 #                                on the embedded server, and a distributed run:
 #                                perfscen serve, a coordinator and two agents,
@@ -13,10 +15,14 @@
 #
 # Settings: IMAGE (perfscen:$VERSION), IMAGE_BASE (localhost/perfscen-base:bookworm),
 # VERSION (git describe, as make build stamps it), DEBIAN_MIRROR
-# (http://deb.debian.org/debian), PODMAN (podman), PODMAN_RUN_FLAGS (flags
-# for every container; found by a trial run when unset, see run_flags).
-# Needs podman (Debian: podman, which brings buildah's engine) and, for the
-# base, debootstrap, run as root.
+# (https://deb.debian.org/debian), DEBIAN_KEYRING
+# (/usr/share/keyrings/debian-archive-keyring.gpg), PODMAN (podman),
+# PODMAN_RUN_FLAGS (flags for every container; found by trial runs when
+# unset, see run_flags).
+# Needs, on Debian: podman; runc where podman's default runtime (crun)
+# cannot start a container (a host without CAP_SYS_RESOURCE, or with hybrid
+# cgroups); and, for the base, debootstrap and debian-archive-keyring, run
+# as root. docs/distributed.md (From containers) lists them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,23 +30,35 @@ PODMAN=${PODMAN:-podman}
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
 IMAGE=${IMAGE:-perfscen:$VERSION}
 IMAGE_BASE=${IMAGE_BASE:-localhost/perfscen-base:bookworm}
-DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-https://deb.debian.org/debian}
+DEBIAN_KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 
 say() { printf 'container: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-command -v "$PODMAN" >/dev/null || die "no $PODMAN on PATH (Debian: apt-get install podman)"
+command -v "$PODMAN" >/dev/null || die "no $PODMAN on PATH (Debian: apt-get install podman runc)"
 
 have_image() { "$PODMAN" image exists "$1"; }
 
 base() {
 	command -v debootstrap >/dev/null || die "no debootstrap on PATH (Debian: apt-get install debootstrap)"
 	[ "$(id -u)" = 0 ] || die "debootstrap needs root"
+	# Every package is checked against Debian's archive keys: the Release
+	# file's signature, then each package's hash in it. Without the keyring
+	# debootstrap would go on unchecked, so it is required.
+	[ -s "$DEBIAN_KEYRING" ] ||
+		die "no Debian archive keyring at $DEBIAN_KEYRING, which the base's packages are checked against (Debian: apt-get install debian-archive-keyring)"
+	case $DEBIAN_MIRROR in
+	https://*) [ -s /etc/ssl/certs/ca-certificates.crt ] ||
+		die "$DEBIAN_MIRROR is https and this host has no CA certificates (Debian: apt-get install ca-certificates; or DEBIAN_MIRROR=http://deb.debian.org/debian, still checked against the keyring)" ;;
+	esac
 	local root
 	root=$(mktemp -d /tmp/perfscen-base.XXXXXX)
-	say "debootstrap bookworm (minbase, ca-certificates) from $DEBIAN_MIRROR"
-	debootstrap --variant=minbase --include=ca-certificates bookworm "$root" "$DEBIAN_MIRROR" >"$root.log" 2>&1 ||
+	say "debootstrap bookworm (minbase, ca-certificates) from $DEBIAN_MIRROR, checked against $DEBIAN_KEYRING"
+	debootstrap --variant=minbase --include=ca-certificates --keyring="$DEBIAN_KEYRING" --force-check-gpg \
+		bookworm "$root" "$DEBIAN_MIRROR" >"$root.log" 2>&1 ||
 		{ tail -20 "$root.log" >&2; die "debootstrap failed (log: $root.log)"; }
+	grep -m1 'Valid Release signature' "$root.log" | sed 's/^I: /container: /' >&2 || true
 	rm -f "$root.log"
 	# What a container never uses: package lists, caches, documentation.
 	rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb \
@@ -51,39 +69,66 @@ base() {
 	say "base image $IMAGE_BASE"
 }
 
-# run_flags finds flags under which this host can start a container. A
-# host without CAP_SYS_RESOURCE (a CI runner that is itself a container)
-# cannot give a container podman's default limits (1048576 open files), and
-# crun refuses hybrid cgroup hierarchies; such a host runs containers with
-# runc and the calling shell's own limits.
+# run_flags finds flags under which this host can start a container from
+# image $1, prints them on stdout and says on stderr which runtime they
+# use. A host without CAP_SYS_RESOURCE (a CI runner that is itself a
+# container) cannot give a container podman's default limits (1048576 open
+# files); crun refuses hybrid cgroup hierarchies, with or without limits;
+# runc runs there with the calling shell's own limits, but Debian's podman
+# does not install it when crun is installed. So: the default runtime, then
+# the default runtime with the shell's limits, then runc with them; and
+# where none starts, each one's error and what to install.
 run_flags() {
 	if [ -n "${PODMAN_RUN_FLAGS+x}" ]; then
+		say "container flags from PODMAN_RUN_FLAGS: ${PODMAN_RUN_FLAGS:-none}"
 		echo "$PODMAN_RUN_FLAGS"
 		return
 	fi
-	local nofile nproc f
+	local nofile nproc limits default
 	nofile=$(ulimit -Hn)
 	nproc=$(ulimit -Hu)
 	[ "$nproc" = unlimited ] && nproc=32768
 	[ "$nproc" -gt 32768 ] && nproc=32768
-	for f in "" "--runtime runc --ulimit nofile=$nofile:$nofile --ulimit nproc=$nproc:$nproc"; do
+	limits="--ulimit nofile=$nofile:$nofile --ulimit nproc=$nproc:$nproc"
+	default=$("$PODMAN" info --format '{{.Host.OCIRuntime.Name}}' 2>/dev/null) || default=""
+	[ -n "$default" ] || default="podman's default runtime"
+	local flags=("" "$limits") names=("$default" "$default with this shell's limits")
+	if [ "$default" != runc ]; then
+		flags+=("--runtime runc $limits")
+		names+=("runc with this shell's limits")
+	fi
+	local i err line why=() runc_missing=""
+	for i in "${!flags[@]}"; do
 		# shellcheck disable=SC2086
-		if "$PODMAN" run --rm $f --entrypoint /bin/true "$1" >/dev/null 2>&1; then
-			echo "$f"
+		if err=$("$PODMAN" run --rm ${flags[$i]} --entrypoint /bin/true "$1" 2>&1 >/dev/null); then
+			if [ "$i" = 0 ]; then
+				say "OCI runtime: $default"
+			else
+				say "OCI runtime: ${names[$i]} ($(echo ${flags[$i]})), since ${why[*]}"
+			fi
+			echo "${flags[$i]}"
 			return
 		fi
+		line=$(printf '%s\n' "$err" | grep -v '^time=' | grep . | tail -1)
+		case $line in *'OCI runtime "runc" not found'*) runc_missing=1 ;; esac
+		why+=("${names[$i]} cannot start a container here ($line)")
 	done
-	# shellcheck disable=SC2086
-	"$PODMAN" run --rm --entrypoint /bin/true "$1" || true
-	die "no container starts on this host (the error above)"
+	say "no container starts on this host:"
+	for i in "${why[@]}"; do say "  $i"; done
+	if [ -n "$runc_missing" ]; then
+		say "runc is not installed; it runs containers where $default cannot set the limits or the cgroups: apt-get install runc"
+	fi
+	die "no OCI runtime podman can use here (PODMAN_RUN_FLAGS sets the flags outright)"
 }
 
 build() {
 	have_image "$IMAGE_BASE" || base
-	[ -x bin/perfscen ] || die "no bin/perfscen: run make build (make image does)"
-	local got
-	got=$(bin/perfscen version | awk '{print $2}')
-	[ "$got" = "$VERSION" ] || die "bin/perfscen is $got, not $VERSION: run make build"
+	local b got
+	for b in bin/perfscen bin/image/perfscen; do
+		[ -x "$b" ] || die "no $b: run make image (make build and make image-bin)"
+		got=$("$b" version | awk '{print $2}')
+		[ "$got" = "$VERSION" ] || die "$b is $got, not $VERSION: run make image"
+	done
 	local flags
 	flags=$(run_flags "$IMAGE_BASE")
 	say "podman build $IMAGE (base $IMAGE_BASE${flags:+; $flags})"
@@ -103,7 +148,11 @@ build() {
 		--build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
 		--build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 		. >&2
-	say "built $IMAGE ($("$PODMAN" image inspect --format '{{.Size}}' "$IMAGE") bytes)"
+	local size v
+	size=$("$PODMAN" image inspect --format '{{.Size}}' "$IMAGE")
+	# shellcheck disable=SC2086
+	v=$("$PODMAN" run --rm $flags "$IMAGE" version) || die "the image built, but perfscen does not start in it"
+	say "built $IMAGE: $((size / 1000000)) MB ($size bytes); in it: $v"
 }
 
 check() {
@@ -150,7 +199,7 @@ name: containers
 server: {url: "psc-server:8000", protocol: http}
 models: [{name: simple}]
 load: {concurrency: 4}
-measurement: {window: 1s, trials: 3}
+measurement: {window: 1s, stability: 30%, max_trials: 10, trials: 3}
 thresholds:
   - errors == 0
   - throughput >= 50/s
@@ -159,7 +208,14 @@ EOF
 	mkdir "$work/results"
 	local token
 	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-	run -d --name "psc-server-$tag" --network "$net" "$IMAGE" serve --host 0.0.0.0 --models simple >/dev/null
+	# A 10 ms service time, as a model busy on an accelerator: one instance,
+	# so about 100 infer/s whatever the concurrency, paced by the model and
+	# not by the CPUs, and its windows settle within ±30% on a busy 2-core
+	# host. The bare simple model answers as fast as the CPUs allow, its
+	# windows swing with every neighbour, and the run ended "unstable",
+	# exit 3.
+	run -d --name "psc-server-$tag" --network "$net" "$IMAGE" serve --host 0.0.0.0 --models simple \
+		--model-param simple.added_latency=10ms >/dev/null
 	# Coordinator and agents as the manifests of perfscen k8s run them: a
 	# read-only root, no capabilities, no privilege escalation.
 	local locked=(--read-only --cap-drop ALL --security-opt no-new-privileges)
@@ -199,5 +255,6 @@ case ${1:-} in
 base) base ;;
 build) build ;;
 check) check ;;
-*) die "usage: $0 base|build|check" ;;
+flags) run_flags "${2:-$IMAGE_BASE}" ;;
+*) die "usage: $0 base|build|check|flags [IMAGE]" ;;
 esac

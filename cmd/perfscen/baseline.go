@@ -106,9 +106,12 @@ its scenario path from here), or to --baseline. A run whose recorded verdict is
 not a pass (failed, inconclusive, could not measure, interrupted) or that
 has failed or partial points is refused unless --force; unstable points are
 recorded, marked unstable, from a run that passed with them (allow_unstable),
-else refused too; a run already in
-the history (same run id) is always refused. The diff is printed before the
-file is written, under a lock, atomically.`,
+else refused too (exit 2; exit 3, "could not record: the machine was too
+busy for point X to settle (…)", naming the contention, when a point did
+not settle because the machine was too busy; run afresh, a run that could
+not be measured is refused with exit 3 too); a run already in the history
+(same run id) is always refused. The diff is printed before the file is
+written, under a lock, atomically.`,
 		Example: `  perfscen baseline update scenarios/quickstart.yaml
   perfscen baseline update --from out/quickstart.json
   perfscen baseline update --testbed ci-gpu-a10 --from out/quickstart.json

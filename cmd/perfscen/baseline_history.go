@@ -28,10 +28,12 @@ func newBaselineHistoryCmd(e *env) *cobra.Command {
 		Short: "Report a baseline's series over runs with the gate's band, failures and change points",
 		Long: `Report, per testbed × point × metric, the series of a baseline's runs and of
 the result files in --results (every *.json in the folder, of the same
-scenario), oldest first: when each run was recorded, its run id, the
-perfscen version, the value, whether its gate failed that point and metric,
-the baseline's band (center ± MDE) and the change points found by
-E-divisive with means (docs/report.md, History). The metrics are those
+scenario), in the order the runs started, whatever order they were
+recorded in: when each run started, its run id, the perfscen version, the
+value, whether its gate failed that point and metric, the baseline's band
+(center ± MDE) and the change points found by E-divisive with means, each
+marked worse or better, tested against autocorrelated noise so that a
+drifting runner is not read as a change (docs/report.md, History). The metrics are those
 'baseline show' lists unless --metric or --all says otherwise. Without
 --html or --markdown the Markdown goes to standard output.`,
 		Args: cobra.ExactArgs(1),

@@ -42,6 +42,8 @@ func TestHelpExamplesRun(t *testing.T) {
 		"perf_analyzer.csv": "default.csv", "pa_old.csv": "default.csv", "pa_new.csv": "default.csv",
 		"pa_console.log": "quickstart.log", "torchserve.csv": "torchserve.csv",
 		"artifacts/llama-openai-chat-concurrency8/profile_export_genai_perf.csv": "genai_perf.csv",
+		"artifacts/run/profile_export_aiperf.json":                               "aiperf_profile_export_aiperf.json",
+		"artifacts/run/profile_export.jsonl":                                     "aiperf_profile_export.jsonl",
 	} {
 		copyFile(t, filepath.Join(td, src), filepath.Join(dir, dst))
 	}

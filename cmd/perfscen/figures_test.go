@@ -187,3 +187,118 @@ func splitRow(line string) []string {
 	}
 	return cells
 }
+
+// extraTrialsScenario has a comparison that its planned trials cannot
+// decide (two arms of one model, equal but for drift), so its points get
+// extra trials, and thresholds on those points.
+const extraTrialsScenario = `version: 1
+name: extra-figures
+server:
+  embedded: true
+  timeout: 5s
+  embedded_models:
+    simple: {added_latency: 1ms, drift: 2ms}
+models:
+  - name: simple
+    alias: a
+  - name: simple
+    alias: b
+load:
+  mode: concurrency
+  concurrency: 1
+measurement:
+  window: 400ms
+  stability: 900%
+  max_trials: 3
+  trials: 10
+gate:
+  max_extra_trials: 10
+thresholds:
+  - throughput >= 1/s
+  - p99 < 10s
+comparisons:
+  - name: b-faster
+    candidate: b
+    reference: a
+    metric: throughput
+    min_ratio: 1.0
+`
+
+// Issue 39, item 11: after extra trials the threshold checks judged the
+// points' first trials (n = 10 in a run whose table showed 22 trials and
+// other figures). Thresholds spend no α, so they are judged again on the
+// figures after every look: a threshold check's value and n are the
+// point's figure and trial count, and the points table shows the same.
+func TestOneFigureAfterExtraTrials(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		sc := writeScenario(t, dir, "extra.yaml", extraTrialsScenario)
+		code, stdout, stderr := runMem(t, "run", "--out", filepath.Join(dir, "r.json"), sc)
+		if code != 0 && code != 4 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		run, err := result.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for i := range run.Points {
+			p := &run.Points[i]
+			if len(p.Trials) <= 10 {
+				t.Fatalf("%s: %d trials; the comparison got no extra trials\n%s", p.ID, len(p.Trials), stderr)
+			}
+			for _, metric := range []string{plan.MetricThroughput, plan.MetricP99} {
+				fig, ok := p.Figure(metric)
+				if !ok {
+					t.Fatalf("%s: no %s", p.ID, metric)
+				}
+				for _, c := range run.Verdict.Checks {
+					if c.Kind != "threshold" || c.Metric != metric || c.Point != p.ID {
+						continue
+					}
+					checked++
+					if c.Value != fig.Value {
+						t.Errorf("%s %q: value %g, the point's figure is %g", p.ID, c.Name, c.Value, fig.Value)
+					}
+				}
+			}
+			if got, want := tableCell(t, stdout, "trials", p.ID), strconv.Itoa(len(p.Trials)); got != want {
+				t.Errorf("%s: the points table shows %s trials, the point has %s", p.ID, got, want)
+			}
+			// The console's checks table says over how many trials.
+			var kind, point, n = -1, -1, -1
+			rows := 0
+			for _, line := range strings.Split(stdout, "\n") {
+				cells := splitRow(line)
+				if kind < 0 {
+					for i, c := range cells {
+						switch c {
+						case "kind":
+							kind = i
+						case "model/point":
+							point = i
+						case "n":
+							n = i
+						}
+					}
+					if point < 0 || n < 0 {
+						kind = -1
+					}
+					continue
+				}
+				if len(cells) > n && cells[kind] == "threshold" && cells[point] == p.ID {
+					rows++
+					if cells[n] != strconv.Itoa(len(p.Trials)) {
+						t.Errorf("%s: a threshold's n is %s, the point has %d trials:\n%s", p.ID, cells[n], len(p.Trials), line)
+					}
+				}
+			}
+			if rows != 2 {
+				t.Errorf("%s: %d threshold rows in the checks table, want 2", p.ID, rows)
+			}
+		}
+		if checked != 4 {
+			t.Errorf("%d threshold checks, want 4", checked)
+		}
+	})
+}

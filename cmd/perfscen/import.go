@@ -24,9 +24,11 @@ func newImportCmd(e *env) *cobra.Command {
 		Example: `  perfscen import --model resnet50 -o results.json perf_analyzer.csv
   perfscen import --model resnet50 -o results.json pa_console.log
   perfscen import --model llama --concurrency 8 -o results.json artifacts/llama-openai-chat-concurrency8/profile_export_genai_perf.csv
+  perfscen import -o results.json artifacts/run/profile_export_aiperf.json
+  perfscen import --model llama --concurrency 8 -o results.json artifacts/run/profile_export.jsonl
   perfscen import --model resnet18 --service-kind torchserve -o results.json torchserve.csv
   perfscen baseline update --from results.json --baseline baselines/resnet.json`,
-		Short: "Convert perf_analyzer CSV (-f) or console output, or genai-perf's CSV, into a perfscen result file",
+		Short: "Convert perf_analyzer CSV (-f) or console output, genai-perf's CSV or AIPerf's exports into a perfscen result file",
 		Long: `import reads perf_analyzer's -f CSV (with or without --verbose-csv) or its
 console output (one or several runs in one log) and writes a perfscen result
 document, so the numbers can be gated, compared with a baseline and reported.
@@ -39,6 +41,18 @@ LLM point: time to first token, its inter-token latency (per request, so
 perfscen's TPOT), request latency, request and output token throughput and
 goodput. It states neither model nor load: pass --model and --concurrency
 (or --request-rate). Values are milliseconds as genai-perf writes them.
+
+AIPerf's profile_export_aiperf.json (every metric's statistics) gives an LLM
+point the same way, with the model and load from its input_config when it
+names them (else --model and --concurrency or --request-rate); its time
+units are converted to microseconds. Its per-request profile_export.jsonl
+gives one point whose figures perfscen computes from the records: request
+latency, TTFT (and TTFT by turn of multi-turn sessions), its per-request
+inter-token latency as TPOT, its inter-chunk gaps as ITL, token totals, and
+throughput over the span from the first request's start to the last one's
+end; warm-up records are left out, failed ones counted as errors. The
+records name neither model nor load: pass --model and --concurrency (or
+--request-rate).
 
 perf_analyzer's other service kinds (--service-kind tfserving, torchserve,
 dynamic_grpc) measure on the client only: their points have no server-side

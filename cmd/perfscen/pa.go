@@ -39,7 +39,9 @@ request's body and server-sent events, as GenAI-Perf and AIPerf read them).
 --emit-scenario FILE writes the equivalent scenario instead of measuring:
 each key commented with the flag it comes from, checked by loading it back,
 written atomically. Run it with perfscen run FILE to gate on thresholds and
-baselines, one script line at a time.
+baselines, one script line at a time (with --csv for a line's -f). It is
+named perf_analyzer-MODEL, then FILE's name when that is not the model's,
+so lines of one model written to files of one folder run together.
 
 Options perfscen cannot honour are refused by name with the reason (exit 2),
 never dropped: periodic concurrency, request parameters, trace settings,
@@ -123,15 +125,11 @@ func runPA(e *env, cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(e.stdout, "perfscen pa %s: perf_analyzer r24.05 command lines, measured by perfscen\n", version)
 		return nil
 	}
-	dir := "."
-	if f.emit != "" {
-		dir = filepath.Dir(f.emit)
-	}
-	sc, err := pacompat.BuildScenario(p, rest, dir)
+	sc, err := pacompat.BuildScenario(p, rest, f.emit)
 	if err != nil {
 		return exitcode.AsInvalid(err)
 	}
-	if sc, err = settleModel(e, p, sc, rest, dir, f.emit != ""); err != nil {
+	if sc, err = settleModel(e, p, sc, rest, f.emit); err != nil {
 		return exitcode.AsInvalid(err)
 	}
 	for _, w := range p.Warnings {
@@ -144,7 +142,7 @@ func runPA(e *env, cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(e.stderr, "perfscen pa: note: %s\n", n)
 	}
 	if f.emit != "" {
-		return emitScenario(e, f.emit, sc)
+		return emitScenario(e, f.emit, p, sc)
 	}
 	return measurePA(e, p, sc)
 }
@@ -184,14 +182,14 @@ func flagOf(sc *pacompat.Scenario, path string) string {
 	return sc.Flags[best] + ": "
 }
 
-func emitScenario(e *env, file string, sc *pacompat.Scenario) error {
+func emitScenario(e *env, file string, p *pacompat.Params, sc *pacompat.Scenario) error {
 	if _, err := loadPA(e, file, sc); err != nil {
 		return fmt.Errorf("the equivalent scenario does not load, so it was not written:\n%w", err)
 	}
 	if err := atomicfile.Write(file, sc.YAML, 0o644); err != nil {
 		return exitcode.AsEnvironment(err)
 	}
-	fmt.Fprintf(e.stderr, "perfscen pa: wrote %s (loaded back and valid); run it with: perfscen run %s\n", file, file)
+	fmt.Fprintf(e.stderr, "perfscen pa: wrote %s (loaded back and valid); run it with: %s\n", file, pacompat.RunHint(p, file))
 	return nil
 }
 
@@ -208,6 +206,9 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 	if err != nil {
 		return exitcode.AsInvalid(err)
 	}
+	if err := engine.CheckWorkers(pl, engine.MachineCapacity()); err != nil {
+		return exitcode.AsInvalid(err)
+	}
 	opts, err := runOptions(e, pl, reportFlags{quiet: true, noBaseline: true, connectTimeout: scenariorunDefaultConnect})
 	if err != nil {
 		return err
@@ -218,6 +219,7 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 	pr := &paPrinter{e: e, p: p, results: map[string]*result.Point{}}
 	if p.ProfileExport != "" {
 		pr.export = pacompat.NewExport(p, version)
+		defer pr.export.Close()
 		opts.Engine.Requests = pr.export.Request
 	}
 	opts.Progress = pr.event
@@ -239,11 +241,7 @@ func measurePA(e *env, p *pacompat.Params, sc *pacompat.Scenario) error {
 		}
 	}
 	if pr.export != nil {
-		b, err := pr.export.JSON()
-		if err == nil {
-			err = atomicfile.Write(p.ProfileExport, b, 0o644)
-		}
-		if err != nil {
+		if err := atomicfile.WriteWith(p.ProfileExport, 0o644, pr.export.Write); err != nil {
 			fmt.Fprintf(e.stderr, "perfscen pa: --profile-export-file: %v\n", err)
 			code = worse(code, exitcode.Environment)
 		}

@@ -43,14 +43,15 @@ func paSequenceModel(e *env, p *pacompat.Params, sc *pacompat.Scenario) (seq, as
 // settleModel settles the command line against the model as perf_analyzer
 // does once it has read its configuration, and rebuilds the scenario when
 // that changes it.
-func settleModel(e *env, p *pacompat.Params, sc *pacompat.Scenario, rest []string, dir string, emit bool) (*pacompat.Scenario, error) {
+func settleModel(e *env, p *pacompat.Params, sc *pacompat.Scenario, rest []string, file string) (*pacompat.Scenario, error) {
+	emit := file != ""
 	seq, asked, why := paSequenceModel(e, p, sc)
 	switch {
 	case seq:
 		if err := p.SetSequenceModel(); err != nil {
 			return nil, err
 		}
-		return pacompat.BuildScenario(p, rest, dir)
+		return pacompat.BuildScenario(p, rest, file)
 	case !asked && emit && p.ServiceKind == "triton" && !p.SequenceModel && !sc.Sequence:
 		sc.Notes = append(sc.Notes, fmt.Sprintf("could not read %s's configuration from %s (%v): if it is a sequence model (sequence_batching), set models[0].sequence: true, which perf_analyzer would find there", p.ModelName, p.URL, why))
 	}

@@ -163,6 +163,47 @@ func TestPAEmitScenario(t *testing.T) {
 	}
 }
 
+// Two lines of one model, emitted to two files of one folder, are two
+// scenarios with two names, which one perfscen run takes together (it
+// refused them as both named perf_analyzer-simple); the run hint of a
+// line with -f keeps its CSV as --csv, in the message and the file.
+func TestPAEmitTwoLinesOfOneModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mem memnet.Network
+		paServer(t, &mem, nil)
+		dir := t.TempDir()
+		a, b, csv := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "b.csv")
+		if code, _, stderr := runPAMem(t, &mem, "-m", "simple", "-u", "127.0.0.1:8000", "-p", "400", "--emit-scenario", a); code != 0 {
+			t.Fatalf("a: exit %d: %s", code, stderr)
+		}
+		code, _, stderr := runPAMem(t, &mem, "-m", "simple", "-u", "127.0.0.1:8001", "-i", "grpc", "-p", "400", "-f", csv, "--emit-scenario", b)
+		if code != 0 {
+			t.Fatalf("b: exit %d: %s", code, stderr)
+		}
+		if want := "run it with: perfscen run " + b + " --csv " + csv + "\n"; !strings.HasSuffix(stderr, want) {
+			t.Errorf("b's hint: %q, want it to end %q", stderr, want)
+		}
+		body, err := os.ReadFile(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"name: perf_analyzer-simple-b\n", "# Run it with: perfscen run FILE --csv " + csv + "\n"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("b.yaml lacks %q:\n%s", want, body)
+			}
+		}
+		code, stdout, stderr := runAtRoot(t, &kinds.Net{Listen: mem.Listen, Dial: mem.Dial}, "run", "-q", a, b, "--out-dir", dir)
+		if code != 0 || strings.Count(stdout, "PASS") != 2 {
+			t.Fatalf("run a.yaml b.yaml: exit %d\n%s%s", code, stdout, stderr)
+		}
+		for _, name := range []string{"perf_analyzer-simple-a", "perf_analyzer-simple-b"} {
+			if _, err := os.Stat(filepath.Join(dir, name+".json")); err != nil {
+				t.Errorf("%s's result: %v", name, err)
+			}
+		}
+	})
+}
+
 // A command line perf_analyzer refuses, or one asking for what perfscen
 // cannot do, exits 2 naming the reason; nothing is measured.
 func TestPABadCommandLines(t *testing.T) {

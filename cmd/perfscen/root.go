@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/kinds"
 )
@@ -41,6 +42,10 @@ type env struct {
 	// net carries embedded servers and clients in memory (tests under
 	// testing/synctest); nil uses TCP.
 	net *kinds.Net
+	// sampleCPU, with net, replaces the machine's CPU counters for the
+	// disturbance sentinel (tests of a busy machine on the fake clock);
+	// nil with net records none.
+	sampleCPU func() (engine.CPUSample, bool)
 	// version, when set, is the version this process claims (tests of
 	// agents of another version); empty is the binary's.
 	version string

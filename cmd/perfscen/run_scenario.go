@@ -79,6 +79,14 @@ func runOne(e *env, file string, f reportFlags, many bool) (int, rollup) {
 		printScenarioError(e, file, err)
 		return invalid(err)
 	}
+	if f.fleet.agents == 0 {
+		// The load runs here: refuse what this machine cannot hold before
+		// the first worker starts (agents have their own machines).
+		if err := engine.CheckWorkers(pl, engine.MachineCapacity()); err != nil {
+			fmt.Fprintf(e.stderr, "perfscen: %s: %v\n", file, err)
+			return invalid(err)
+		}
+	}
 	// A bad baseline is refused before any load is sent, and checks are
 	// decided while the server is still up, so inconclusive ones can get
 	// more trials before the verdict.
@@ -248,6 +256,9 @@ func runOptions(e *env, pl *plan.Plan, f reportFlags) (scenariorun.Options, erro
 		// it would let a busy test machine turn a regression into
 		// "inconclusive: testbed disturbed" at random.
 		opts.Engine.SampleCPU = func() (engine.CPUSample, bool) { return engine.CPUSample{}, false }
+		if e.sampleCPU != nil {
+			opts.Engine.SampleCPU = e.sampleCPU
+		}
 	}
 	return opts, nil
 }

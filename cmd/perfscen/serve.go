@@ -65,13 +65,16 @@ OpenAI-compatible endpoints, on the HTTP port (server.kind: openai):
   GET  /v1/models             the simulated engines: ` + strings.Join(llmsim.Models(), ", ") + `
   POST /v1/completions        "prompt"
   POST /v1/chat/completions   "messages"
-Both answer whole or streamed ("stream": true: server-sent events, one chunk
+  POST /v1/embeddings         "input" (a string or a list): one vector per input
+  GET  /metrics               the engines' figures under vLLM's names
+Completions answer whole or streamed ("stream": true: server-sent events, one chunk
 per chunk_tokens tokens, usage when stream_options.include_usage is set,
 then [DONE]); max_tokens and ignore_eos are honoured. The engines simulate
 continuous batching: a step decodes one token of every running sequence in
 (decode_base + decode_per_seq × running) × decode_slowdown, and sequences
 admitted at a step add prefill_base + prefill_per_token × prompt tokens to
-it. llm_fp8 is llm with a 25% faster decode. Their parameters, with
+it, less the leading prompt blocks found in the prefix cache
+(prefix_cache=off: none are). llm_fp8 is llm with a 25% faster decode. Their parameters, with
 defaults (--model-param llm.decode_slowdown=1.1):
 ` + llmsim.ParamHelp(),
 		Args: cobra.NoArgs,

@@ -144,6 +144,16 @@ func replay(t *testing.T, id string, r baseline.Run) *result.Run {
 						m.LLM = &result.LLMMetrics{Streamed: 100}
 					}
 					m.LLM.TPOT.Count, m.LLM.TPOT.P50Us = 100, v
+				case plan.MetricTTFTP50:
+					if m.LLM == nil {
+						m.LLM = &result.LLMMetrics{Streamed: 100}
+					}
+					m.LLM.TTFT.Count, m.LLM.TTFT.P50Us = 100, v
+				case plan.MetricPrefixCacheHitRate:
+					if m.LLM == nil {
+						m.LLM = &result.LLMMetrics{Streamed: 100}
+					}
+					m.LLM.Engine = &result.EngineMetrics{Samples: 10, PrefixCache: &result.PrefixCache{Queries: 1e6, Hits: v * 1e6}}
 				}
 			}
 			p.Trials = append(p.Trials, result.Trial{Index: i, Metrics: m, Disturbance: tr.Disturbance})

@@ -8,14 +8,17 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfscen/perfscen/internal/exitcode"
+	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/all"
 	"github.com/perfscen/perfscen/internal/kinds/openai"
 	"github.com/perfscen/perfscen/internal/refserver"
+	"github.com/perfscen/perfscen/internal/transport"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/scenario"
 )
@@ -28,13 +31,17 @@ func newValidateCmd(e *env) *cobra.Command {
 		Use:   "validate FILE|DIR...",
 		Short: "Check scenario files without running them",
 		Long: `validate loads each scenario as run would (schema, units, references,
-environment variables, input-data paths) and prints "ok  FILE" for a valid
-one or every problem of an invalid one, one per line as FILE:LINE:COL: PATH:
-MESSAGE. A directory stands for every *.yaml and *.yml file in it.
+environment variables, input-data paths, and the files a server block
+names: TLS files, a grpc kind's .proto files or protoset, Triton's library
+and model repository) and prints "ok  FILE" for a valid one or every
+problem of an invalid one, one per line as FILE:LINE:COL: PATH: MESSAGE. A
+directory stands for every *.yaml and *.yml file in it (the Triton
+scenarios of scenarios/ name files beside the checkout, ../shared/triton:
+without them they are refused, as run refuses them).
 
 Exit status: 0 when every file is valid, 2 otherwise.`,
 		Example: `  perfscen validate scenarios/quickstart.yaml
-  perfscen validate scenarios/
+  perfscen validate scenarios/quickstart.yaml scenarios/llm-quickstart.yaml
   TRITON_TOKEN=x perfscen validate ci/*.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runValidate(e, args, set) },
@@ -92,12 +99,20 @@ func printScenarioError(e *env, file string, err error) {
 			return
 		}
 	}
+	if strings.HasPrefix(err.Error(), file+":") {
+		// Already at its line in the file (a kind's check of its block).
+		fmt.Fprintln(e.stderr, err)
+		return
+	}
 	fmt.Fprintf(e.stderr, "%s: %v\n", file, err)
 }
 
 // checkKinds lets each server's kind check what it reads without a
 // server (request files), as it will before any load.
 func checkKinds(pl *plan.Plan) error {
+	if err := checkTLS(pl); err != nil {
+		return err
+	}
 	for _, srv := range pl.Servers {
 		k, err := all.Kinds().Lookup(srv.Kind)
 		if err != nil {
@@ -113,6 +128,49 @@ func checkKinds(pl *plan.Plan) error {
 }
 
 // scenarioFiles expands directories into their *.yaml and *.yml files.
+// checkTLS reads each server's TLS files as opening the server will, so
+// an unreadable or malformed one is refused before any load, and by
+// perfscen validate, at its key's line.
+func checkTLS(pl *plan.Plan) error {
+	var errs []error
+	for _, srv := range pl.Servers {
+		t := srv.TLS
+		if !t.Enabled {
+			continue
+		}
+		unreadable := false
+		for _, f := range []struct{ key, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+			if f.path == "" {
+				continue
+			}
+			if err := readable(f.path); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", kinds.ServerKeyField(srv, "tls."+f.key), err))
+				unreadable = true
+			}
+		}
+		if unreadable {
+			continue
+		}
+		if _, err := transport.TLSConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName, t.Insecure); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", kinds.ServerKeyField(srv, "tls"), err))
+		}
+	}
+	return failure.Invalid(errors.Join(errs...))
+}
+
+// readable says why the file at path cannot be read, or nil.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a folder, not a file", path)
+	}
+	return nil
+}
+
 func scenarioFiles(args []string) ([]string, error) {
 	var files []string
 	for _, a := range args {

@@ -26,11 +26,30 @@ func TestValidate(t *testing.T) {
 		errorLines int // -1: don't count
 	}{
 		{
+			// The Triton scenarios name files beside the checkout: they
+			// are checked on their own below.
 			name:       "examples directory",
 			args:       []string{"validate", "@scenarios"},
-			code:       exitcode.OK,
+			code:       tritonFiles(),
 			stdout:     []string{"ok  scenarios/quickstart.yaml", "ok  scenarios/engine-comparison.yaml", "ok  scenarios/triton-trt-vs-onnx.yaml", "ok  scenarios/triton-grpc-shm-sweep.yaml"},
-			errorLines: 0,
+			errorLines: -1,
+		},
+		{
+			// Paths a server block names are checked as run checks them,
+			// at the key's line.
+			name: "paths in server blocks",
+			args: []string{"validate", "@cmd/perfscen/testdata/paths/capi.yaml", "@cmd/perfscen/testdata/paths/capi-library.yaml",
+				"@cmd/perfscen/testdata/paths/grpc.yaml", "@cmd/perfscen/testdata/paths/tls.yaml", "@cmd/perfscen/testdata/paths/tls-pem.yaml"},
+			code: exitcode.Invalid,
+			stderr: []string{
+				"cmd/perfscen/testdata/paths/capi.yaml:8:5: server.triton_c_api.model_repository: cmd/perfscen/testdata/paths/no-such-repository is not a folder\n",
+				"cmd/perfscen/testdata/paths/capi-library.yaml:7:5: server.triton_c_api.library: stat cmd/perfscen/testdata/paths/no-such-lib/libtritonserver.so: no such file or directory\n",
+				"cmd/perfscen/testdata/paths/grpc.yaml:9:19: server.grpc.proto_files[0]: no-such.proto: no such file, here or under the import paths (cmd/perfscen/testdata/paths)\n",
+				"cmd/perfscen/testdata/paths/tls.yaml:7:14: server.tls.ca_file: open cmd/perfscen/testdata/paths/no-such-ca.pem: no such file or directory\n",
+				"cmd/perfscen/testdata/paths/tls-pem.yaml:6:3: server.tls: tls ca cmd/perfscen/testdata/paths/tls.yaml: no PEM certificates found\n",
+			},
+			noStdout:   true,
+			errorLines: 5,
 		},
 		{
 			name:   "one valid, one invalid",
@@ -127,5 +146,33 @@ func TestRunRefusesBadPayloadBeforeLoad(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(out); len(left) > 0 {
 		t.Errorf("written: %v", left)
+	}
+}
+
+// tritonFiles is validate's exit for scenarios/: the Triton scenarios
+// name Triton's library beside the checkout (../shared/triton) and, for
+// triton-protocol-cost, a writable copy of its models in /tmp/tri-models;
+// without them they are refused, as run refuses them.
+func tritonFiles() int {
+	for _, p := range []string{"../../../shared/triton/lib/libtritonserver.so", "../../../shared/triton/models", "/tmp/tri-models"} {
+		if _, err := os.Stat(p); err != nil {
+			return exitcode.Invalid
+		}
+	}
+	return exitcode.OK
+}
+
+// run refuses a path a server block names as validate does, at its line,
+// before any load.
+func TestRunRefusesBadPathsBeforeLoad(t *testing.T) {
+	for _, f := range []string{"capi", "capi-library", "grpc", "tls", "tls-pem"} {
+		out := t.TempDir()
+		code, stdout, stderr := runCLI(t, "run", "-q", "--out-dir", out, "@cmd/perfscen/testdata/paths/"+f+".yaml")
+		if code != exitcode.Invalid || !strings.HasPrefix(stderr, "cmd/perfscen/testdata/paths/"+f+".yaml:") {
+			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", f, code, stdout, stderr)
+		}
+		if left, _ := os.ReadDir(out); len(left) > 0 {
+			t.Errorf("%s: written: %v", f, left)
+		}
 	}
 }

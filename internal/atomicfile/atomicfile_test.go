@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +68,26 @@ func assertNoTemp(t *testing.T, dir string) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("left a temp file: %s", e.Name())
 		}
+	}
+}
+
+// A writer that fails part way leaves the old file and no temp file.
+func TestWriteWithFailureKeepsTheOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	if err := Write(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := WriteWith(path, 0o644, func(w io.Writer) error {
+		_, _ = w.Write([]byte("half"))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	assertNoTemp(t, dir)
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("content after a failed write: %q", got)
 	}
 }

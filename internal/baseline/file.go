@@ -37,7 +37,7 @@ type Testbed struct {
 	ID          string             `json:"id"`
 	Environment result.Environment `json:"environment"`
 	Updated     time.Time          `json:"updated"`
-	// Runs are the history, most recent first.
+	// Runs are the history, the latest started first.
 	Runs  []Run `json:"runs"`
 	Noise Noise `json:"noise,omitempty"`
 }
@@ -53,6 +53,15 @@ type Run struct {
 	Source          string            `json:"source"`
 	PerfscenVersion string            `json:"perfscen_version,omitempty"`
 	Points          map[string]*Point `json:"points"`
+}
+
+// When is the time a run is placed at in its history: when it started,
+// else (a run without a start time) when it was recorded.
+func (r *Run) When() time.Time {
+	if r.Started.IsZero() {
+		return r.Recorded
+	}
+	return r.Started
 }
 
 // Point is one sweep point of a recorded run.

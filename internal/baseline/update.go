@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/perfscen/perfscen/internal/busy"
 	"github.com/perfscen/perfscen/internal/stats"
 
 	"github.com/perfscen/perfscen/internal/failure"
@@ -123,6 +125,11 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 		tb.Runs = nil
 	}
 	tb.Runs = append([]Run{entry}, tb.Runs...)
+	// The history is kept in the order the runs started, latest first,
+	// and a full one drops the run that started first: recording older
+	// runs after newer ones (results collected from several CI jobs) gives
+	// the same history as recording them as they ran.
+	slices.SortStableFunc(tb.Runs, func(a, b Run) int { return b.When().Compare(a.When()) })
 	for len(tb.Runs) > keep {
 		d.Dropped = append(d.Dropped, tb.Runs[len(tb.Runs)-1].Recorded)
 		tb.Runs = tb.Runs[:len(tb.Runs)-1]
@@ -147,6 +154,9 @@ func recordable(run *result.Run, allowUnstable bool) error {
 	}
 	if run.Status != "" && run.Status != result.StatusComplete {
 		return failure.Invalid(fmt.Errorf("run is %s; record only complete runs (or use --force)", run.Status))
+	}
+	if err := tooBusy(run, allowUnstable); err != nil {
+		return err
 	}
 	if v := run.Verdict; v != nil && v.Outcome != result.OutcomePass {
 		var failed []string
@@ -173,6 +183,27 @@ func recordable(run *result.Run, allowUnstable bool) error {
 		switch p.Status {
 		case result.PointFailed, result.PointUnstable, result.PointPartial:
 			return failure.Invalid(fmt.Errorf("point %s is %s; a baseline from it would mislead later gates (use --force to record it anyway)", p.ID, p.Status))
+		}
+	}
+	return nil
+}
+
+// tooBusy refuses, as could not measure (exit 3), a run with a point that
+// did not settle because the machine was too busy (busy.TooBusy), in the
+// words every report uses, naming the contention: the input is fine, the
+// runner was not. A run that failed a check on its data is refused for
+// that instead.
+func tooBusy(run *result.Run, allowUnstable bool) error {
+	if allowUnstable || run.Verdict != nil && run.Verdict.Outcome == result.OutcomeFail {
+		return nil
+	}
+	for i := range run.Points {
+		p := &run.Points[i]
+		if p.Search != "" {
+			continue
+		}
+		if s, ok := busy.Unsettled(p, run.Environment.NumCPU); ok {
+			return failure.Env(errors.New(busy.NotRecorded(p.ID, s, run.Environment.NumCPU)))
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -214,4 +215,34 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// A history is kept in the order its runs started, and a full one drops
+// the run that started first, so recording runs out of order (results of
+// several CI jobs gathered later) keeps the same history as recording
+// them as they ran.
+func TestUpdateKeepsStartOrder(t *testing.T) {
+	runs := make([]*result.Run, 5)
+	for i := range runs {
+		runs[i] = mkRun("demo", 1+0.01*float64(i))
+	}
+	starts := func(order []int) []time.Time {
+		f := New("demo")
+		for k, i := range order {
+			if _, err := Update(f, runs[i], UpdateOptions{Keep: 3, Now: time.Date(2025, 3, 1, k, 0, 0, 0, time.UTC)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []time.Time
+		for _, r := range f.Testbeds["tb1"].Runs {
+			out = append(out, r.Started)
+		}
+		return out
+	}
+	want := []time.Time{runs[4].Started, runs[3].Started, runs[2].Started}
+	for _, order := range [][]int{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {3, 4, 0, 2, 1}} {
+		if got := starts(order); !slices.EqualFunc(got, want, time.Time.Equal) {
+			t.Errorf("recorded in order %v: history started %v, want %v", order, got, want)
+		}
+	}
 }

@@ -56,6 +56,11 @@ type acc struct {
 	classes     classTally // failures by class
 
 	llm *llmAcc // generation requests only
+
+	// sendErr is how late each open-loop request left against its
+	// schedule (send − due), failed ones included: nil in closed-loop
+	// modes, where nothing is scheduled.
+	sendErr *durHist
 }
 
 func newAcc(start time.Duration) *acc {
@@ -63,6 +68,13 @@ func newAcc(start time.Duration) *acc {
 }
 
 func (a *acc) add(s *sample) {
+	if s.paced {
+		if a.sendErr == nil {
+			h := newDurHist()
+			a.sendErr = &h
+		}
+		a.sendErr.add(s.Sent - s.sched)
+	}
 	if s.Err != nil {
 		a.errs++
 		a.classes.add(s.Err)
@@ -140,6 +152,13 @@ func (a *acc) merge(b *acc) {
 		}
 		a.llm.merge(b.llm)
 	}
+	if b.sendErr != nil {
+		if a.sendErr == nil {
+			h := newDurHist()
+			a.sendErr = &h
+		}
+		a.sendErr.merge(b.sendErr)
+	}
 	a.start = min(a.start, b.start)
 	a.end = max(a.end, b.end)
 }
@@ -166,6 +185,10 @@ func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	m := result.Metrics{Requests: a.n, Errors: a.errs, Sequences: a.sequences, Delayed: a.delayed}
 	if a.llm != nil {
 		m.LLM = a.llm.metrics(dur)
+	}
+	if a.sendErr != nil {
+		d := a.sendErr.dist()
+		m.ScheduleError = &d
 	}
 	if dur > 0 {
 		m.Throughput = float64(a.n) * float64(max(batch, 1)) / dur.Seconds()

@@ -67,6 +67,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 	var servers []*result.ServerStats
 	var procs []*result.ProcessStats
 	var gpus []*result.GPUMetrics
+	var engines []*result.EngineMetrics
 	for i, m := range pr.windows {
 		m.win.Kept = kept[i]
 		out.Windows = append(out.Windows, m.win)
@@ -75,6 +76,9 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		m := pr.windows[i]
 		met := m.acc.metrics(batch, m.win.Duration)
 		met.Server, met.GPU, met.Process = m.server, m.gpu, m.proc
+		if met.LLM != nil {
+			met.LLM.Engine = m.engine
+		}
 		hist, herr := m.acc.encodeHist()
 		if herr != nil {
 			out.Notes = append(out.Notes, herr.Error())
@@ -86,6 +90,7 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		servers = append(servers, m.server)
 		procs = append(procs, m.proc)
 		gpus = append(gpus, m.gpu)
+		engines = append(engines, m.engine)
 	}
 	if len(pr.kept) > 0 {
 		// perf_analyzer's merge: Σrequests × batch ÷ Σduration, latencies
@@ -94,6 +99,9 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 		out.Summary.Server = mergeServer(servers)
 		out.Summary.Process = mergeProcess(procs)
 		out.Summary.GPU = mergeGPU(gpus)
+		if out.Summary.LLM != nil {
+			out.Summary.LLM.Engine = mergeEngine(engines)
+		}
 		out.Notes = append(out.Notes, llmNotes(out.Summary.LLM)...)
 	}
 	if pr.late > 0 && p.Load.Mode == plan.LoadRequestRate {
@@ -112,6 +120,9 @@ func (pr *pointRunner) finish(interrupted bool, err error) *result.Point {
 			}
 			out.Notes = append(out.Notes, fmt.Sprintf("%d of %d requests (all windows, stabilization included) left over 1 ms after their schedule; %s", pr.late, sent, why))
 		}
+	}
+	if n := len(pr.windows); n > 0 && pr.ss.engine != nil {
+		out.EngineSeries = pr.ss.engine.series(pr.model.Name, pr.windows[0].start, pr.windows[n-1].end)
 	}
 	if errors.Is(err, ErrUnreachable) {
 		out.Status = result.PointFailed

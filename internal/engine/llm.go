@@ -21,6 +21,7 @@ type llmSample struct {
 	fromUsage bool
 	good      bool
 	sloSet    bool // the point measures goodput
+	turn      int  // place in a conversation, from 1; 0 outside one
 }
 
 // genLoad is a point's generation settings; nil for other kinds.
@@ -34,7 +35,7 @@ type genLoad struct {
 func (g *genLoad) judge(s *sample) *llmSample {
 	tr := s.Tokens
 	ls := &llmSample{streamed: tr.Streamed, ttft: tr.FirstToken, gaps: tr.Gaps, tokens: tr.OutputTokens,
-		inTokens: tr.InputTokens, fromUsage: tr.FromUsage}
+		inTokens: tr.InputTokens, fromUsage: tr.FromUsage, turn: tr.Turn}
 	if g.countChunks {
 		ls.tokens, ls.fromUsage = tr.Chunks, false
 	}
@@ -105,6 +106,22 @@ type llmAcc struct {
 	fromUsage, fromChunks int64
 	good                  int64
 	goodputOn             bool
+	// turns[k] holds the requests of turn k+1 of multi-turn sessions.
+	turns []turnAcc
+}
+
+// turnAcc accumulates one turn index of multi-turn sessions.
+type turnAcc struct {
+	n, inTokens int64
+	ttft        durHist
+}
+
+// turn is the accumulator of turn k (from 1), grown on demand.
+func (l *llmAcc) turn(k int) *turnAcc {
+	for len(l.turns) < k {
+		l.turns = append(l.turns, turnAcc{ttft: newDurHist()})
+	}
+	return &l.turns[k-1]
 }
 
 func newLLMAcc(goodputOn bool) *llmAcc {
@@ -133,6 +150,14 @@ func (l *llmAcc) add(s *llmSample) {
 		l.good++
 	}
 	l.goodputOn = l.goodputOn || s.sloSet
+	if s.turn > 0 {
+		t := l.turn(s.turn)
+		t.n++
+		t.inTokens += int64(s.inTokens)
+		if s.streamed {
+			t.ttft.add(s.ttft)
+		}
+	}
 }
 
 func (l *llmAcc) merge(o *llmAcc) {
@@ -146,6 +171,12 @@ func (l *llmAcc) merge(o *llmAcc) {
 	l.fromChunks += o.fromChunks
 	l.good += o.good
 	l.goodputOn = l.goodputOn || o.goodputOn
+	for k := range o.turns {
+		t := l.turn(k + 1)
+		t.n += o.turns[k].n
+		t.inTokens += o.turns[k].inTokens
+		t.ttft.merge(&o.turns[k].ttft)
+	}
 }
 
 func (l *llmAcc) metrics(dur time.Duration) *result.LLMMetrics {
@@ -153,6 +184,10 @@ func (l *llmAcc) metrics(dur time.Duration) *result.LLMMetrics {
 		OutputTokens: l.outTokens, InputTokens: l.inTokens, TokensFromUsage: l.fromUsage, TokensFromChunks: l.fromChunks}
 	if dur > 0 {
 		m.OutputTokensPerSec = float64(l.outTokens) / dur.Seconds()
+	}
+	for k := range l.turns {
+		t := &l.turns[k]
+		m.Turns = append(m.Turns, result.TurnMetrics{Turn: k + 1, Requests: t.n, TTFT: t.ttft.dist(), InputTokens: t.inTokens})
 	}
 	if l.goodputOn {
 		g := 0.0

@@ -72,6 +72,7 @@ func mixTotal(u *unit, pts []*result.Point) *result.Point {
 	var dur time.Duration
 	var servers []*result.ServerStats
 	var gpus []*result.GPUMetrics
+	var engines []*result.EngineMetrics
 	for k, i := range u.prs[0].kept {
 		w, tput := u.windowTotal(i)
 		m := u.prs[0].windows[i]
@@ -79,11 +80,19 @@ func mixTotal(u *unit, pts []*result.Point) *result.Point {
 		met.Throughput = tput
 		var ws []*result.ServerStats
 		var gs []*result.GPUMetrics
+		var es []*result.EngineMetrics
 		for _, pr := range u.prs {
 			ws = append(ws, pr.windows[i].server)
 			gs = append(gs, pr.windows[i].gpu)
+			es = append(es, pr.windows[i].engine)
 		}
 		met.Server, met.GPU = mergeServer(ws), mergeGPU(gs)
+		if met.LLM != nil {
+			met.LLM.Engine = sumEngines(es)
+		}
+		if met.LLM != nil {
+			engines = append(engines, met.LLM.Engine)
+		}
 		hist, herr := w.encodeHist()
 		if herr != nil {
 			out.Notes = append(out.Notes, herr.Error())
@@ -101,6 +110,9 @@ func mixTotal(u *unit, pts []*result.Point) *result.Point {
 		out.Summary.Throughput += p.Summary.Throughput
 	}
 	out.Summary.Server, out.Summary.GPU = mergeServer(servers), mergeGPU(gpus)
+	if out.Summary.LLM != nil {
+		out.Summary.LLM.Engine = mergeEngine(engines)
+	}
 	return out
 }
 

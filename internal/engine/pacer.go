@@ -149,7 +149,9 @@ func newPacer(ld plan.Load, rate float64, seed uint64) Pacer {
 	switch ld.Distribution {
 	case plan.Poisson:
 		return NewPoissonPacer(rate, seed, 0)
-	case plan.Intervals:
+	case plan.Intervals, plan.TraceSchedule:
+		// A trace is its gaps, replayed once (its request count is the
+		// session's budget).
 		return NewIntervalsPacer(ld.Intervals)
 	}
 	return ConstantPacer{Rate: rate}

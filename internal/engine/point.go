@@ -23,6 +23,7 @@ type measured struct {
 	server    *result.ServerStats
 	proc      *result.ProcessStats
 	gpu       *result.GPUMetrics
+	engine    *result.EngineMetrics // the LLM engine's own figures
 	startWall time.Time
 	// start and end are the window's bounds on the session's clock.
 	start, end time.Time
@@ -116,13 +117,13 @@ func newPointLoad(ctx context.Context, p *plan.Plan, ss *serverState, pt *plan.P
 	}
 	pl := &pointLoad{kind: kp, data: data, offsets: offs, sequence: m.Sequence, seqLen: m.SequenceLength,
 		seqVariation: m.SequenceLengthVariation, seqIDs: seqIDs,
-		validateEvery: 1}
+		validateEvery: 1, byTick: pt.Load.Distribution == plan.TraceSchedule}
 	if p.LLM != nil && ss.srv.Kind == plan.KindOpenAI {
 		pl.llm = &genLoad{slo: p.LLM.Goodput, countChunks: p.LLM.TokenCount == "chunks"}
 	}
 	if m.Validate && data.HasExpected() {
 		pl.validate = true
-		if p.Measurement.Mode != plan.CountWindows && pt.Load.Mode != plan.LoadIterations {
+		if p.Measurement.Mode != plan.CountWindows && !fixedCount(pt.Load) {
 			pl.validateEvery = opts.ValidateEvery
 		}
 		// Every worker draws from one sampler, so the point's first
@@ -158,6 +159,9 @@ func (pr *pointRunner) spec() loadSpec {
 	if ld.Mode == plan.LoadRequestRate {
 		s.rate = true
 		s.pacer = newPacer(ld, ld.Rate, o.Seed+uint64(pr.idx))
+		// A trace's sends are held to their timestamps to well under a
+		// millisecond, which a plain timer cannot do (see preciseWait).
+		s.precise = ld.Distribution == plan.TraceSchedule && !o.PlainTimers
 		s.maxWorkers = ld.MaxThreads
 		s.workers = ld.MaxThreads
 		if s.workers <= 0 {
@@ -180,6 +184,16 @@ func (pr *pointRunner) record(w *acc, epoch time.Time, server *result.ServerStat
 	m.win = result.Window{Index: len(pr.windows), Duration: dur, Throughput: met.Throughput,
 		LatencyUs: w.stabilityLatencyUs(pr.m.Percentile), Requests: w.n, Errors: w.errs}
 	m.gpu = pr.ss.gpu.window(epoch.Add(w.start), epoch.Add(w.end))
+	if pr.ss.engine != nil {
+		// A reading just after the window's end: its counters' value there.
+		pr.ss.engine.settle(context.Background())
+		m.engine = pr.ss.engine.window(pr.model.Name, m.start, m.end)
+		if m.engine != nil && m.met.LLM != nil {
+			l := *m.met.LLM
+			l.Engine = m.engine
+			m.met.LLM = &l
+		}
+	}
 	pr.windows = append(pr.windows, m)
 	return m
 }
@@ -329,7 +343,8 @@ func (pr *pointRunner) keep(from, to int) {
 }
 
 // iterations is perf_analyzer's --request-count: drop the warm-up requests,
-// then measure exactly Iterations requests in one window.
+// then measure exactly Iterations requests in one window. A trace runs
+// here too: its requests once, open loop, each at its time.
 func (pr *pointRunner) iterations(ctx context.Context) (bool, error) {
 	ld := pr.p.Load
 	spec := pr.spec()

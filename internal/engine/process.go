@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/perfscen/perfscen/internal/procacct"
 	"github.com/perfscen/perfscen/runner/result"
@@ -30,6 +31,34 @@ func (pr *pointRunner) procRead(ctx context.Context, together int) procState {
 		return procState{}
 	}
 	return procState{r: r, ok: true}
+}
+
+// besideServers takes the measured servers that run on this machine apart
+// from perfscen out of the window's "other processes": the server under
+// test is no neighbour, and a CPU-bound one alone would otherwise read
+// as a machine half busy with other work.
+func (u *unit) besideServers(d *result.Disturbance, ms []*measured) {
+	if d == nil {
+		return
+	}
+	seen := map[procacct.Source]bool{}
+	share, any := 0.0, false
+	for i, m := range ms {
+		src := u.prs[i].ss.proc
+		if m == nil || m.proc == nil || src == nil || !src.Beside() || seen[src] || m.win.Duration <= 0 {
+			continue
+		}
+		seen[src] = true
+		cpuNs := m.proc.CPUUs * 1e3 * float64(m.proc.Inferences)
+		share += cpuNs / (float64(m.win.Duration) * float64(runtime.NumCPU()))
+		any = true
+	}
+	if !any {
+		return
+	}
+	share = min(share, 1)
+	d.ServerCPU = &share
+	d.OtherCPU = max(d.OtherCPU-share, 0)
 }
 
 // procWindow is the window's ProcessStats from the readings around it:

@@ -65,6 +65,9 @@ type Options struct {
 	Seed uint64
 	// MetricsInterval is the GPU metrics scrape period (default 1 s).
 	MetricsInterval time.Duration
+	// EngineInterval is the LLM engine metrics scrape period (default
+	// 250 ms: a few readings in the shortest windows).
+	EngineInterval time.Duration
 	// Testbed names the testbed the run is filed under; empty derives it
 	// from the hardware and the server.
 	Testbed TestbedName
@@ -77,6 +80,10 @@ type Options struct {
 	// SampleCPU reads the machine's CPU counters for the disturbance
 	// sentinel (default: ReadCPU("/proc")); ok false records none.
 	SampleCPU func() (CPUSample, bool)
+	// PlainTimers waits for every scheduled send on an ordinary timer,
+	// never spinning: for tests on testing/synctest's fake clock, whose
+	// time stands still while a goroutine spins.
+	PlainTimers bool
 	// wakeProbe: the default sampler also reads the wake-up probe, which
 	// runs while the run does.
 	wakeProbe bool
@@ -125,6 +132,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.EngineInterval <= 0 {
+		o.EngineInterval = 250 * time.Millisecond
 	}
 	if o.MetricsInterval <= 0 {
 		o.MetricsInterval = time.Second
@@ -228,6 +238,7 @@ type serverState struct {
 	srv    plan.Server
 	server kinds.Server
 	gpu    *gpuScraper
+	engine *engineScraper // an LLM engine's figures (kinds.EngineGauges)
 	// proc is the server's own CPU accounting; nil without one.
 	proc procacct.Source
 }
@@ -310,6 +321,10 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		if g, ok := ss.server.(kinds.GPUGauges); ok && g.GPUMetricsURL() != "" {
 			ss.gpu = startGPUScraper(ctx, deps.MetricsClient, g.GPUMetricsURL(), opts.MetricsInterval)
 			defer ss.gpu.close()
+		}
+		if g, ok := ss.server.(kinds.EngineGauges); ok && g.EngineMetricsURL() != "" {
+			ss.engine = startEngineScraper(ctx, g, opts.EngineInterval)
+			defer ss.engine.close()
 		}
 	}
 
@@ -423,6 +438,15 @@ schedule:
 			run.Status = result.StatusPartial
 		} else if interrupted {
 			run.Status = result.StatusInterrupted
+		}
+	}
+	for _, ss := range order {
+		ss.engine.close()
+		if n := ss.engine.note(); n != "" {
+			if ss.srv.Name != "" {
+				n = "server " + ss.srv.Name + ": " + n
+			}
+			run.Notes = append(run.Notes, n)
 		}
 	}
 	scraped := false

@@ -18,6 +18,10 @@ type sample struct {
 	// queued says no worker was free to send it at its scheduled time
 	// (request-rate modes): perf_analyzer's delayed request.
 	queued bool
+	// paced marks an open-loop send, which had a schedule to keep; tick
+	// is its number in the schedule.
+	paced bool
+	tick  uint64
 
 	llm *llmSample // generation requests only
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,10 @@ type loadSpec struct {
 	budget     int64 // total requests; 0 = until stopped
 	cut        cutter
 	whole      bool // one window over the whole session (iterations)
-	drain      time.Duration
+	// precise waits for each send by a coarse timer then a yielding spin
+	// (preciseWait) instead of the timer alone.
+	precise bool
+	drain   time.Duration
 	// cursorBase and cursorTotal place this session's workers among all
 	// the workers of a load shared by several agents: worker i walks the
 	// input data as worker cursorBase+i of cursorTotal, so the agents'
@@ -90,7 +94,8 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 	s := &session{epoch: epoch, stopCh: make(chan struct{}), mail: newMailroom()}
 	s.clock = func() time.Duration { return time.Since(s.epoch) }
 	// In-flight requests outlive the caller's cancellation by the drain
-	// deadline, so an interrupt still lets them complete.
+	// deadline (interruptDrain at most), so a request about to answer
+	// still completes.
 	s.drainCtx, s.drainCancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.budget.Store(spec.budget)
 	out := make(chan *acc, 16)
@@ -106,6 +111,11 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 		go s.dispatch(pl, spec, ticks)
 	} else {
 		for i := 0; i < max(spec.workers, 1); i++ {
+			if i > 0 && ctx.Err() != nil {
+				// Interrupted while the workers start: the rest would
+				// only be made to be stopped.
+				break
+			}
 			s.wg.Add(1)
 			c, n := spec.cursor(i, max(spec.workers, 1))
 			go s.closedLoop(pl, i, c, n, spec.budget > 0)
@@ -119,7 +129,7 @@ func startSession(ctx context.Context, pl *pointLoad, spec loadSpec, epoch time.
 	go func() {
 		select {
 		case <-ctx.Done():
-			s.requestStop(spec.drain)
+			s.requestStop(min(spec.drain, interruptDrain))
 		case <-s.agg.done:
 		}
 	}()
@@ -151,6 +161,9 @@ func (s *session) stopped() bool {
 
 func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bool) {
 	defer s.wg.Done()
+	if s.stopped() {
+		return // stopped before this worker started: nothing to make
+	}
 	w, err := pl.newWorker(s.drainCtx, id, cursor, cursors)
 	if err != nil {
 		s.fail(err)
@@ -178,6 +191,7 @@ func (s *session) closedLoop(pl *pointLoad, id, cursor, cursors int, budgeted bo
 
 // tick is one scheduled send handed to an open-loop worker.
 type tick struct {
+	n   uint64 // the send's number in the schedule, from 0
 	due time.Duration
 	// queued says no worker was free at due and none could be added: the
 	// send waits for one (perf_analyzer's delayed request).
@@ -210,7 +224,12 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 		if stop {
 			return
 		}
-		if wait > 0 {
+		due := spec.pacer.Due(n)
+		if spec.precise {
+			if !s.preciseWait(timer, due) {
+				return
+			}
+		} else if wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
@@ -218,9 +237,8 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 				return
 			}
 		}
-		due := spec.pacer.Due(n)
 		select {
-		case ticks <- tick{due: due}:
+		case ticks <- tick{n: n, due: due}:
 			continue
 		default:
 		}
@@ -229,10 +247,44 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 			spawn()
 		}
 		select {
-		case ticks <- tick{due: due, queued: queued}:
+		case ticks <- tick{n: n, due: due, queued: queued}:
 		case <-s.stopCh:
 			return
 		}
+	}
+}
+
+// spinMargin is how long before a send preciseWait stops sleeping and
+// starts yielding in a loop.
+const spinMargin = 1500 * time.Microsecond
+
+// preciseWait waits until the session clock reaches due: on the timer
+// until spinMargin before it, then yielding (runtime.Gosched) in a loop.
+// A Go timer alone wakes up to a millisecond late when the process is
+// otherwise idle (the runtime then waits in epoll with a whole-millisecond
+// timeout; internal/refserver's wakeup.go measured it), which is the whole
+// error budget of a replayed trace. The spin costs about a millisecond of
+// CPU before each send, and lets every runnable goroutine go first. False
+// when the session stopped meanwhile.
+func (s *session) preciseWait(timer *time.Timer, due time.Duration) bool {
+	for {
+		left := due - s.clock()
+		if left <= 0 {
+			return true
+		}
+		if left > spinMargin {
+			timer.Reset(left - spinMargin)
+			select {
+			case <-timer.C:
+			case <-s.stopCh:
+				return false
+			}
+			continue
+		}
+		if s.stopped() {
+			return false
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -258,12 +310,18 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 		if s.stopped() {
 			continue
 		}
-		smp := sample{sched: t.due, queued: t.queued}
+		smp := sample{sched: t.due, queued: t.queued, paced: true, tick: t.n}
 		w.do(s.drainCtx, &smp, s.clock)
 		s.report(o, &smp)
 		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts
 	}
 }
+
+// interruptDrain caps the drain after an interrupt: the point is
+// reported interrupted and never judged, so its in-flight requests are
+// not worth waiting for, and a user who pressed ^C expects the run to
+// end within a second at any concurrency.
+const interruptDrain = 100 * time.Millisecond
 
 func (s *session) requestStop(drain time.Duration) {
 	s.stopOnce.Do(func() {

@@ -144,6 +144,9 @@ func CheckDistributed(p *plan.Plan, agents int) error {
 		if pt.Load.Distribution == plan.Intervals {
 			return fmt.Errorf("load.request_intervals: one schedule of sends is replayed from one process, not split among agents")
 		}
+		if pt.Load.Distribution == plan.TraceSchedule {
+			return fmt.Errorf("point %s: a trace is replayed from one process, each request at its own time, not split among agents", pt.ID)
+		}
 		if pt.Load.Mode == plan.LoadRequestRate {
 			continue
 		}

@@ -46,6 +46,9 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 	}
 	drain := u.rs.opts.Drain
 	defer func() {
+		if ctx.Err() != nil {
+			drain = min(drain, interruptDrain)
+		}
 		for _, s := range sess {
 			s.requestStop(drain)
 		}
@@ -101,6 +104,7 @@ func (u *unit) segment(ctx context.Context, next func(ms []*measured) bool) (err
 			var now CPUSample
 			if now, haveCPU = u.rs.sampleCPU(); haveCPU {
 				d := disturbance(cpuBefore, now)
+				u.besideServers(d, ms)
 				for _, m := range ms {
 					m.win.Disturbance = d
 					withWork(m.proc, d)
@@ -196,7 +200,7 @@ func (u *unit) stabilize(ctx context.Context, keepGoing bool) (int, error) {
 
 // standalone measures a unit on its own.
 func (u *unit) standalone(ctx context.Context) (bool, error) {
-	if len(u.prs) == 1 && u.prs[0].p.Load.Mode == plan.LoadIterations {
+	if len(u.prs) == 1 && fixedCount(u.prs[0].p.Load) {
 		return u.prs[0].iterations(ctx)
 	}
 	if len(u.prs) == 1 && u.prs[0].p.Stage != nil {
@@ -329,7 +333,13 @@ func (u *unit) abortWith() {
 // iterationsOnly says whether the unit is one point of a fixed request
 // count, which has no windows to alternate or extend.
 func (u *unit) iterationsOnly() bool {
-	return len(u.prs) == 1 && u.prs[0].p.Load.Mode == plan.LoadIterations
+	return len(u.prs) == 1 && fixedCount(u.prs[0].p.Load)
+}
+
+// fixedCount says the load sends a fixed number of requests measured in
+// one window: iterations, or one pass of a trace.
+func fixedCount(ld plan.Load) bool {
+	return ld.Mode == plan.LoadIterations || ld.Distribution == plan.TraceSchedule
 }
 
 // finish assembles the members' results and, for a mix, the whole mix's.

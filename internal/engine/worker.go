@@ -35,6 +35,11 @@ type pointLoad struct {
 
 	llm *genLoad // generation (openai kind) points only
 
+	// byTick sends request n of an open-loop schedule with step n of the
+	// data (a trace: each request has its own time and its own prompt)
+	// instead of walking the worker's cursor.
+	byTick bool
+
 	// record, when set, is given every completed request
 	// (Options.Requests).
 	record func(*Record)
@@ -123,10 +128,17 @@ func variedLength(n int, variation, u float64) int {
 	return n + off
 }
 
-// do sends the next request and fills s; s.sched is set by the caller.
-// clock reads the point's monotonic clock.
+// do sends the next request and fills s; s.sched (and, open loop,
+// s.tick) is set by the caller. clock reads the point's monotonic clock.
 func (w *worker) do(ctx context.Context, s *sample, clock func() time.Duration) {
-	r := w.cursor.Next()
+	var r inputdata.Request
+	if w.pl.byTick && s.paced {
+		steps := w.pl.data.Streams[0]
+		i := int(s.tick % uint64(len(steps)))
+		r = inputdata.Request{Step: &steps[i], Index: i}
+	} else {
+		r = w.cursor.Next()
+	}
 	req := kinds.Request{Step: r, Index: w.pl.offsets[r.Stream] + r.Index}
 	if w.pl.sequence {
 		w.setSequence(r)

@@ -62,7 +62,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 		n := memNet()
 		var log strings.Builder
 		var mu sync.Mutex
-		lim := limits{conns: 12, joining: 4, hello: 10 * time.Second, handshake: 10 * time.Second,
+		lim := limits{strangers: 12, agentConns: 8, prove: 20 * time.Second, joining: 4, hello: 10 * time.Second, handshake: 10 * time.Second,
 			idle: 30 * time.Second, ping: 30 * time.Second, pingTimeout: 10 * time.Second}
 		c, err := Listen(CoordinatorOptions{Agents: 1, Listen: testAddr, Token: "secret", Version: "v1", Plan: &plan.Plan{},
 			Net: n, Log: lockedWriter{&mu, &log}, Wait: time.Hour, limits: &lim})
@@ -170,9 +170,9 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 
 		// Connections: silent ones (no TLS hello, no HTTP/2 preface),
 		// garbage, and HTTP/2 peers that open no stream and answer no
-		// ping. Past lim.conns they are closed as they come.
+		// ping. Past lim.strangers each takes the place of one of them.
 		var raw []net.Conn
-		for i := range 3 * lim.conns {
+		for i := range 3 * lim.strangers {
 			r, err := n.Dial(ctx, "tcp", testAddr)
 			if err != nil {
 				t.Fatal(err)
@@ -187,7 +187,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if got, most := serverGoroutines()-base, lim.conns*perConn; got > most || testing.Verbose() {
+		if got, most := serverGoroutines()-base, lim.strangers*perConn; got > most || testing.Verbose() {
 			t.Errorf("%d goroutines serve %d connections, want at most %d", got, len(raw), most)
 		}
 		// Past every timeout: handshake, idle, ping.
@@ -210,7 +210,7 @@ func TestCoordinatorUnderAttack(t *testing.T) {
 		all := strings.Join(refused, "\n")
 		for _, want := range []string{"an agent from client: no token (set PERFSCEN_AGENT_TOKEN or --token-file) (200 times)", "no Hello within 10s (4 times)",
 			fmt.Sprintf("4 agents are joining at once already (the coordinator's limit) (%d times)", busy), "grpc: received message larger than max",
-			"its first message was not Hello", "12 connections are open already (the coordinator's limit)"} {
+			"its first message was not Hello", "closed to make room: 12 connections without the token were open (the coordinator's limit)"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("refusals lack %q:\n%s", want, all)
 			}

@@ -87,6 +87,7 @@ type Coordinator struct {
 	serve chan struct{}
 
 	limits  limits
+	door    *door         // who may hold a connection
 	joining chan struct{} // a slot per stream waiting for its Hello
 
 	mu      sync.Mutex
@@ -183,10 +184,10 @@ func Listen(opts CoordinatorOptions) (*Coordinator, error) {
 	c := &Coordinator{opts: opts, clock: NewClock(0), changed: make(chan struct{}), data: data, dataFiles: files,
 		agents: make([]*member, opts.Agents), sessions: map[uint64]*session{}, serve: make(chan struct{}),
 		limits: lim, joining: make(chan struct{}, lim.joining)}
-	c.ln = countingListener{Listener: ln, in: &c.wireIn, out: &c.wireOut, slots: make(chan struct{}, lim.conns),
-		full: func(addr string) {
-			c.refuse(unnamed(addr), fmt.Sprintf("%d connections are open already (the coordinator's limit)", lim.conns), false, false)
-		}}
+	c.door = &door{strangers: lim.strangers, agents: lim.agentConns, deadline: lim.prove, evicted: func(addr string) {
+		c.refuse(unnamed(addr), fmt.Sprintf("closed to make room: %d connections without the token were open (the coordinator's limit)", lim.strangers), false, false)
+	}}
+	c.ln = countingListener{Listener: ln, in: &c.wireIn, out: &c.wireOut, door: c.door}
 	ln = c.ln
 	so := lim.serverOptions()
 	if opts.TLS != nil {
@@ -531,8 +532,9 @@ type handler struct {
 func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	c := h.c
 	addr := "?"
+	var conn *doorConn
 	if p, ok := peer.FromContext(stream.Context()); ok {
-		addr = p.Addr.String()
+		addr, conn = p.Addr.String(), connOf(p.Addr)
 	}
 	refusal := func(invalid bool, reason string) error {
 		_ = stream.Send(&fleetpb.CoordinatorMessage{Body: &fleetpb.CoordinatorMessage_Refusal{Refusal: &fleetpb.Refusal{Reason: reason, Invalid: invalid}}})
@@ -547,9 +549,21 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	if c.opts.Token != "" {
 		if err := checkToken(stream.Context(), c.opts.Token); err != nil {
 			c.refuse(unnamed(addr), err.Error(), false, false)
+			if conn != nil {
+				// Its connection ends: a refused stream holds nothing.
+				c.door.refuse(conn)
+			}
 			// Invalid for the agent: its own setup is wrong, whatever it
 			// means for the run.
 			return refusal(true, err.Error())
+		}
+	}
+	// The token (or mutual TLS, which let the stream this far) proves
+	// the connection an agent's: the door keeps it.
+	if conn != nil {
+		if why := c.door.prove(conn); why != "" {
+			c.refuse(unnamed(addr), why, true, false)
+			return refusal(false, why)
 		}
 	}
 	select {

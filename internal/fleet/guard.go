@@ -36,9 +36,13 @@ const (
 
 // limits are the coordinator's bounds on peers; tests shrink them.
 type limits struct {
-	// conns is how many connections may be open at once; more are closed
-	// as they arrive (and counted as refusals).
-	conns int
+	// strangers is how many connections not proved yet (door) may be
+	// open at once: a newcomer past it takes the place of one of them.
+	// agentConns is how many proved ones may be.
+	strangers, agentConns int
+	// prove is how long a connection may stay open without proving
+	// itself: its handshakes and its first stream with the token.
+	prove time.Duration
 	// joining is how many authenticated streams may wait for their Hello
 	// at once.
 	joining int
@@ -57,7 +61,8 @@ type limits struct {
 // connection has not ended yet, and the probes an agent makes when it
 // cannot join (reachability, TLS).
 func defaultLimits(agents int) limits {
-	return limits{conns: 64 + 2*agents, joining: 16 + 2*agents, hello: 10 * time.Second,
+	return limits{strangers: 64 + 2*agents, agentConns: 4 + 2*agents, prove: 20 * time.Second,
+		joining: 16 + 2*agents, hello: 10 * time.Second,
 		handshake: 10 * time.Second, idle: 30 * time.Second, ping: 30 * time.Second, pingTimeout: 10 * time.Second}
 }
 

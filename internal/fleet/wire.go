@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"net"
-	"sync"
 	"sync/atomic"
 )
 
@@ -10,38 +9,26 @@ import (
 // cross the socket: TLS records and handshakes, HTTP/2 frames and
 // settings, gRPC message headers, clock probes and heartbeats, session
 // control and the window reports. Only TCP/IP headers and
-// retransmissions lie below it. It also bounds the connections open at
-// once: one past the bound is closed as it arrives and told to full,
-// so a flood of connections costs neither goroutines nor memory.
+// retransmissions lie below it. Its door bounds the connections open at
+// once, so a flood of connections costs neither goroutines nor memory
+// and cannot keep the agents out.
 type countingListener struct {
 	net.Listener
 	in, out *atomic.Int64
-	slots   chan struct{}
-	full    func(addr string)
+	door    *door
 }
 
 func (l countingListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case l.slots <- struct{}{}:
-			return &countingConn{Conn: c, in: l.in, out: l.out, slots: l.slots}, nil
-		default:
-			addr := c.RemoteAddr().String()
-			c.Close()
-			l.full(addr)
-		}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
+	return l.door.admit(&countingConn{Conn: c, in: l.in, out: l.out}), nil
 }
 
 type countingConn struct {
 	net.Conn
 	in, out *atomic.Int64
-	slots   chan struct{}
-	once    sync.Once
 }
 
 func (c *countingConn) Read(b []byte) (int, error) {
@@ -54,11 +41,4 @@ func (c *countingConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.out.Add(int64(n))
 	return n, err
-}
-
-// Close frees the connection's slot, once however often it is closed.
-func (c *countingConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() { <-c.slots })
-	return err
 }

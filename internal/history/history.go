@@ -5,6 +5,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,7 +18,11 @@ import (
 
 // Entry is one run's figure in a series.
 type Entry struct {
-	RunID    string    `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Started is when the run began: a series is in this order, whatever
+	// order its runs were recorded in. Recorded is when it entered the
+	// baseline (a result file's: when it finished).
+	Started  time.Time `json:"started"`
 	Recorded time.Time `json:"recorded"`
 	// Version is the perfscen version that measured the run (make build
 	// stamps it with git describe: the commit perfscen was built from).
@@ -30,7 +35,8 @@ type Entry struct {
 	Source string `json:"source"`
 }
 
-// Series is one testbed × point × metric over runs, oldest first.
+// Series is one testbed × point × metric over runs, in the order they
+// started.
 type Series struct {
 	Testbed string  `json:"testbed"`
 	Point   string  `json:"point"`
@@ -87,7 +93,7 @@ func Build(f *baseline.File, results map[string]*result.Run, metrics []string) R
 			for pid, p := range r.Points {
 				for _, m := range want(tb, pid) {
 					if v, ok := p.Summary[m]; ok {
-						add(id, pid, m, Entry{RunID: r.RunID, Recorded: r.Recorded, Version: r.PerfscenVersion, Testbed: id, Value: v, Source: "baseline"})
+						add(id, pid, m, Entry{RunID: r.RunID, Started: r.Started, Recorded: r.Recorded, Version: r.PerfscenVersion, Testbed: id, Value: v, Source: "baseline"})
 					}
 				}
 			}
@@ -117,14 +123,14 @@ func Build(f *baseline.File, results map[string]*result.Run, metrics []string) R
 			}
 			for _, m := range ms {
 				if v, ok := p.Summary[m]; ok {
-					add(tbID, pid, m, Entry{RunID: run.RunID, Recorded: run.Finished, Version: run.Environment.PerfscenVersion,
+					add(tbID, pid, m, Entry{RunID: run.RunID, Started: run.Started, Recorded: run.Finished, Version: run.Environment.PerfscenVersion,
 						Testbed: tbID, Value: v, Failed: failed[[2]string{pid, m}], Source: path})
 				}
 			}
 		}
 	}
 	for k, s := range series {
-		slices.SortStableFunc(s.Entries, func(a, b Entry) int { return a.Recorded.Compare(b.Recorded) })
+		slices.SortFunc(s.Entries, byStart)
 		if tb := f.Testbeds[k.tb]; tb != nil {
 			if est, ok := tb.Noise[k.point][k.metric]; ok && est.Runs >= 2 && est.MDE > 0 {
 				// The gate compares on the log scale: a change of MDE either
@@ -153,6 +159,31 @@ func Build(f *baseline.File, results map[string]*result.Run, metrics []string) R
 		return cmpStr(a.Metric, b.Metric)
 	})
 	return rep
+}
+
+// byStart orders entries by when their runs started (runs without a start
+// time, as some imports are, by when they were recorded), then by run id,
+// source and value, so that no tie is left to the order the runs were
+// recorded or the result files read in.
+func byStart(a, b Entry) int {
+	if c := a.When().Compare(b.When()); c != 0 {
+		return c
+	}
+	if c := cmpStr(a.RunID, b.RunID); c != 0 {
+		return c
+	}
+	if c := cmpStr(a.Source, b.Source); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Value, b.Value)
+}
+
+// When is the time an entry is placed at: its start, else its recording.
+func (e Entry) When() time.Time {
+	if e.Started.IsZero() {
+		return e.Recorded
+	}
+	return e.Started
 }
 
 func cmpStr(a, b string) int {

@@ -57,3 +57,15 @@ func FuzzImportGenAIPerf(f *testing.F) {
 		}
 	})
 }
+
+func FuzzImportAIPerf(f *testing.F) {
+	addFixtures(f, "aiperf_*")
+	f.Add([]byte(`{"request_throughput": {"unit": "requests/sec", "avg": 1}, "time_to_first_token": {"unit": "ns", "p50": 1e9}}`))
+	f.Add([]byte(`{"metadata": {"request_start_ns": 1, "request_end_ns": 2, "turn_index": 0}, "metrics": {"inter_chunk_latency": {"value": [1, 2], "unit": "us"}}, "error": null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		format, points, err := Parse("fuzz", b, Options{Model: "m", Concurrency: 1})
+		if err == nil && (format == FormatAIPerfJSON || format == FormatAIPerfRecords) && len(points) != 1 {
+			t.Fatalf("%s: no error and %d points", format, len(points))
+		}
+	})
+}

@@ -40,15 +40,22 @@ const (
 	FormatCSV       = "csv"
 	FormatLog       = "log"
 	FormatGenAIPerf = "genai-perf-csv"
+	// AIPerf's aggregate export (profile_export_aiperf.json) and its
+	// per-request records (profile_export.jsonl).
+	FormatAIPerfJSON    = "aiperf-json"
+	FormatAIPerfRecords = "aiperf-jsonl"
 )
 
 // ErrEmpty is returned for an input with nothing but white space.
 var ErrEmpty = errors.New("empty input")
 
 // Detect says whether b is a perf_analyzer CSV (its header starts with the
-// load column), a genai-perf CSV (its first table starts "Metric,") or a
-// perf_analyzer console log.
+// load column), a genai-perf CSV (its first table starts "Metric,"), one of
+// AIPerf's JSON exports, or a perf_analyzer console log.
 func Detect(b []byte) (string, error) {
+	if f, ok := isAIPerf(b); ok {
+		return f, nil
+	}
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		s := strings.TrimSpace(string(line))
 		if s == "" {
@@ -82,6 +89,10 @@ func Parse(name string, b []byte, opts Options) (format string, points []result.
 		points, err = ParseCSV(name, bytes.NewReader(b), opts)
 	case FormatGenAIPerf:
 		points, err = ParseGenAIPerf(name, bytes.NewReader(b), opts)
+	case FormatAIPerfJSON:
+		points, err = ParseAIPerfJSON(name, b, opts)
+	case FormatAIPerfRecords:
+		points, err = ParseAIPerfRecords(name, b, opts)
 	default:
 		points, err = ParseLog(name, bytes.NewReader(b), opts)
 	}
@@ -134,8 +145,8 @@ func sourceOf(format string) string {
 	switch format {
 	case FormatCSV:
 		return "perf_analyzer-csv"
-	case FormatGenAIPerf:
-		return FormatGenAIPerf
+	case FormatGenAIPerf, FormatAIPerfJSON, FormatAIPerfRecords:
+		return format
 	}
 	return "perf_analyzer-log"
 }
@@ -147,6 +158,10 @@ func kindOf(format string) string {
 		return "perf_analyzer CSV"
 	case FormatGenAIPerf:
 		return "genai-perf CSV"
+	case FormatAIPerfJSON:
+		return "AIPerf aggregate export"
+	case FormatAIPerfRecords:
+		return "AIPerf per-request export"
 	}
 	return "perf_analyzer log"
 }
@@ -155,8 +170,8 @@ func formatOf(source string) string {
 	switch source {
 	case "perf_analyzer-csv":
 		return FormatCSV
-	case FormatGenAIPerf:
-		return FormatGenAIPerf
+	case FormatGenAIPerf, FormatAIPerfJSON, FormatAIPerfRecords:
+		return source
 	}
 	return FormatLog
 }

@@ -40,6 +40,8 @@ func TestImportGolden(t *testing.T) {
 		{"torchserve.csv", Options{Model: "tiny", ServiceKind: KindTorchServe}},
 		{"tfserving_verbose.csv", Options{Model: "resnet50", ServiceKind: KindTFServing}},
 		{"dynamic_grpc.csv", Options{Model: "greeter", ServiceKind: KindDynamicGRPC}},
+		{"aiperf_profile_export_aiperf.json", Options{}},
+		{"aiperf_profile_export.jsonl", Options{Model: "llama", Concurrency: 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -272,6 +272,13 @@ type TokenTrace struct {
 	// event's data as received (the [DONE] marker included), or the whole
 	// reply of an unstreamed request.
 	Events []ResponseEvent
+	// KeepText asks the generator to gather the reply's content into
+	// Text: a conversation sends it back in its next turn.
+	KeepText bool
+	Text     []byte
+	// Turn is the request's place in its conversation, from 1; 0 for a
+	// request outside any conversation.
+	Turn int
 }
 
 // ResponseEvent is one response of a generation call: when it came (send
@@ -281,9 +288,44 @@ type ResponseEvent struct {
 	Data []byte
 }
 
-// Reset empties t, keeping the Gaps buffer and Capture.
+// Reset empties t, keeping the Gaps and Text buffers, Capture, KeepText
+// and Turn.
 func (t *TokenTrace) Reset() {
-	*t = TokenTrace{Gaps: t.Gaps[:0], Capture: t.Capture}
+	*t = TokenTrace{Gaps: t.Gaps[:0], Capture: t.Capture, KeepText: t.KeepText, Text: t.Text[:0], Turn: t.Turn}
+}
+
+// EngineGauges is implemented by servers whose metrics endpoint publishes
+// an LLM engine's figures (requests running and waiting, KV-cache usage,
+// prefix-cache queries and hits): the engine samples it through every
+// window, as it does GPU gauges.
+type EngineGauges interface {
+	// EngineMetricsURL is the endpoint sampled, for notes; "" when there
+	// is none (nothing is sampled).
+	EngineMetricsURL() string
+	// ScrapeEngine reads the figures now, by model.
+	ScrapeEngine(ctx context.Context) (EngineReading, error)
+}
+
+// EngineReading is one scrape of an LLM engine's figures, by the model
+// they are labelled with ("" for figures without a model label). A
+// figure the server does not publish is nil.
+type EngineReading map[string]EngineFigures
+
+// EngineFigures are an engine's gauges and cumulative counters.
+type EngineFigures struct {
+	Running, Waiting, KVCacheUsage *float64
+	// PrefixQueries and PrefixHits are cumulative token counts.
+	PrefixQueries, PrefixHits *float64
+}
+
+// For picks the figures of model: its own, else those without a model
+// label (a server of one model), else none.
+func (r EngineReading) For(model string) (EngineFigures, bool) {
+	if f, ok := r[model]; ok {
+		return f, true
+	}
+	f, ok := r[""]
+	return f, ok
 }
 
 // Set holds the kinds a program knows, by name.

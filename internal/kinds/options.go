@@ -50,3 +50,24 @@ func ServerField(srv plan.Server) string {
 	}
 	return "server"
 }
+
+// OptionField names key of srv's kind block (a path in it: "library",
+// "proto_files[0]") in an error: "file:line:col: server.grpc.proto_files[0]"
+// where the scenario writes it, else the field alone (a plan built by
+// hand, a key left to its default).
+func OptionField(srv plan.Server, key string) string {
+	kind := srv.Kind
+	if kind == "" {
+		kind = plan.KindKServe
+	}
+	return ServerKeyField(srv, kind+"."+key)
+}
+
+// ServerKeyField is OptionField for a key of the server block itself
+// ("tls", "tls.ca_file").
+func ServerKeyField(srv plan.Server, key string) string {
+	if w := srv.Where[key]; w != "" {
+		return w
+	}
+	return ServerField(srv) + "." + key
+}

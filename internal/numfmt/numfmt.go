@@ -148,3 +148,15 @@ func HistoryMDE(mde float64) string {
 
 // Ratio renders a ratio of two figures with three decimals: 1.150.
 func Ratio(r float64) string { return Decimal(r, 3) }
+
+// Bytes writes a size in binary units, about three significant
+// digits: "64 KiB", "1.5 GiB", "61 GiB".
+func Bytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	return Significant(b, 3) + " " + units[i]
+}

@@ -104,3 +104,14 @@ func TestNoExponent(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		b    float64
+		want string
+	}{{0, "0 B"}, {512, "512 B"}, {64 << 10, "64 KiB"}, {1.5 * (1 << 30), "1.5 GiB"}, {1e6 * (64 << 10), "61 GiB"}, {1 << 50, "1024 TiB"}} {
+		if got := Bytes(tc.b); got != tc.want {
+			t.Errorf("Bytes(%g) = %q, want %q", tc.b, got, tc.want)
+		}
+	}
+}

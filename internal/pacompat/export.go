@@ -1,14 +1,16 @@
 package pacompat
 
 import (
-	"cmp"
+	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"slices"
+	"io"
 	"sync"
 	"time"
 
 	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/runner/plan"
 )
@@ -58,28 +60,63 @@ type ExportRequest struct {
 	ResponseOutputs    []map[string]any `json:"response_outputs"`
 }
 
-// Export gathers the records of a run as the engine hands them over.
-// Requests and Window may be called from several goroutines.
+// Export gathers the records of a run as the engine hands them over and
+// writes perf_analyzer's file when the run is over. A worker's part is to
+// append the engine's record under a lock: what it sent is the input
+// data's own Step, shared by every request that sent it, and is turned
+// into perf_analyzer's JSON only when the file is written, once per
+// step. So the export costs the measurement a few hundred nanoseconds a
+// request whatever the tensors' size, and a long run holds at most
+// spillBytes of records in memory: past that they are sorted and
+// spilled to a temporary file (spill.go), merged back as the file is
+// written. Requests, Window and Write may be called from several
+// goroutines; Close removes the temporary file.
 type Export struct {
-	p       *Params
-	version string
+	p          *Params
+	version    string
+	spillBytes int
+	cacheBytes int
 
-	mu    sync.Mutex
-	order []*ExportExperiment
-	by    map[string]*ExportExperiment
+	mu       sync.Mutex
+	order    []*exportExp
+	by       map[string]*exportExp
+	buf      []held
+	bufBytes int
+	spill    *spiller // nil until the first spill
+}
+
+// spillBytes and cacheBytes bound what the export holds in memory: the
+// records not spilled yet (their own size, estimated), and the JSON of
+// the steps sent (converted once each while the file is written).
+const (
+	defaultSpillBytes = 16 << 20
+	defaultCacheBytes = 64 << 20
+)
+
+// exportExp is one experiment as it is gathered.
+type exportExp struct {
+	index   int
+	load    ExportLoad
+	windows []uint64
+}
+
+// held is a record waiting to be written, with its experiment.
+type held struct {
+	exp int
+	rec *engine.Record
 }
 
 // NewExport starts the export of p's run; version is perfscen's.
 func NewExport(p *Params, version string) *Export {
-	return &Export{p: p, version: version, by: map[string]*ExportExperiment{}}
+	return &Export{p: p, version: version, by: map[string]*exportExp{}, spillBytes: defaultSpillBytes, cacheBytes: defaultCacheBytes}
 }
 
 // experiment is pt's experiment, made on first sight; x.mu is held.
-func (x *Export) experiment(pt *plan.Point) *ExportExperiment {
+func (x *Export) experiment(pt *plan.Point) *exportExp {
 	if e := x.by[pt.ID]; e != nil {
 		return e
 	}
-	e := &ExportExperiment{Experiment: exportLoad(pt), Requests: []ExportRequest{}, WindowBoundaries: []uint64{}}
+	e := &exportExp{index: len(x.order), load: exportLoad(pt), windows: []uint64{}}
 	x.by[pt.ID] = e
 	x.order = append(x.order, e)
 	return e
@@ -95,28 +132,40 @@ func exportLoad(pt *plan.Point) ExportLoad {
 	return ExportLoad{Mode: "concurrency", Value: float64(max(pt.Load.Concurrency, 1))}
 }
 
-// Request records one completed request (engine.Options.Requests). A
-// failed request has no response and is left out, as perf_analyzer
-// records successful requests only.
+// Request records one completed request (engine.Options.Requests): it
+// keeps the engine's record as it is. A failed request has no response
+// and is left out, as perf_analyzer records successful requests only.
 func (x *Export) Request(pt *plan.Point, r *engine.Record) {
 	if r.Err != nil {
 		return
 	}
-	req := ExportRequest{Timestamp: ns(r.Sent), SequenceID: r.SequenceID, RequestInputs: x.inputs(r),
-		ResponseTimestamps: make([]uint64, len(r.Responses)), ResponseOutputs: make([]map[string]any, len(r.Responses))}
-	for i, t := range r.Responses {
-		req.ResponseTimestamps[i] = ns(t)
-		req.ResponseOutputs[i] = map[string]any{}
-		if i < len(r.Outputs) {
-			// A stream ends with [DONE] after its content: two events or
-			// more; an unstreamed reply is one.
-			req.ResponseOutputs[i]["response"] = sseResponse(r.Outputs[i], len(r.Outputs) > 1)
+	x.mu.Lock()
+	x.buf = append(x.buf, held{exp: x.experiment(pt).index, rec: r})
+	x.bufBytes += heldSize(r)
+	var full []held
+	if x.bufBytes >= x.spillBytes {
+		full, x.buf, x.bufBytes = x.buf, nil, 0
+		if x.spill == nil {
+			x.spill = newSpiller()
 		}
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	e := x.experiment(pt)
-	e.Requests = append(e.Requests, req)
+	sp := x.spill
+	x.mu.Unlock()
+	if full != nil {
+		// The worker that filled the buffer hands it over; it waits
+		// only if the spill before is still being written.
+		sp.add(full)
+	}
+}
+
+// heldSize estimates what a kept record holds: the record, its response
+// times and outputs.
+func heldSize(r *engine.Record) int {
+	n := 160 + 24*len(r.Responses)
+	for _, o := range r.Outputs {
+		n += 24 + len(o)
+	}
+	return n
 }
 
 // Window records a measured window's bounds (a WindowDone event).
@@ -124,35 +173,179 @@ func (x *Export) Window(pt *plan.Point, start, end time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e := x.experiment(pt)
-	e.WindowBoundaries = append(e.WindowBoundaries, ns(start), ns(end))
+	e.windows = append(e.windows, ns(start), ns(end))
 }
 
-// JSON is the export as perf_analyzer writes it: requests in the order
-// they were sent within each experiment.
+// JSON is the export as perf_analyzer writes it, in memory (Write is
+// the same without holding the file).
 func (x *Export) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := x.Write(&b)
+	return b.Bytes(), err
+}
+
+// Close removes the temporary file of spilled records.
+func (x *Export) Close() error {
+	x.mu.Lock()
+	sp := x.spill
+	x.spill = nil
+	x.mu.Unlock()
+	if sp == nil {
+		return nil
+	}
+	return sp.close()
+}
+
+// Write writes the export as perf_analyzer does (json.MarshalIndent of
+// an ExportFile, two spaces): requests in the order they were sent
+// within each experiment. It streams: each request is built, indented
+// and written in turn.
+func (x *Export) Write(w io.Writer) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	f := ExportFile{Experiments: []ExportExperiment{}, Version: "perfscen pa " + x.version, ServiceKind: x.p.ServiceKind, Endpoint: x.p.Endpoint}
-	for _, e := range x.order {
-		cp := *e
-		cp.Requests = append([]ExportRequest(nil), e.Requests...)
-		sortRequests(cp.Requests)
-		f.Experiments = append(f.Experiments, cp)
+	m, err := x.merged()
+	if err != nil {
+		return err
 	}
-	return json.MarshalIndent(f, "", "  ")
+	recs, recsErr := m.next, m.err
+	bw := bufio.NewWriterSize(w, 64<<10)
+	cache := &inputCache{x: x, budget: x.cacheBytes, json: map[*inputdata.Step]json.RawMessage{}}
+	var scratch, indented bytes.Buffer
+	indent := func(v any, prefix string) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		indented.Reset()
+		if err := json.Indent(&indented, b, prefix, "  "); err != nil {
+			return err
+		}
+		_, err = bw.Write(indented.Bytes())
+		return err
+	}
+	bw.WriteString("{\n  \"experiments\": [")
+	next, more := recs()
+	for i, e := range x.order {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n    {\n      \"experiment\": ")
+		if err := indent(e.load, "      "); err != nil {
+			return err
+		}
+		bw.WriteString(",\n      \"requests\": [")
+		n := 0
+		for ; more && next.exp == i; next, more = recs() {
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n        ")
+			scratch.Reset()
+			if err := x.request(&scratch, next, cache); err != nil {
+				return err
+			}
+			indented.Reset()
+			if err := json.Indent(&indented, scratch.Bytes(), "        ", "  "); err != nil {
+				return err
+			}
+			bw.Write(indented.Bytes())
+			n++
+		}
+		if n > 0 {
+			bw.WriteString("\n      ")
+		}
+		bw.WriteString("],\n      \"window_boundaries\": ")
+		if err := indent(e.windows, "      "); err != nil {
+			return err
+		}
+		bw.WriteString("\n    }")
+	}
+	if err := recsErr(); err != nil {
+		return err
+	}
+	if len(x.order) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("],\n  \"version\": ")
+	if err := indent("perfscen pa "+x.version, "  "); err != nil {
+		return err
+	}
+	bw.WriteString(",\n  \"service_kind\": ")
+	if err := indent(x.p.ServiceKind, "  "); err != nil {
+		return err
+	}
+	bw.WriteString(",\n  \"endpoint\": ")
+	if err := indent(x.p.Endpoint, "  "); err != nil {
+		return err
+	}
+	bw.WriteString("\n}")
+	return bw.Flush()
 }
 
-func sortRequests(rs []ExportRequest) {
-	slices.SortStableFunc(rs, func(a, b ExportRequest) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+// exportRequest is ExportRequest with its inputs already in JSON.
+type exportRequest struct {
+	Timestamp          uint64              `json:"timestamp"`
+	SequenceID         uint64              `json:"sequence_id,omitempty"`
+	RequestInputs      json.RawMessage     `json:"request_inputs"`
+	ResponseTimestamps []uint64            `json:"response_timestamps"`
+	ResponseOutputs    []map[string]string `json:"response_outputs"`
+}
+
+// request writes r's compact JSON to b.
+func (x *Export) request(b *bytes.Buffer, r flat, cache *inputCache) error {
+	in, err := cache.inputs(r.step)
+	if err != nil {
+		return err
+	}
+	req := exportRequest{Timestamp: r.sent, SequenceID: r.seq, RequestInputs: in,
+		ResponseTimestamps: r.resp, ResponseOutputs: make([]map[string]string, len(r.resp))}
+	for i := range r.resp {
+		req.ResponseOutputs[i] = map[string]string{}
+		if i < len(r.out) {
+			// A stream ends with [DONE] after its content: two events or
+			// more; an unstreamed reply is one.
+			req.ResponseOutputs[i]["response"] = sseResponse(r.out[i], len(r.out) > 1)
+		}
+	}
+	if req.ResponseTimestamps == nil {
+		req.ResponseTimestamps = []uint64{}
+	}
+	j, err := json.Marshal(req)
+	b.Write(j)
+	return err
+}
+
+// inputCache holds the JSON of each step's inputs while the file is
+// written, up to budget bytes; past it, a step is converted each time it
+// is written.
+type inputCache struct {
+	x      *Export
+	budget int
+	json   map[*inputdata.Step]json.RawMessage
+}
+
+func (c *inputCache) inputs(st *inputdata.Step) (json.RawMessage, error) {
+	if b, ok := c.json[st]; ok {
+		return b, nil
+	}
+	b, err := json.Marshal(c.x.inputs(st))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) <= c.budget {
+		c.budget -= len(b)
+		c.json[st] = b
+	}
+	return b, nil
 }
 
 // inputs writes what a request sent, input by input.
-func (x *Export) inputs(r *engine.Record) map[string]any {
+func (x *Export) inputs(st *inputdata.Step) map[string]any {
 	out := map[string]any{}
-	if r.Step == nil {
+	if st == nil {
 		return out
 	}
-	for _, t := range r.Step.Inputs {
+	for _, t := range st.Inputs {
 		switch {
 		case x.p.ServiceKind == "openai" && t.Name == "payload":
 			out[t.Name] = string(t.Raw) // the request body, as perf_analyzer writes it

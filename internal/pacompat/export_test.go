@@ -1,12 +1,17 @@
 package pacompat
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/inputdata"
@@ -93,9 +98,140 @@ func TestExport(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(want, got); d != "" {
+			if d := gocmp.Diff(want, got); d != "" {
 				t.Errorf("export (-want +got):\n%s", d)
 			}
 		})
 	}
+}
+
+// exportRecords hands a run's records to request and window: three
+// experiments (one with no request), requests out of send order, equal
+// send times, sequence ids, BYTES inputs with characters JSON escapes,
+// failures, responses without a time, and openai outputs.
+func exportRecords(request func(*plan.Point, *engine.Record), window func(*plan.Point, time.Time, time.Time)) {
+	t0 := time.Unix(100, 0)
+	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	ints := &inputdata.Step{Inputs: []tensor.Tensor{{Name: "I", DataType: tensor.INT32, Shape: []int64{1, 2}, Raw: tensor.EncodeInt32s([]int32{3, -4})}}}
+	odd := &inputdata.Step{Inputs: []tensor.Tensor{{Name: "S", DataType: tensor.BYTES, Shape: []int64{1},
+		Raw: tensor.EncodeBytesElements([][]byte{[]byte("<a&b>\"\n\u2028")})}}}
+	pts := []*plan.Point{{ID: "c1", Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 1}},
+		{ID: "c2", Load: plan.Load{Mode: plan.LoadConcurrency, Concurrency: 2}},
+		{ID: "r5", Load: plan.Load{Mode: plan.LoadRequestRate, Rate: 5}}}
+	window(pts[1], at(0), at(1000))
+	for i := range 500 {
+		r := &engine.Record{Step: []*inputdata.Step{ints, odd, nil}[i%3], Sent: at(1000 - i%250), Responses: []time.Time{at(2000 + i)}, SequenceID: uint64(i % 4)}
+		switch i % 7 {
+		case 3:
+			r.Err = errors.New("refused")
+		case 5:
+			r.Responses = append(r.Responses, at(3000+i))
+			r.Outputs = [][]byte{[]byte(`{"choices":["<x>"]}`), []byte("[DONE]")}
+		case 6:
+			r.Responses = nil
+		}
+		request(pts[[]int{0, 2}[i%2]], r)
+	}
+	window(pts[0], at(0), at(1000))
+}
+
+// referenceExport is the file the records give held in memory and
+// marshalled at once, as perf_analyzer writes it.
+func referenceExport(t *testing.T, p *Params) []byte {
+	t.Helper()
+	f := ExportFile{Experiments: []ExportExperiment{}, Version: "perfscen pa v1", ServiceKind: p.ServiceKind, Endpoint: p.Endpoint}
+	x := NewExport(p, "v1")
+	by := map[string]int{}
+	exp := func(pt *plan.Point) *ExportExperiment {
+		i, ok := by[pt.ID]
+		if !ok {
+			i = len(f.Experiments)
+			by[pt.ID] = i
+			f.Experiments = append(f.Experiments, ExportExperiment{Experiment: exportLoad(pt), Requests: []ExportRequest{}, WindowBoundaries: []uint64{}})
+		}
+		return &f.Experiments[i]
+	}
+	exportRecords(func(pt *plan.Point, r *engine.Record) {
+		e := exp(pt)
+		if r.Err != nil {
+			return
+		}
+		req := ExportRequest{Timestamp: ns(r.Sent), SequenceID: r.SequenceID, RequestInputs: x.inputs(r.Step),
+			ResponseTimestamps: []uint64{}, ResponseOutputs: []map[string]any{}}
+		for i, at := range r.Responses {
+			req.ResponseTimestamps = append(req.ResponseTimestamps, ns(at))
+			out := map[string]any{}
+			if i < len(r.Outputs) {
+				out["response"] = sseResponse(r.Outputs[i], len(r.Outputs) > 1)
+			}
+			req.ResponseOutputs = append(req.ResponseOutputs, out)
+		}
+		e.Requests = append(e.Requests, req)
+	}, func(pt *plan.Point, start, end time.Time) {
+		e := exp(pt)
+		e.WindowBoundaries = append(e.WindowBoundaries, ns(start), ns(end))
+	})
+	for i := range f.Experiments {
+		slices.SortStableFunc(f.Experiments[i].Requests, func(a, b ExportRequest) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The file is written a request at a time, spilled records merged back,
+// and it is byte for byte what marshalling it whole gives; the spill's
+// temporary file is gone after Close.
+func TestExportStreamsAndSpills(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	p := defaults()
+	p.ServiceKind, p.Endpoint = "openai", "v1/<chat>"
+	want := referenceExport(t, p)
+	for _, tc := range []struct {
+		name  string
+		spill int
+		cache int
+	}{
+		{"in memory", defaultSpillBytes, defaultCacheBytes},
+		{"a spill every record", 1, defaultCacheBytes},
+		{"a spill every few records, no cache", 2000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := NewExport(p, "v1")
+			x.spillBytes, x.cacheBytes = tc.spill, tc.cache
+			exportRecords(x.Request, x.Window)
+			for range 2 { // writing twice gives the same
+				got, err := x.JSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("export differs from marshalling it whole:\n%s", cmpDiffLines(want, got))
+				}
+			}
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+	// An export with nothing in it.
+	x := NewExport(p, "v1")
+	got, err := x.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ = json.MarshalIndent(ExportFile{Experiments: []ExportExperiment{}, Version: "perfscen pa v1", ServiceKind: "openai", Endpoint: "v1/<chat>"}, "", "  ")
+	if !bytes.Equal(got, want) {
+		t.Errorf("empty export:\n%s", cmpDiffLines(want, got))
+	}
+}
+
+func cmpDiffLines(want, got []byte) string {
+	return gocmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
 }

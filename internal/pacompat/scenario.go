@@ -37,18 +37,24 @@ const (
 	paTimeout = "5m"
 )
 
-// BuildScenario writes the scenario equivalent to p. dir is the directory
-// the scenario file lives in (input-data paths are written relative to
-// it); argv is the command line, quoted in the header.
-func BuildScenario(p *Params, argv []string, dir string) (*Scenario, error) {
+// BuildScenario writes the scenario equivalent to p. file is the file it
+// will be written as ("" when it is only measured, from the working
+// directory): input-data paths are written relative to its folder, and
+// its name tells the scenario's name apart from other lines' (see
+// ScenarioName). argv is the command line, quoted in the header.
+func BuildScenario(p *Params, argv []string, file string) (*Scenario, error) {
+	dir := "."
+	if file != "" {
+		dir = filepath.Dir(file)
+	}
 	b := &builder{flags: map[string]string{}}
 	b.line(0, "# The perf_analyzer command line")
 	b.line(0, "#   perf_analyzer "+quoteArgs(argv))
 	b.line(0, "# as a perfscen scenario (perfscen pa --emit-scenario). Each key names the flag it")
 	b.line(0, "# comes from; keys without one state what perf_analyzer does by default.")
-	b.line(0, "# Run it with: perfscen run FILE")
+	b.line(0, "# Run it with: "+RunHint(p, "FILE"))
 	b.line(0, "version: 1")
-	b.kv(0, "name", scenarioName(p.modelLabel()), "", "")
+	b.kv(0, "name", ScenarioName(p.modelLabel(), file), "", "")
 
 	b.line(0, "server:")
 	if err := b.kind(p, dir); err != nil {
@@ -272,9 +278,24 @@ func flow(dims []int64) rawYAML {
 	return rawYAML("[" + strings.Join(parts, ", ") + "]")
 }
 
-func scenarioName(model string) string {
+// ScenarioName is the name of the scenario written as file for a line
+// measuring model: perf_analyzer-MODEL, and the file's name after it when
+// that is not the model's (perf_analyzer-simple-sweep for sweep.yaml).
+// Two lines of one model written to two files of a folder are two
+// scenarios with two names, so one perfscen run takes both (scenario
+// names must be distinct: they name the run's outputs and baselines).
+func ScenarioName(model, file string) string {
+	name := "perf_analyzer-" + nameSafe(model)
+	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	if file != "" && nameSafe(stem) != nameSafe(model) {
+		name += "-" + nameSafe(stem)
+	}
+	return name
+}
+
+func nameSafe(s string) string {
 	var b strings.Builder
-	for _, r := range model {
+	for _, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
 			b.WriteRune(r)
@@ -282,7 +303,26 @@ func scenarioName(model string) string {
 			b.WriteByte('_')
 		}
 	}
-	return "perf_analyzer-" + b.String()
+	return b.String()
+}
+
+// RunHint is the perfscen run command line for the scenario of p written
+// as file: -f's CSV is asked for with --csv, which writes perf_analyzer's
+// columns (and a last Status column).
+func RunHint(p *Params, file string) string {
+	hint := "perfscen run " + shellWord(file)
+	if p.File != "" {
+		hint += " --csv " + shellWord(p.File)
+	}
+	return hint
+}
+
+// shellWord quotes s for a shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:=+@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func quoteArgs(argv []string) string {

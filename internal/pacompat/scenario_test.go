@@ -166,7 +166,7 @@ func TestBuildScenario(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.args, err)
 		}
-		sc, err := BuildScenario(p, strings.Fields(tc.args), dir)
+		sc, err := BuildScenario(p, strings.Fields(tc.args), filepath.Join(dir, "pa.yaml"))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.args, err)
 		}

@@ -60,6 +60,10 @@ type Source interface {
 	// PerModel says whether Read separates models. A whole-server source
 	// only describes a window in which one model was under load.
 	PerModel() bool
+	// Beside says the server is another process on this machine: its
+	// CPU time is part of what the machine-wide signals call "other
+	// processes", and can be taken out of them.
+	Beside() bool
 	// Describe says in a few words what is measured, for the run's notes.
 	Describe() string
 	// Notes are remarks made once, e.g. that instructions are not counted

@@ -58,6 +58,9 @@ func (p *Prometheus) Read(ctx context.Context, _ string) (Reading, error) {
 // PerModel is false: a process's CPU serves every model.
 func (p *Prometheus) PerModel() bool { return false }
 
+// Beside is false: the server runs elsewhere.
+func (p *Prometheus) Beside() bool { return false }
+
 // Describe names what is measured.
 func (p *Prometheus) Describe() string {
 	return ProcessCPU + " at " + p.url + " (CPU time only: the run-queue delay of a server on another machine is not exported)"

@@ -136,6 +136,9 @@ func (t *Threads) Read(_ context.Context, model string) (Reading, error) {
 // PerModel is true: each model's threads are its own.
 func (t *Threads) PerModel() bool { return true }
 
+// Beside is false: the threads are perfscen's own.
+func (t *Threads) Beside() bool { return false }
+
 // Describe names what is measured.
 func (t *Threads) Describe() string {
 	return "the embedded server's model instances (one OS thread each; protocol handling, which shares threads with the client, is not counted)"

@@ -165,6 +165,9 @@ func (p *Procs) read(first bool) (Reading, error) {
 // PerModel is false: a process's threads serve every model.
 func (p *Procs) PerModel() bool { return false }
 
+// Beside is true: the processes run on this machine, apart from perfscen.
+func (p *Procs) Beside() bool { return true }
+
 // Describe names what is measured.
 func (p *Procs) Describe() string { return p.what }
 

@@ -11,11 +11,26 @@ import (
 
 func (g *grpcService) ModelInfer(ctx context.Context, r *inferencepb.ModelInferRequest) (*inferencepb.ModelInferResponse, error) {
 	received := time.Now()
+	t := ticketFrom(ctx)
+	defer t.pass()
 	req, err := parseGRPCInfer(r)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
 	req.received = received
+	if h := g.s.opts.inferArrived; h != nil {
+		h(req)
+	}
+	if req.seq.active() {
+		// A sequence's request reaches its model after the calls that
+		// arrived before it on this connection (arrivals).
+		if err := t.wait(ctx); err != nil {
+			return nil, grpcErr(errorf(codeCancelled, "request cancelled while waiting for the calls before it: %v", err))
+		}
+		req.queued = t.pass
+	} else {
+		t.pass()
+	}
 	resp, err := g.infer(ctx, r, req)
 	return resp, grpcErr(err)
 }

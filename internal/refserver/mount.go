@@ -21,6 +21,13 @@ type Mount interface {
 	Start(params map[string]map[string]string) (Mounted, error)
 }
 
+// Pather is a Mount that also serves exact paths outside its prefix: the
+// openai kind's engines publish their Prometheus figures at /metrics, as
+// vLLM does on its API port.
+type Pather interface {
+	Paths() []string
+}
+
 // Mounted is a started Mount; Close stops it with the server.
 type Mounted interface {
 	http.Handler
@@ -69,8 +76,21 @@ func mountOf(mounts []Mount, model string) int {
 // none.
 func (s *Server) mounted(w http.ResponseWriter, r *http.Request) bool {
 	for i, m := range s.opts.Mounts {
-		if strings.HasPrefix(r.URL.Path, m.Prefix()) {
+		if strings.HasPrefix(r.URL.Path, m.Prefix()) || ownsPath(m, r.URL.Path) {
 			s.mounts[i].ServeHTTP(w, r)
+			return true
+		}
+	}
+	return false
+}
+
+func ownsPath(m Mount, path string) bool {
+	p, ok := m.(Pather)
+	if !ok {
+		return false
+	}
+	for _, x := range p.Paths() {
+		if x == path {
 			return true
 		}
 	}

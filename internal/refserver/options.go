@@ -62,6 +62,10 @@ type Options struct {
 	// the server it embeds; perfscen serve, measured from outside as a
 	// process, does not need it.
 	AccountThreads bool
+
+	// inferArrived, in tests, sees each gRPC ModelInfer request once it
+	// is parsed, before it waits for the calls ahead of it (arrivals).
+	inferArrived func(*inferRequest)
 }
 
 // TLSOptions are PEM files for the server certificate and, optionally, a

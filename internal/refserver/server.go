@@ -268,6 +268,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if grpcLn != nil {
 		s.grpcAddr = grpcLn.Addr()
 		gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(1<<31 - 1), grpc.MaxSendMsgSize(1<<31 - 1)}
+		gopts = append(gopts, arrivalOptions()...)
 		gopts = append(gopts, s.grpcFlavorOptions()...)
 		if tlsCfg != nil {
 			gopts = append(gopts, grpc.Creds(credentials.NewTLS(cloneTLS(tlsCfg))))

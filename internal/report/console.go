@@ -81,6 +81,12 @@ func Console(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) err
 				return err
 			}
 		}
+		if rows := workloadRows(run); rows != nil {
+			fmt.Fprintln(bw, "\nLLM workload: by turn, the engine's figures, the schedule")
+			if err := table(bw, workloadHeader, rows); err != nil {
+				return err
+			}
+		}
 	}
 	if line := DisturbanceLine(run); line != "" {
 		fmt.Fprintln(bw, line)
@@ -223,6 +229,7 @@ func pointBlock(w io.Writer, p *result.Point, inProc bool) {
 		fmt.Fprintf(w, "  Server process: %s\n", line)
 	}
 	llmBlock(w, p)
+	workloadBlock(w, p)
 	if p.Validation.Enabled {
 		fmt.Fprintf(w, "  Validation: %d checked, %d mismatched\n", p.Validation.Checked, p.Validation.Mismatches)
 	}

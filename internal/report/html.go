@@ -34,6 +34,9 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 	if rows := llmRows(run); rows != nil {
 		page.LLMHeader, page.LLM = llmHeader, rows
 	}
+	if rows := workloadRows(run); rows != nil {
+		page.WorkloadHeader, page.Workload = workloadHeader, rows
+	}
 	if rows := processRows(run); rows != nil {
 		page.ProcessHeader, page.Process, page.ProcessAbout = processHeader, rows, run.Environment.Server.Process
 	}
@@ -56,6 +59,11 @@ func HTML(w io.Writer, run *result.Run, v *verdict.Verdict, opts Options) error 
 		}
 		if ok {
 			page.Plots = append(page.Plots, f)
+		}
+	}
+	for _, f := range []func(*result.Run) (figure, bool){turnFigure, kvFigure} {
+		if fig, ok := f(run); ok {
+			page.Plots = append(page.Plots, fig)
 		}
 	}
 	page.Windows = windowFigures(run)
@@ -97,6 +105,9 @@ type htmlPage struct {
 	Points       [][]string
 	LLMHeader    []string
 	LLM          [][]string
+	// WorkloadHeader and Workload are the turn, engine and schedule table.
+	WorkloadHeader []string
+	Workload       [][]string
 	// ProcessHeader and Process are the server process table, with what
 	// it was read from.
 	ProcessHeader []string
@@ -157,6 +168,9 @@ svg{max-width:100%;height:auto;display:block}
 {{end}}{{end}}{{if .LLM}}<h2>LLM</h2>
 <table><thead><tr>{{range .LLMHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .LLM}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>{{end}}{{if .Workload}}<h2>LLM workload: by turn, the engine's figures, the schedule</h2>
+<table><thead><tr>{{range .WorkloadHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Workload}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}{{if .Process}}<h2>Server process</h2>
 {{with .ProcessAbout}}<p class="meta">{{.}}</p>{{end}}<table><thead><tr>{{range .ProcessHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Process}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

@@ -177,6 +177,24 @@ func llmProperties(run *result.Run) []junitProperty {
 		add("output_tokens", strconv.FormatInt(l.OutputTokens, 10))
 		add("input_tokens", strconv.FormatInt(l.InputTokens, 10))
 		add("token_count_source", tokenSource(l))
+		for _, t := range l.Turns {
+			if t.TTFT.Has() {
+				add("turn"+strconv.Itoa(t.Turn)+".ttft_p50_us", usec(t.TTFT.P50Us))
+			}
+		}
+		if e := l.Engine; e != nil {
+			if r, ok := e.PrefixCache.HitRate(); ok {
+				add("prefix_cache_hit_rate", paFloat(r))
+			}
+			if e.KVCacheUsage != nil {
+				add("kv_cache_usage_avg", paFloat(e.KVCacheUsage.Avg))
+				add("kv_cache_usage_max", paFloat(e.KVCacheUsage.Max))
+			}
+		}
+		if se := figs.ScheduleError; se != nil && se.Has() {
+			add("schedule_error_p50_us", usec(se.P50Us))
+			add("schedule_error_p99_us", usec(se.P99Us))
+		}
 	}
 	return out
 }

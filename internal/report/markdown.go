@@ -71,6 +71,10 @@ func Markdown(w io.Writer, run *result.Run, v *verdict.Verdict, _ Options) error
 			b.WriteString("\n### LLM\n\n")
 			mdTable(&b, llmHeader, rows)
 		}
+		if rows := workloadRows(run); rows != nil {
+			b.WriteString("\n### LLM workload: by turn, the engine's figures, the schedule\n\n")
+			mdTable(&b, workloadHeader, rows)
+		}
 		if rows := processRows(run); rows != nil {
 			b.WriteString("\n### Server process\n\n")
 			if s := run.Environment.Server.Process; s != "" {

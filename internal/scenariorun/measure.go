@@ -83,6 +83,9 @@ func measure(ctx context.Context, p *plan.Plan, opts Options, extend func(*resul
 	}
 	eo := opts.Engine
 	eo.Version = opts.Version
+	// An in-memory network is a test on a fake clock, where a spinning
+	// wait would stop time.
+	eo.PlainTimers = eo.PlainTimers || opts.Net != nil
 	eo.Progress = opts.Progress
 	eo.Testbed = testbed(p, opts.Testbed)
 	eo.Extend = extend

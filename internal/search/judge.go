@@ -33,12 +33,12 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool, budget float64) 
 		return v
 	case result.PointAborted:
 		v.probe.Outcome = result.ProbeAborted
-		v.probe.Value, _ = mergedValue(s, p)
+		v.probe.Value = shown(s, p)
 		return v
 	case result.PointUnstable:
 		if !allowUnstable {
 			v.probe.Outcome = result.ProbeUnstable
-			v.probe.Value, _ = mergedValue(s, p)
+			v.probe.Value = shown(s, p)
 			return v
 		}
 	}
@@ -91,6 +91,22 @@ func judge(s *plan.Search, p *result.Point, allowUnstable bool, budget float64) 
 	default:
 		v.probe.Outcome, v.undecided = result.ProbeInconclusive, true
 	}
+	return v
+}
+
+// shown is the figure a probe that is not judged on its data (aborted,
+// unstable) reports: the one the search would have judged, which is what
+// the report's tables show for its point, the median over its kept
+// trials (their merge when the search decides on it, or when it kept
+// none). The pooled figure beside a table's median was two numbers for
+// one probe.
+func shown(s *plan.Search, p *result.Point) float64 {
+	if s.Decide != plan.DecideMerged {
+		if vals := trialValues(s, p); len(vals) > 0 {
+			return stats.Median(vals)
+		}
+	}
+	v, _ := mergedValue(s, p)
 	return v
 }
 
@@ -162,11 +178,13 @@ func goodputShare(s *plan.Search, t *result.Trial) (float64, bool) {
 func describe(s *plan.Search, pr result.Probe) string {
 	switch pr.Outcome {
 	case result.ProbeFailed:
-		return "could not be measured"
+		return withDisturbance("could not be measured", pr)
 	case result.ProbeUnstable:
-		return "did not stabilize"
+		return withDisturbance("did not stabilize", pr)
 	case result.ProbeAborted:
 		return "stopped by abort_on"
+	case result.ProbeDisturbed:
+		return withDisturbance("stopped by abort_on while the machine was disturbed", pr)
 	}
 	if pr.OverBudget {
 		return fmt.Sprintf("%.2f%% of its requests failed, over the error budget", 100*pr.ErrorRate)
@@ -177,6 +195,15 @@ func describe(s *plan.Search, pr result.Probe) string {
 	}
 	return fmt.Sprintf("%s %s, %.0f%% interval [%s, %s]", s.Condition.Metric, val, 100*pr.Confidence,
 		formatValue(s.Condition.Metric, pr.Lo), formatValue(s.Condition.Metric, pr.Hi))
+}
+
+// withDisturbance adds to what a probe was the contention that leaves it
+// unjudged.
+func withDisturbance(what string, pr result.Probe) string {
+	if pr.Disturbance == "" {
+		return what
+	}
+	return what + " (" + pr.Disturbance + ")"
 }
 
 func formatValue(metric string, v float64) string {

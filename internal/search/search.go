@@ -46,6 +46,7 @@ type state struct {
 	value   float64
 	failing float64
 	allMet  bool
+	capped  bool // an unbounded search reached plan.MaxConcurrency
 }
 
 // New returns a controller for p's searches (nil when it has none).
@@ -80,6 +81,17 @@ func (c *Controller) Next(run *result.Run) engine.Next {
 				return engine.Next{More: st.pending, Trials: n}
 			}
 			v.probe.Level = st.level
+			// The reference for "busier than before" is the earlier
+			// probes at this load or above: their own work (perfscen's
+			// threads, a server on the machine) was at least as large,
+			// so contention above theirs is not this load's doing.
+			var earlier []*result.Point
+			for _, pr := range st.probes {
+				if e := find(run, pr.Point); e != nil && pr.Level >= st.level {
+					earlier = append(earlier, e)
+				}
+			}
+			unjudgedBy(&v.probe, c.pl.AbortOn, p, earlier, run.Environment.NumCPU)
 			st.probes = append(st.probes, v.probe)
 			if c.Probed != nil {
 				c.Probed(st.s, v.probe)
@@ -119,6 +131,11 @@ func (st *state) advance(meets bool) {
 		}
 		st.found, st.value = true, st.level
 		next := round(st.level + s.Step)
+		if s.End == 0 && s.Metric == plan.MetricMaxConcurrency && next > plan.MaxConcurrency {
+			// No point may keep more requests outstanding.
+			st.capped, st.done = true, true
+			return
+		}
 		if (s.End != 0 && next > s.End+1e-9) || len(st.probes) >= maxLinearProbes {
 			st.allMet, st.done = s.End != 0, true
 			return
@@ -259,6 +276,9 @@ func message(s *plan.Search, st *state) string {
 			unit, level(s, st.value), describe(s, lastAt(st, st.value)))
 	}
 	msg := fmt.Sprintf("%s %s meets %s (%s)", unit, level(s, st.value), s.Condition.Text, describe(s, lastAt(st, st.value)))
+	if st.capped {
+		msg += fmt.Sprintf("; no concurrency above %d is probed (the most a point may keep outstanding), so the highest may lie beyond", plan.MaxConcurrency)
+	}
 	if st.failing > 0 {
 		pr := lastAt(st, st.failing)
 		msg += fmt.Sprintf("; %s does not (%s: %s)", level(s, st.failing), pr.Outcome, describe(s, pr))

@@ -182,6 +182,24 @@ func TestProbeStatuses(t *testing.T) {
 	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeAborted {
 		t.Errorf("aborted: %+v", v.probe)
 	}
+	// Probes that are not judged show the figure the tables show for
+	// their point: the median of the kept trials (their merge when the
+	// search decides on it), not the pooled figure beside it.
+	noisy := &result.Point{Status: result.PointAborted}
+	addTrials(noisy, func(_ float64, k int) float64 { return []float64{40000, 47740, 54110}[k%3] }, 4, 3)
+	noisy.Summary.P99Us = 54110
+	for _, st := range []string{result.PointAborted, result.PointUnstable} {
+		noisy.Status = st
+		fig, _ := noisy.Figure(plan.MetricP99)
+		if v := judge(s, noisy, false, 0); v.probe.Value != 47740 || fig.Value != 47740 {
+			t.Errorf("%s probe shows p99 %v, its point's figure is %v; want the median 47740", st, v.probe.Value, fig.Value)
+		}
+		merged := *s
+		merged.Decide = plan.DecideMerged
+		if v := judge(&merged, noisy, false, 0); v.probe.Value != 54110 {
+			t.Errorf("%s probe of a merged search shows %v, want the merge 54110", st, v.probe.Value)
+		}
+	}
 	p.Status = result.PointFailed
 	if v := judge(s, p, true, 0); v.probe.Outcome != result.ProbeFailed {
 		t.Errorf("failed: %+v", v.probe)
@@ -260,5 +278,19 @@ func TestProbeErrorBudget(t *testing.T) {
 	pl.Models[0].MaxErrorRate = &own
 	if c.budget("m") != 0.5 {
 		t.Errorf("model budget %g", c.budget("m"))
+	}
+}
+
+// An unbounded linear concurrency search stops at the most a point may
+// keep outstanding, and says so.
+func TestUnboundedSearchStopsAtTheConcurrencyLimit(t *testing.T) {
+	pl := searchPlan(plan.SearchLinear, plan.DecideInterval, plan.MaxConcurrency-1000, 0, 600, "p99<45ms", 45000)
+	run, levels := drive(t, pl, func(float64, int) float64 { return 1000 }, 5)
+	o := outcome(t, run)
+	if fmt.Sprint(levels) != fmt.Sprint([]float64{plan.MaxConcurrency - 1000, plan.MaxConcurrency - 400}) || !o.Found || o.Value != plan.MaxConcurrency-400 {
+		t.Fatalf("%+v after %v", o, levels)
+	}
+	if !strings.Contains(o.Message, "no concurrency above 65536 is probed") {
+		t.Errorf("message %q", o.Message)
 	}
 }

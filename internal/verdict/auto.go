@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	busyrule "github.com/perfscen/perfscen/internal/busy"
 	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -37,7 +38,7 @@ func (o Options) Automatic(run *result.Run) []Check {
 			out = append(out, c)
 			continue
 		}
-		if c, ok := stability(p, o.AllowUnstable); ok {
+		if c, ok := stability(p, o.AllowUnstable, run.Environment.NumCPU); ok {
 			out = append(out, c)
 		}
 		if c, ok := completed(p); ok {
@@ -153,7 +154,13 @@ func errorBudget(p *result.Point, budget float64) (Check, bool) {
 
 func pctText(f float64) string { return numfmt.Percent(f) }
 
-func stability(p *result.Point, allowUnstable bool) (Check, bool) {
+// stability fails a point that did not settle (exit 3). When its windows
+// show the machine was too busy for it (busyrule.TooBusy: numCPU is the
+// machine's), the message says so in those words, naming the contention,
+// and points to the same-job A/B comparison, which a busy runner cannot
+// spoil; a point unstable on a quiet machine says only that it did not
+// stabilize.
+func stability(p *result.Point, allowUnstable bool, numCPU int) (Check, bool) {
 	c := Check{Kind: KindStability, Key: KeyStable, Name: "measurement stable", Model: p.Model, Point: p.ID,
 		Status: StatusFail, Environment: true, NoValue: true}
 	switch p.Status {
@@ -162,6 +169,8 @@ func stability(p *result.Point, allowUnstable bool) (Check, bool) {
 		if allowUnstable {
 			c.Status, c.Environment = StatusWarn, false
 			c.Message += "; allowed by allow_unstable"
+		} else if s, ok := busyrule.Unsettled(p, numCPU); ok {
+			c.Message = busyrule.NotSettled(p.ID, s, numCPU)
 		}
 	case result.PointFailed:
 		c.Name = "point measured"

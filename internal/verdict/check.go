@@ -35,6 +35,9 @@ const (
 	KeyValidation CheckKey = "point.validation"
 	// KeyErrorBudget holds a point's failed requests to its budget.
 	KeyErrorBudget CheckKey = "point.error_budget"
+	// KeyBlind is undecided at a point where the baseline gate has
+	// checks and none of them could see a change (blind.go).
+	KeyBlind CheckKey = "baseline.blind"
 )
 
 // Keys of the scenario's own rules name them by their place in the plan's
@@ -176,6 +179,9 @@ type Check struct {
 	histLimit, trialCV float64
 	look               string
 	boundByTolerance   bool
+	// quiet says which trials a comparison of a contention-sensitive
+	// metric kept (quieter.go); empty where it kept them all.
+	quiet string
 }
 
 // Verdict is every check of a run plus notices that are not checks (e.g.

@@ -46,5 +46,10 @@ func (o Options) Evaluate(checks plan.Checks, run *result.Run, base *baseline.Fi
 		}
 		v.Checks = append(v.Checks, c)
 	}
+	minRuns := checks.Baseline.MinRuns
+	if minRuns <= 0 {
+		minRuns = plan.DefaultMinRuns
+	}
+	v.Checks = append(v.Checks, blind(v.Checks, minRuns)...)
 	return v
 }

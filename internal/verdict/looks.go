@@ -46,19 +46,23 @@ type lookID struct {
 
 func lookIDOf(c Check) lookID { return lookID{c.Key, c.Point} }
 
-// Settle carries decisions across looks: a check that passed, failed or
-// was skipped at an earlier look keeps that outcome, and only the checks
-// that were inconclusive take their status from the new look. Without
-// this, a later look's smaller share of α could undo a decision made on
-// data that did not change. A check without a Key is never carried: it
-// could not be told from another rule's check.
+// Settle carries decisions across looks: a comparison or baseline check
+// that passed, failed or was skipped at an earlier look keeps that
+// outcome, and only those that were inconclusive take their status from
+// the new look. Without this, a later look's smaller share of α could
+// undo a decision made on data that did not change. The other checks
+// (thresholds, error budgets, stability, validation) spend no α: they
+// judge the point's figures, so they are judged again at every look on
+// the figures as they are then, the ones the report's tables show. A
+// check without a Key is never carried: it could not be told from
+// another rule's check.
 func Settle(prev, next *Verdict) *Verdict {
 	if prev == nil {
 		return next
 	}
 	decided := map[lookID]Check{}
 	for _, c := range prev.Checks {
-		if c.Status != StatusInconclusive && c.Key != "" {
+		if c.Status != StatusInconclusive && c.Key != "" && spendsAlpha(c.Kind) {
 			decided[lookIDOf(c)] = c
 		}
 	}
@@ -72,6 +76,10 @@ func Settle(prev, next *Verdict) *Verdict {
 	}
 	return &out
 }
+
+// spendsAlpha says whether checks of kind are statistical tests with a
+// share of α per look (Options.spend).
+func spendsAlpha(kind Kind) bool { return kind == KindComparison || kind == KindBaseline }
 
 // Undecided lists the point IDs whose checks are still inconclusive and
 // would be decided by more trials: comparison checks name both arms.

@@ -52,17 +52,61 @@ func TestBaselineNotGated(t *testing.T) {
 					t.Errorf("the status says it; warning %q repeats it", w)
 				}
 			}
-			if v.Outcome() != OutcomePass {
-				t.Errorf("outcome %s, want pass", v.Outcome())
-			}
-			strict := Options{RequireGated: true}.Evaluate(checks, run, base)
+			// A point whose only baseline check is not gated has nothing
+			// to pass on: the run is inconclusive, and says which point.
 			want := OutcomePass
 			if tt.want == StatusNotGated {
 				want = OutcomeInconclusive
+				if b := blindAt(v, "a/c=1"); b == nil || !strings.Contains(b.Message, "no baseline check at a/c=1 could see a change (1 of 1 not gated") {
+					t.Errorf("no blind check at a/c=1: %+v", b)
+				}
 			}
+			if v.Outcome() != want {
+				t.Errorf("outcome %s, want %s", v.Outcome(), want)
+			}
+			strict := Options{RequireGated: true}.Evaluate(checks, run, base)
 			if strict.Outcome() != want {
 				t.Errorf("with RequireGated: outcome %s, want %s", strict.Outcome(), want)
 			}
 		})
+	}
+}
+
+func blindAt(v *Verdict, point string) *Check {
+	for i := range v.Checks {
+		if v.Checks[i].Key == KeyBlind && v.Checks[i].Point == point {
+			return &v.Checks[i]
+		}
+	}
+	return nil
+}
+
+// A point where one baseline check is gated passes on it, though the
+// others are not gated: only a point that can see nothing is undecided.
+func TestBlindOnlyWhereNothingIsGated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := history(t, rng, 8, 0.01)
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{"throughput", "p95"}, Tolerances: map[string]float64{"throughput": -0.30, "p95": 0.001}}
+	run := mkRun(mkPoint("a/c=1", "a", c(1), noisy(rng, 10, 1000, 20000, 0.02)), mkPoint("a/c=2", "a", c(2), noisy(rng, 10, 1800, 22000, 0.02)))
+	v := Options{}.Evaluate(plan.Checks{Baseline: spec}, run, base)
+	gated, notGated := 0, 0
+	for _, c := range v.Checks {
+		switch {
+		case c.Kind == KindBaseline && c.Key != KeyTestbed && c.Key != KeyBlind && c.Status == StatusNotGated:
+			notGated++
+		case c.Kind == KindBaseline && c.Key != KeyTestbed && c.Key != KeyBlind:
+			gated++
+		}
+	}
+	if gated == 0 || notGated == 0 {
+		t.Fatalf("want gated and not-gated checks side by side, have %d and %d", gated, notGated)
+	}
+	for _, c := range v.Checks {
+		if c.Key == KeyBlind {
+			t.Errorf("blind check where a check is gated: %s", c.Message)
+		}
+	}
+	if v.Outcome() != OutcomePass {
+		t.Errorf("outcome %s, want pass", v.Outcome())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	busyrule "github.com/perfscen/perfscen/internal/busy"
 	"github.com/perfscen/perfscen/internal/numfmt"
 
 	"github.com/perfscen/perfscen/runner/plan"
@@ -73,9 +74,14 @@ func searches(run *result.Run) []Check {
 			// not stabilize is the environment's (exit 3); one whose
 			// interval straddled the bound is undecided (exit 4).
 			switch first := s.Probes[0]; first.Outcome {
-			case result.ProbeFailed, result.ProbeUnstable:
+			case result.ProbeFailed, result.ProbeUnstable, result.ProbeDisturbed:
 				c.Status, c.Environment = StatusFail, true
-				c.Message = fmt.Sprintf("could not measure: the first load probed, %g, %s; %s", first.Level, unmeasured(first.Outcome), s.Message)
+				c.Message = fmt.Sprintf("could not measure: the first load probed, %g, %s; %s", first.Level, unmeasured(first), s.Message)
+				if first.Disturbance != "" {
+					// The machine, not the build, kept the search from
+					// an answer: say what answers on such a runner.
+					c.Message += "; " + busyrule.ABAdvice
+				}
 			case result.ProbeInconclusive:
 				c.Status = StatusInconclusive
 				c.Message = fmt.Sprintf("inconclusive: the first load probed, %g, could not be shown to meet or miss %s after its extra trials; %s", first.Level, s.Condition, s.Message)
@@ -101,16 +107,16 @@ func searches(run *result.Run) []Check {
 }
 
 // unjudgedStart is the first probe of a search that found nothing when
-// that probe was neither met nor missed (not measured, not stable, or
-// undecided): the search then knows nothing of its answer, and a bound on
-// its value is not missed on the data either.
+// that probe was neither met nor missed (not measured, not stable,
+// undecided, or stopped on a disturbed machine): the search then knows
+// nothing of its answer, and a bound on its value is not missed on the
+// data either.
 func unjudgedStart(p *result.Point) (result.Probe, bool) {
 	s := p.Searched
 	if !isSearched(p) || s == nil || s.Found || len(s.Probes) == 0 {
 		return result.Probe{}, false
 	}
-	switch pr := s.Probes[0]; pr.Outcome {
-	case result.ProbeFailed, result.ProbeUnstable, result.ProbeInconclusive:
+	if pr := s.Probes[0]; pr.Unjudged() {
 		return pr, true
 	}
 	return result.Probe{}, false
@@ -129,25 +135,34 @@ func unknownAnswer(c *Check, p *result.Point) bool {
 		c.Message = fmt.Sprintf("inconclusive: the search's first load, %g, was neither shown to meet nor to miss %s, so its answer is unknown; %s", pr.Level, p.Searched.Condition, c.Message)
 	} else {
 		c.Status, c.Environment = StatusFail, true
-		c.Message = fmt.Sprintf("could not measure: the search's first load, %g, %s, so its answer is unknown; %s", pr.Level, unmeasured(pr.Outcome), c.Message)
+		c.Message = fmt.Sprintf("could not measure: the search's first load, %g, %s, so its answer is unknown; %s", pr.Level, unmeasured(pr), c.Message)
 	}
 	return true
 }
 
-// unmeasured says why a probe has no judgement.
-func unmeasured(outcome string) string {
-	if outcome == result.ProbeUnstable {
-		return "did not stabilize"
+// unmeasured says why a probe has no judgement, with the contention that
+// explains it where the machine was disturbed.
+func unmeasured(pr result.Probe) string {
+	what := "could not be measured"
+	switch pr.Outcome {
+	case result.ProbeUnstable:
+		what = "did not stabilize"
+	case result.ProbeDisturbed:
+		what = "was stopped by abort_on while the machine was disturbed"
 	}
-	return "could not be measured"
+	if pr.Disturbance != "" {
+		what += " (" + pr.Disturbance + ")"
+	}
+	return what
 }
 
 // searchDoubt is, for a bound that the value a search found misses, the
 // probe that leaves the answer open: a load above the value found whose
 // condition was neither met nor decisively missed (its interval straddled
-// the bound after every extra trial, it did not stabilize, or it could not
-// be measured), below the lowest load that decisively missed it, and at
-// which the bound would hold. The search counts such a probe as failing to
+// the bound after every extra trial, it did not stabilize, it could not
+// be measured, or abort_on stopped it while the machine was disturbed),
+// below the lowest load that decisively missed it, and at which the bound
+// would hold. The search counts such a probe as failing to
 // stay on the safe side, but the highest load meeting the condition may be
 // that probe's: a bound held to the value found is then undecided, not
 // missed. Only a fails or an aborted probe is decisive.
@@ -165,9 +180,7 @@ func searchDoubt(p *result.Point, op string, bound float64) (result.Probe, bool)
 	var doubt result.Probe
 	found := false
 	for _, pr := range s.Probes {
-		switch pr.Outcome {
-		case result.ProbeInconclusive, result.ProbeUnstable, result.ProbeFailed:
-		default:
+		if !pr.Unjudged() {
 			continue
 		}
 		if pr.Level > s.Value && pr.Level < decisive && plan.Holds(pr.Level, op, bound) && (!found || pr.Level < doubt.Level) {
@@ -188,7 +201,14 @@ func doubtText(s *result.SearchOutcome, pr result.Probe) string {
 	case pr.Trials > 0:
 		fig = fmt.Sprintf("%s %s, %d trial(s)", metric, numfmt.Value(pr.Value, unit), pr.Trials)
 	}
-	return fmt.Sprintf("the probe at %g was %s (%s), so the highest load meeting %s may be %g", pr.Level, pr.Outcome, fig, s.Condition, pr.Level)
+	what := pr.Outcome
+	if pr.Outcome == result.ProbeDisturbed {
+		what = "stopped by abort_on while the machine was disturbed"
+	}
+	if pr.Disturbance != "" {
+		fig = pr.Disturbance + "; " + fig
+	}
+	return fmt.Sprintf("the probe at %g was %s (%s), so the highest load meeting %s may be %g", pr.Level, what, fig, s.Condition, pr.Level)
 }
 
 // doubted turns a baseline check of a search's value that regressed into

@@ -194,6 +194,10 @@ func TestSearchThresholdDoubt(t *testing.T) {
 		{"unmeasured probe above the bound", []result.Probe{meets(3), {Level: 6, Outcome: result.ProbeFailed}, fails(8)}, 4, StatusInconclusive},
 		{"decisive failure at the bound", []result.Probe{meets(3), fails(4), open(6, result.ProbeInconclusive)}, 4, StatusFail},
 		{"aborted at the bound", []result.Probe{meets(3), {Level: 4, Outcome: result.ProbeAborted, Trials: 1}}, 4, StatusFail},
+		// abort_on stopped it while the machine was too busy: not the
+		// build's doing, so the answer may be 4 (it was exit 1 and 3).
+		{"aborted on a disturbed machine at the bound", []result.Probe{meets(1), {Level: 32, Outcome: result.ProbeAborted, Trials: 2}, fails(16), fails(8),
+			{Level: 4, Outcome: result.ProbeDisturbed, Value: 47700, Trials: 7, Disturbance: "the machine was too busy: load average 15.2 on 2 CPUs"}, meets(2), meets(3)}, 4, StatusInconclusive},
 		{"doubt below the bound", []result.Probe{meets(3), open(4, result.ProbeInconclusive), fails(5)}, 5, StatusFail},
 		{"no doubt", []result.Probe{meets(3), fails(4)}, 4, StatusFail},
 		{"value meets the bound", []result.Probe{meets(4), open(5, result.ProbeInconclusive)}, 4, StatusPass},
@@ -259,6 +263,9 @@ func TestSearchUnjudgedProbes(t *testing.T) {
 	start := func(outcome string) result.Point {
 		p := searched("trt", name, 0, false, false)
 		p.Searched.Probes = []result.Probe{{Level: 1, Outcome: outcome, Trials: 5}}
+		if outcome == result.ProbeDisturbed {
+			p.Searched.Probes[0].Disturbance = "the machine was too busy: load average 15.2 on 2 CPUs"
+		}
 		return p
 	}
 	tests := []struct {
@@ -269,6 +276,8 @@ func TestSearchUnjudgedProbes(t *testing.T) {
 		{result.ProbeFailed, OutcomeNotMeasured, "could not measure: the first load probed, 1, could not be measured"},
 		{result.ProbeUnstable, OutcomeNotMeasured, "could not measure: the first load probed, 1, did not stabilize"},
 		{result.ProbeInconclusive, OutcomeInconclusive, "inconclusive: the first load probed, 1, could not be shown"},
+		{result.ProbeDisturbed, OutcomeNotMeasured, "could not measure: the first load probed, 1, was stopped by abort_on while the machine was disturbed (the machine was too busy: load average 15.2 on 2 CPUs); " +
+			"no load in [1, 64] meets p99 < 50ms; gate with a same-job A/B comparison instead"},
 		{result.ProbeFails, OutcomeFail, "no load in [1, 64] meets"},
 	}
 	for _, tt := range tests {

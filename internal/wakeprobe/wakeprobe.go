@@ -82,6 +82,15 @@ func (s *Snapshot) Sub(a *Snapshot) Snapshot {
 	return d
 }
 
+// Add counts n wake-ups that each waited d: a machine's delays replayed
+// (tests of a busy machine inject them this way; the probe itself counts
+// its wake-ups one at a time, atomically).
+func (s *Snapshot) Add(d time.Duration, n uint64) {
+	ns := uint64(max(d, 0))
+	s.Counts[bucketOf(ns)] += n
+	s.SumNs += ns * n
+}
+
 // KernelUs is the mean CPU time of one run of the fixed kernel, in µs:
 // how long a unit of fixed work took on this machine's CPUs (speed.go).
 func (s *Snapshot) KernelUs() (float64, bool) {

@@ -61,6 +61,24 @@ const (
 	MetricOutputTokensAvg = "output_tokens_avg"
 )
 
+// LLM engine metrics (openai kind, from the server's Prometheus figures
+// under vLLM's names) and the schedule error of open-loop sends.
+const (
+	MetricPrefixCacheHitRate = "prefix_cache_hit_rate"
+	MetricKVCacheUsageAvg    = "kv_cache_usage_avg"
+	MetricKVCacheUsageMax    = "kv_cache_usage_max"
+	MetricRequestsRunningAvg = "requests_running_avg"
+	MetricRequestsRunningMax = "requests_running_max"
+	MetricRequestsWaitingAvg = "requests_waiting_avg"
+	MetricRequestsWaitingMax = "requests_waiting_max"
+	MetricScheduleErrorAvg   = "schedule_error_avg"
+	MetricScheduleErrorP50   = "schedule_error_p50"
+	MetricScheduleErrorP90   = "schedule_error_p90"
+	MetricScheduleErrorP95   = "schedule_error_p95"
+	MetricScheduleErrorP99   = "schedule_error_p99"
+	MetricScheduleErrorMax   = "schedule_error_max"
+)
+
 // MetricInfo describes a metric checks can name: its unit and which
 // direction is better. The result model computes each metric's value
 // (result.Metrics.Value); this is the catalogue scenario checks names
@@ -103,6 +121,16 @@ var metricCatalogue = func() map[string]MetricInfo {
 	add(MetricOutputTokensPS, "tokens/s", true)
 	add(MetricGoodput, "req/s", true)
 	add(MetricOutputTokensAvg, "count", false)
+	add(MetricPrefixCacheHitRate, "fraction", true)
+	add(MetricKVCacheUsageAvg, "fraction", false)
+	add(MetricKVCacheUsageMax, "fraction", false)
+	add(MetricRequestsRunningAvg, "count", false)
+	add(MetricRequestsRunningMax, "count", false)
+	add(MetricRequestsWaitingAvg, "count", false)
+	add(MetricRequestsWaitingMax, "count", false)
+	for _, s := range []string{"avg", "p50", "p90", "p95", "p99", "max"} {
+		add("schedule_error_"+s, "us", false)
+	}
 	add(MetricMaxConcurrency, "count", true)
 	add(MetricMaxRequestRate, "req/s", true)
 	return out

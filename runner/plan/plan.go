@@ -105,6 +105,13 @@ type Server struct {
 	// names it ("file:line:col: server.embedded_models.delay"), so checks
 	// made after loading report at its line.
 	ParamsWhere map[string]string `json:"-"`
+	// Where says where the scenario writes keys of the server's block,
+	// by their path in it ("tls.ca_file", "triton_c_api.model_repository",
+	// "grpc.proto_files[0]"): "file:line:col: server.tls.ca_file", the
+	// prefix of an error about that key. Kinds check their own block when
+	// they open the server (and for perfscen validate, kinds.Checker), long
+	// after the scenario was read: their errors still name its line.
+	Where map[string]string `json:"-"`
 }
 
 // ServerProcess is server.process: how to find the server's process on
@@ -260,6 +267,10 @@ type Model struct {
 	// Prompts, for openai-kind servers, generates the requests when the
 	// model has no input data file.
 	Prompts *Prompts `json:"prompts,omitempty"`
+	// Trace and Conversations, for openai-kind servers, are the model's
+	// requests instead: a replayed trace or multi-turn sessions.
+	Trace         *Trace         `json:"trace,omitempty"`
+	Conversations *Conversations `json:"conversations,omitempty"`
 	// Mix is the mix this model is a member of ("" outside mixes); the
 	// alias is then mix/alias and Base the alias the scenario gave it.
 	Mix  string `json:"mix,omitempty"`
@@ -341,6 +352,10 @@ const (
 	// Intervals replays Load.Intervals (perf_analyzer's
 	// --request-intervals).
 	Intervals Distribution = "intervals"
+	// TraceSchedule replays a model's trace once, each request at its own
+	// time (Load.Intervals are the gaps, Load.Iterations the requests);
+	// Rate is the trace's mean rate.
+	TraceSchedule Distribution = "trace"
 )
 
 // Point is one cell of the sweep matrix for one model.

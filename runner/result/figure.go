@@ -60,8 +60,21 @@ func StatOf(metric string) string {
 	case metric == plan.MetricErrors, metric == plan.MetricErrorRate, metric == plan.MetricOutputTokensAvg,
 		metric == plan.MetricLatencyMax, strings.HasSuffix(metric, "_max"):
 		return StatPooled
+	case pooledLLM(metric):
+		// The engine's figures and the schedule error are those of every
+		// kept window together (hits over queries, every send).
+		return StatPooled
 	}
 	return StatMedian
+}
+
+func pooledLLM(metric string) bool {
+	for _, p := range []string{"schedule_error_", "prefix_cache_", "kv_cache_", "requests_running_", "requests_waiting_"} {
+		if strings.HasPrefix(metric, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Figure is the figure of metric at p: every renderer and every check

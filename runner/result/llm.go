@@ -29,6 +29,11 @@ type LLMMetrics struct {
 	// token count came from the server's usage or from counted chunks.
 	TokensFromUsage  int64 `json:"tokens_from_usage"`
 	TokensFromChunks int64 `json:"tokens_from_chunks"`
+	// Turns are the figures by turn index of multi-turn sessions.
+	Turns []TurnMetrics `json:"turns,omitempty"`
+	// Engine are the server engine's own figures (its Prometheus
+	// endpoint), when it publishes them.
+	Engine *EngineMetrics `json:"engine,omitempty"`
 }
 
 // Has reports whether d holds figures: a measured sample, or the values

@@ -55,7 +55,7 @@ type Run struct {
 	// run with: what was measured is the file with them. A baseline files
 	// such runs apart (baseline.TestbedID).
 	Overrides   []string    `json:"overrides,omitempty"`
-	Source      string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv"
+	Source      string      `json:"source"` // "perfscen", "perf_analyzer-csv", "perf_analyzer-log", "genai-perf-csv", "aiperf-json", "aiperf-jsonl"
 	Environment Environment `json:"environment"`
 	Started     time.Time   `json:"started"`
 	Finished    time.Time   `json:"finished"`
@@ -180,8 +180,12 @@ type Point struct {
 	Validation Validation `json:"validation"`
 	// LateSends counts request-rate sends that left after their scheduled
 	// time (latency still counts from the schedule).
-	LateSends int64    `json:"late_sends,omitempty"`
-	Notes     []string `json:"notes,omitempty"`
+	LateSends int64 `json:"late_sends,omitempty"`
+	// EngineSeries are the LLM engine's gauges as scraped while the
+	// point ran, from its first window's start (at most a few hundred,
+	// evenly thinned): what the HTML report plots over the run.
+	EngineSeries []EngineSample `json:"engine_series,omitempty"`
+	Notes        []string       `json:"notes,omitempty"`
 	// Search names the search a probe point belongs to; Searched, on a
 	// search's result point, is what the search found.
 	Search   string         `json:"search,omitempty"`
@@ -244,6 +248,11 @@ type Disturbance struct {
 	// (internal/wakeprobe). Absent where the kernel gives no per-thread
 	// schedstat, and in results recorded before it was measured.
 	WakeupDelay *WakeupDelay `json:"wakeup_delay_us,omitempty"`
+	// ServerCPU is the share of all CPUs the measured server process used
+	// during the window, where it runs on this machine apart from
+	// perfscen (Metrics.Process found it): it is taken out of OtherCPU,
+	// since the server under test is no neighbour. Absent otherwise.
+	ServerCPU *float64 `json:"server_cpu,omitempty"`
 	// KernelUs is the mean CPU time one run of the wake-up probe's fixed
 	// kernel took during the window, µs: how fast the machine's CPUs ran
 	// (a host that lends a vCPU's core to other guests or lowers its
@@ -417,6 +426,9 @@ type Metrics struct {
 	GPU     *GPUMetrics   `json:"gpu,omitempty"`
 	// LLM holds token-level figures of openai-kind runs.
 	LLM *LLMMetrics `json:"llm,omitempty"`
+	// ScheduleError is how late open-loop requests left against their
+	// schedule (send − due), every request; absent in closed-loop modes.
+	ScheduleError *Distribution `json:"schedule_error,omitempty"`
 	// MaxConcurrency and MaxRequestRate are the value a search found, on
 	// its result point only.
 	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`

@@ -21,8 +21,13 @@ const (
 	ProbeFails        = "fails"        // the condition does not hold
 	ProbeInconclusive = "inconclusive" // the interval straddles the bound after every extra trial allowed; counted as failing
 	ProbeUnstable     = "unstable"     // the probe did not stabilize; counted as failing
-	ProbeAborted      = "aborted"      // an abort_on condition stopped it; counted as failing
-	ProbeFailed       = "failed"       // it could not be measured; counted as failing
+	ProbeAborted      = "aborted"      // an abort_on condition stopped it, confirmed over its windows; counted as failing
+	// ProbeDisturbed: an abort_on condition stopped it while the machine
+	// was disturbed (too busy, or markedly busier than during the
+	// search's earlier probes at its load or above): counted as failing,
+	// but not a judgement on the build, so the answer may be higher.
+	ProbeDisturbed = "disturbed"
+	ProbeFailed    = "failed" // it could not be measured; counted as failing
 )
 
 // SearchOutcome is what a search found, on its result point.
@@ -67,6 +72,22 @@ type Probe struct {
 	// (max_error_rate), which fails the probe whatever its figure.
 	ErrorRate  float64 `json:"error_rate,omitempty"`
 	OverBudget bool    `json:"over_budget,omitempty"`
+	// Disturbance names the contention that leaves a probe unjudged: the
+	// machine's state when abort_on stopped a disturbed probe, or while an
+	// unstable or unmeasured one was measured on a machine too busy for it.
+	Disturbance string `json:"disturbance,omitempty"`
+}
+
+// Unjudged says whether a probe's outcome is no judgement on the build:
+// it could not be measured, did not stabilize, stayed undecided or was
+// stopped on a disturbed machine. A search counts such a probe as failing
+// to stay on the safe side, but its answer may then be higher.
+func (p Probe) Unjudged() bool {
+	switch p.Outcome {
+	case ProbeFailed, ProbeUnstable, ProbeInconclusive, ProbeDisturbed:
+		return true
+	}
+	return false
 }
 
 // ConditionMetric is the metric the search's condition bounds and its unit

@@ -47,12 +47,12 @@ func torchserveDir(t *testing.T) string {
 		dir := filepath.Join(r, "..", "shared", "torchserve")
 		if _, err := os.Stat(filepath.Join(dir, "run-torchserve")); err == nil {
 			if pkgs := torchserveMissing(dir, "/usr/share/java", os.Stat, exec.LookPath, pythonHas); len(pkgs) > 0 {
-				t.Skipf("SKIPPED: conformance against the real TorchServe 0.12.0 did not run: its Debian runtime is not installed; run: apt-get install -y %s (../shared/torchserve/README.md; .ci/run installs them)", strings.Join(pkgs, " "))
+				t.Skipf("SKIPPED: conformance against the real TorchServe 0.12.0 did not run: its Debian runtime is not installed; run: apt-get install -y %s (../shared/torchserve/README.md; make test installs them as root: scripts/deps.sh)", strings.Join(pkgs, " "))
 			}
 			return dir
 		}
 	}
-	t.Skipf("SKIPPED: conformance against the real TorchServe 0.12.0 did not run: ../shared/torchserve not found beside %s (its README names the Debian packages .ci/run installs)", strings.Join(roots, " or "))
+	t.Skipf("SKIPPED: conformance against the real TorchServe 0.12.0 did not run: ../shared/torchserve not found beside %s (its README names the Debian packages make test installs: scripts/deps.sh)", strings.Join(roots, " or "))
 	return ""
 }
 

@@ -47,7 +47,7 @@ func startGrpcio(t *testing.T) string {
 	t.Helper()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import grpc").Run(); err != nil {
-		t.Skipf("SKIPPED: the test against a Python grpcio server did not run: %s cannot import grpc; run: apt-get install -y python3-grpcio (.ci/run installs it)", py)
+		t.Skipf("SKIPPED: the test against a Python grpcio server did not run: %s cannot import grpc; run: apt-get install -y python3-grpcio (make test installs it as root: scripts/deps.sh)", py)
 	}
 	cmd := exec.Command(py, "-c", grpcioServer)
 	stdin, err := cmd.StdinPipe()

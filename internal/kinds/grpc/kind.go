@@ -222,6 +222,38 @@ func suffix(name string) string {
 	return "-" + name
 }
 
+// Check does what Open does before it reaches for the server: the kind
+// block, what the plan asks of the kind, and, when the descriptors come
+// from files, their compilation and each model's method and input data
+// against them; so perfscen validate refuses what run would, at the
+// key's line.
+func (Kind) Check(p *plan.Plan) error {
+	cfg, err := loadConfig(p)
+	if err != nil {
+		return err
+	}
+	if err := checkPlan(p); err != nil {
+		return err
+	}
+	var files *protoregistry.Files
+	var where string
+	switch {
+	case len(cfg.protoPaths) > 0:
+		files, err = compileProtos(context.Background(), cfg)
+		where = "the .proto files"
+	case cfg.protoset != "":
+		files, err = loadProtoset(cfg)
+		where = "the protoset " + cfg.protoset
+	}
+	if err != nil {
+		return failure.Invalid(err)
+	}
+	if files == nil {
+		return nil
+	}
+	return (&server{plan: p, cfg: cfg, models: map[string]*model{}}).prepare(files, where)
+}
+
 // checkPlan refuses what kind grpc has no meaning for.
 func checkPlan(p *plan.Plan) error {
 	srv := kinds.ServerField(p.Server())

@@ -31,7 +31,7 @@ func compileProtos(ctx context.Context, c *config) (*protoregistry.Files, error)
 	for i, p := range c.protoPaths {
 		n, err := virtualName(p, c.protoFiles[i], c.importPaths)
 		if err != nil {
-			return nil, fmt.Errorf("%s.proto_files[%d]: %w", c.field, i, err)
+			return nil, fmt.Errorf("%s: %w", c.key(fmt.Sprintf("proto_files[%d]", i)), err)
 		}
 		names[i] = n
 	}
@@ -48,21 +48,21 @@ func compileProtos(ctx context.Context, c *config) (*protoregistry.Files, error)
 	}
 	linked, err := comp.Compile(ctx, names...)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s.proto_files: the .proto files do not compile:\n  %s", c.field, strings.Join(errs, "\n  "))
+		return nil, fmt.Errorf("%s: the .proto files do not compile:\n  %s", c.key("proto_files"), strings.Join(errs, "\n  "))
 	}
 	if err != nil {
 		// A file that cannot be found fails the compile without going
 		// through the reporter.
 		var ewp reporter.ErrorWithPos
 		if errors.As(err, &ewp) {
-			return nil, fmt.Errorf("%s.proto_files: the .proto files do not compile:\n  %s", c.field, positioned(ewp, c.importPaths))
+			return nil, fmt.Errorf("%s: the .proto files do not compile:\n  %s", c.key("proto_files"), positioned(ewp, c.importPaths))
 		}
-		return nil, fmt.Errorf("%s.proto_files: %w", c.field, err)
+		return nil, fmt.Errorf("%s: %w", c.key("proto_files"), err)
 	}
 	files := new(protoregistry.Files)
 	for _, f := range linked {
 		if err := register(files, f); err != nil {
-			return nil, fmt.Errorf("%s.proto_files: %w", c.field, err)
+			return nil, fmt.Errorf("%s: %w", c.key("proto_files"), err)
 		}
 	}
 	return files, nil
@@ -172,14 +172,14 @@ func register(files *protoregistry.Files, f protoreflect.FileDescriptor) error {
 func loadProtoset(c *config) (*protoregistry.Files, error) {
 	b, err := os.ReadFile(c.protoset)
 	if err != nil {
-		return nil, fmt.Errorf("%s.protoset: %w", c.field, err)
+		return nil, fmt.Errorf("%s: %w", c.key("protoset"), err)
 	}
 	var set descriptorpb.FileDescriptorSet
 	if err := proto.Unmarshal(b, &set); err != nil {
-		return nil, fmt.Errorf("%s.protoset: %s is not a FileDescriptorSet (protoc --descriptor_set_out): %w", c.field, c.protoset, err)
+		return nil, fmt.Errorf("%s: %s is not a FileDescriptorSet (protoc --descriptor_set_out): %w", c.key("protoset"), c.protoset, err)
 	}
 	if len(set.File) == 0 {
-		return nil, fmt.Errorf("%s.protoset: %s holds no files", c.field, c.protoset)
+		return nil, fmt.Errorf("%s: %s holds no files", c.key("protoset"), c.protoset)
 	}
 	have := map[string]bool{}
 	for _, f := range set.File {
@@ -198,7 +198,7 @@ func loadProtoset(c *config) (*protoregistry.Files, error) {
 	}
 	files, err := protodesc.NewFiles(&set)
 	if err != nil {
-		return nil, fmt.Errorf("%s.protoset: %s: %w (build the set with protoc --include_imports)", c.field, c.protoset, err)
+		return nil, fmt.Errorf("%s: %s: %w (build the set with protoc --include_imports)", c.key("protoset"), c.protoset, err)
 	}
 	return files, nil
 }

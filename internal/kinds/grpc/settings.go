@@ -56,6 +56,7 @@ type config struct {
 	maxRecv     int
 	replies     int
 	field       string // server.grpc or servers.NAME.grpc, for messages
+	srv         plan.Server
 }
 
 const defaultMaxReceive = 64 << 20
@@ -75,9 +76,9 @@ func loadConfig(p *plan.Plan) (*config, error) {
 	}
 	field := kinds.OptionsField(p.Server())
 	bad := func(key, format string, args ...any) error {
-		return failure.Invalid(fmt.Errorf("%s.%s: %s", field, key, fmt.Sprintf(format, args...)))
+		return failure.Invalid(fmt.Errorf("%s: %s", kinds.OptionField(p.Server(), key), fmt.Sprintf(format, args...)))
 	}
-	c := &config{field: field, methods: map[string]methodName{}, methodField: map[string]string{}, metadata: s.Metadata, maxRecv: s.MaxReceiveSize}
+	c := &config{field: field, srv: p.Server(), methods: map[string]methodName{}, methodField: map[string]string{}, metadata: s.Metadata, maxRecv: s.MaxReceiveSize}
 	dir := "."
 	if p.ScenarioPath != "" {
 		dir = filepath.Dir(p.ScenarioPath)
@@ -153,7 +154,11 @@ func loadConfig(p *plan.Plan) (*config, error) {
 	}
 	switch {
 	case sources > 1:
-		return nil, bad("reflection", "give one source of descriptors: proto_files, protoset or reflection: true")
+		key := "reflection" // named where it is written
+		if s.Protoset != "" && len(s.ProtoFiles) > 0 {
+			key = "protoset"
+		}
+		return nil, bad(key, "give one source of descriptors: proto_files, protoset or reflection: true")
 	case sources == 0 && s.Reflection != nil:
 		return nil, bad("reflection", "is false, and neither proto_files nor protoset is given: the methods cannot be described")
 	case sources == 0:
@@ -230,3 +235,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// key names key of the block in messages, at its line in the scenario.
+func (c *config) key(key string) string { return kinds.OptionField(c.srv, key) }

@@ -29,6 +29,11 @@ type Prompts struct {
 	Count                    int
 	Seed                     uint64
 	IgnoreEOS                bool
+	// SharedCount system prompts of SharedTokens words start the
+	// prompts, request i with prompt i mod SharedCount; 0: none.
+	SharedCount, SharedTokens int
+	// Batch is the inputs of an embeddings request (0 or 1: one).
+	Batch int
 }
 
 // vocabulary is common English words: most tokenizers encode each as one
@@ -54,22 +59,37 @@ func Synthetic(p Prompts, o BodyOptions) ([][]byte, error) {
 	}
 	r := rand.New(rand.NewPCG(p.Seed, 0x70726f6d))
 	out := make([][]byte, 0, p.Count)
+	var prefixes []string
+	if p.SharedCount > 0 {
+		prefixes = sharedPrefixes(p.Seed, p.SharedCount, p.SharedTokens)
+	}
 	var sb strings.Builder
-	for range p.Count {
-		n := length(r, p.InputMean, p.InputStdDev)
-		sb.Reset()
-		for j := range n {
-			if j > 0 {
-				sb.WriteByte(' ')
+	for i := range p.Count {
+		system := ""
+		if prefixes != nil {
+			system = prefixes[i%len(prefixes)]
+		}
+		if o.Endpoint == EndpointEmbeddings {
+			inputs := make([]string, max(p.Batch, 1))
+			for k := range inputs {
+				sb.Reset()
+				words(&sb, r, length(r, p.InputMean, p.InputStdDev))
+				inputs[k] = sb.String()
+				if system != "" {
+					inputs[k] = system + " " + inputs[k]
+				}
 			}
-			sb.WriteString(vocabulary[r.IntN(len(vocabulary))])
+			b, err := json.Marshal(map[string]any{"model": o.Model, "input": inputs})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+			continue
 		}
+		sb.Reset()
+		words(&sb, r, length(r, p.InputMean, p.InputStdDev))
 		req := map[string]any{"model": o.Model}
-		if o.Endpoint == EndpointChat {
-			req["messages"] = []map[string]string{{"role": "user", "content": sb.String()}}
-		} else {
-			req["prompt"] = sb.String()
-		}
+		setPrompt(req, o, system, sb.String())
 		if p.OutputMean > 0 {
 			req["max_tokens"] = length(r, p.OutputMean, p.OutputStdDev)
 			if p.IgnoreEOS {

@@ -27,6 +27,7 @@ import (
 const (
 	EndpointChat        = "v1/chat/completions"
 	EndpointCompletions = "v1/completions"
+	EndpointEmbeddings  = plan.EndpointEmbeddings
 )
 
 // Options configure a Client.
@@ -34,7 +35,7 @@ type Options struct {
 	// URL is the server's base, e.g. http://127.0.0.1:8000; the endpoint
 	// path is appended.
 	URL      string
-	Endpoint string // EndpointChat or EndpointCompletions
+	Endpoint string // EndpointChat, EndpointCompletions or EndpointEmbeddings
 	// APIKey is sent as "Authorization: Bearer"; "" sends none.
 	APIKey  string
 	Headers map[string]string
@@ -65,8 +66,8 @@ type Client struct {
 
 // New builds a client; it does not contact the server.
 func New(opts Options) (*Client, error) {
-	if opts.Endpoint != EndpointChat && opts.Endpoint != EndpointCompletions {
-		return nil, fmt.Errorf("endpoint %q: want %s or %s", opts.Endpoint, EndpointChat, EndpointCompletions)
+	if opts.Endpoint != EndpointChat && opts.Endpoint != EndpointCompletions && opts.Endpoint != EndpointEmbeddings {
+		return nil, fmt.Errorf("endpoint %q: want %s, %s or %s", opts.Endpoint, EndpointChat, EndpointCompletions, EndpointEmbeddings)
 	}
 	base := strings.TrimRight(opts.URL, "/")
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
@@ -132,7 +133,7 @@ func (c *Client) Generate(ctx context.Context, body []byte, t *kinds.TokenTrace)
 	if err != nil {
 		return err
 	}
-	if t.FromUsage {
+	if t.FromUsage || c.opts.Endpoint == EndpointEmbeddings {
 		return nil
 	}
 	if c.opts.RequireUsage {
@@ -224,6 +225,9 @@ func (c *Client) readStream(body io.Reader, start time.Time, t *kinds.TokenTrace
 		if !ch.hasContent() {
 			continue
 		}
+		if t.KeepText {
+			t.Text = ch.appendText(t.Text)
+		}
 		if t.Chunks == 0 {
 			t.FirstToken = now
 		} else {
@@ -270,12 +274,18 @@ func (c *Client) readWhole(body io.Reader, start time.Time, t *kinds.TokenTrace)
 	if t.Capture {
 		t.Events = append(t.Events, kinds.ResponseEvent{At: c.now().Sub(start), Data: b})
 	}
+	if c.opts.Endpoint == EndpointEmbeddings {
+		return c.readEmbeddings(b, t)
+	}
 	var ch chunk
 	if err := json.Unmarshal(b, &ch); err != nil {
 		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("the reply is not JSON (%v): %s", err, clip(b))}
 	}
 	if ch.Error != nil {
 		return c.midStream(t, b)
+	}
+	if t.KeepText {
+		t.Text = ch.appendText(t.Text)
 	}
 	if !ch.hasContent() {
 		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the reply carried no content")}
@@ -326,6 +336,17 @@ func (c *chunk) reset() {
 	c.Choices = c.Choices[:0]
 	c.Usage = nil
 	c.Error = nil
+}
+
+// appendText adds the chunk's reply text (not its reasoning, which a
+// conversation does not send back) to b.
+func (c *chunk) appendText(b []byte) []byte {
+	for _, ch := range c.Choices {
+		b = append(b, ch.Text...)
+		b = append(b, ch.Delta.Content...)
+		b = append(b, ch.Message.Content...)
+	}
+	return b
 }
 
 // hasContent: output is text, delta content or reasoning (a reasoning
@@ -395,5 +416,40 @@ func (c *Client) Models(ctx context.Context) ([]string, error) { return c.listMo
 // Close releases idle connections.
 func (c *Client) Close() error {
 	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// readEmbeddings reads an embeddings reply: one vector per input, in
+// order, and usage. Chunks counts the vectors; nothing is generated, so
+// there are no output tokens.
+func (c *Client) readEmbeddings(b []byte, t *kinds.TokenTrace) error {
+	var r struct {
+		Data []struct {
+			Embedding json.RawMessage `json:"embedding"`
+		} `json:"data"`
+		Usage *usage          `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("the reply is not JSON (%v): %s", err, clip(b))}
+	}
+	if r.Error != nil {
+		return c.midStream(t, b)
+	}
+	for i, d := range r.Data {
+		if len(d.Embedding) == 0 || string(d.Embedding) == "null" {
+			return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: fmt.Errorf("data[%d] carries no embedding", i)}
+		}
+	}
+	if len(r.Data) == 0 {
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the reply carried no embeddings")}
+	}
+	t.Chunks = len(r.Data)
+	if r.Usage != nil {
+		t.FromUsage = true
+		t.InputTokens = r.Usage.PromptTokens
+	} else if c.opts.RequireUsage {
+		return &transport.ProtocolError{Protocol: "openai", Op: c.opts.Endpoint, Err: errors.New("the reply carried no usage (token_count: usage)")}
+	}
 	return nil
 }

@@ -179,8 +179,8 @@ func TestGenerateHTTPErrors(t *testing.T) {
 }
 
 func TestEndpointChecked(t *testing.T) {
-	if _, err := New(Options{URL: "x", Endpoint: "v1/embeddings"}); err == nil {
-		t.Fatal("accepted v1/embeddings")
+	if _, err := New(Options{URL: "x", Endpoint: "v1/rerank"}); err == nil {
+		t.Fatal("accepted v1/rerank")
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/perfscen/perfscen/internal/inputdata"
 	"github.com/perfscen/perfscen/internal/kinds"
 	"github.com/perfscen/perfscen/internal/kinds/embedded"
+	"github.com/perfscen/perfscen/internal/kinds/openai/llmsim"
+	"github.com/perfscen/perfscen/internal/llmtrace"
 	"github.com/perfscen/perfscen/internal/refserver"
 	"github.com/perfscen/perfscen/internal/tensor"
 	"github.com/perfscen/perfscen/internal/transport"
@@ -34,7 +36,8 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		return nil, failure.Invalid(fmt.Errorf("plan: kind openai without LLM settings"))
 	}
 	srv := p.Server()
-	s := &server{plan: p, url: srv.URLFor(plan.ProtocolHTTP), inputs: map[llmInputKey]*inputdata.Data{}}
+	s := &server{plan: p, url: srv.URLFor(plan.ProtocolHTTP), inputs: map[llmInputKey]*inputdata.Data{},
+		convs: map[string][]Conversation{}, metricsURL: srv.MetricsURL}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -45,6 +48,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 			return nil, err
 		}
 		s.url = s.ref.HTTPAddr()
+		s.metricsURL = "http://" + s.url + llmsim.MetricsPath
 	}
 	key := p.LLM.APIKey
 	if srv.APIKey != "" {
@@ -91,13 +95,24 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 		if !ok {
 			return nil, failure.Invalid(fmt.Errorf("plan: point %s names no model", pt.ID))
 		}
-		d, err := llmInputs(p, m, pt)
+		if m.Conversations != nil {
+			if s.convs[m.Alias], err = Conversations(conversationOptions(m.Conversations)); err != nil {
+				return nil, failure.Invalid(fmt.Errorf("model %s: %w", m.Alias, err))
+			}
+		}
+		d, err := llmInputs(p, m, pt, s.convs[m.Alias])
 		if err != nil {
 			return nil, failure.Invalid(err)
 		}
 		s.inputs[k] = d
 	}
 	return s, nil
+}
+
+func conversationOptions(c *plan.Conversations) ConversationOptions {
+	return ConversationOptions{Count: c.Count, Turns: c.Turns, SystemTokens: c.SystemTokens,
+		UserMean: c.UserMean, UserStdDev: c.UserStdDev, OutputMean: c.OutputMean, OutputStdDev: c.OutputStdDev,
+		Seed: c.Seed, IgnoreEOS: c.IgnoreEOS}
 }
 
 // server is one openai-kind server made ready for load.
@@ -107,7 +122,16 @@ type server struct {
 	ref    *refserver.Server
 	client *Client
 	inputs map[llmInputKey]*inputdata.Data
+	// convs are the conversation scripts of multi-turn models, by alias.
+	convs map[string][]Conversation
+	// metricsURL publishes the engine's Prometheus figures: the
+	// scenario's metrics_url, or the embedded engines' /metrics.
+	metricsURL string
 }
+
+// EngineMetricsURL is where the engine's figures are read through every
+// window (kinds.EngineGauges).
+func (s *server) EngineMetricsURL() string { return s.metricsURL }
 
 func (s *server) Info() result.ServerInfo {
 	info := result.ServerInfo{Key: s.plan.Server().Name, Name: "openai-compatible", Embedded: s.ref != nil,
@@ -136,7 +160,12 @@ func (s *server) Point(_ context.Context, pt *plan.Point) (kinds.Point, error) {
 	if !ok {
 		return nil, failure.Invalid(fmt.Errorf("no requests prepared for point %s", pt.ID))
 	}
-	return &point{client: s.client, data: d, timeout: s.plan.Server().Timeout}, nil
+	pp := &point{client: s.client, data: d, timeout: s.plan.Server().Timeout}
+	if m, ok := s.plan.Model(pt.Model); ok && m.Conversations != nil {
+		pp.conv = &convPlan{scripts: s.convs[m.Alias], think: m.Conversations.ThinkTime, ignoreEOS: m.Conversations.IgnoreEOS,
+			body: BodyOptions{Model: m.Name, Endpoint: s.plan.LLM.Endpoint, Stream: s.plan.LLM.Stream, IncludeUsage: s.plan.LLM.IncludeUsage}}
+	}
+	return pp, nil
 }
 
 // point is one openai-kind point: its request bodies and the client.
@@ -144,6 +173,7 @@ type point struct {
 	client  *Client
 	data    *inputdata.Data
 	timeout time.Duration
+	conv    *convPlan // multi-turn models only
 }
 
 func (p *point) Data() *inputdata.Data { return p.data }
@@ -155,7 +185,12 @@ func (p *point) Stats(context.Context) (kinds.Counters, error) {
 
 func (p *point) Close() error { return nil }
 
-func (p *point) NewCaller(context.Context, int) (kinds.Caller, error) { return caller{p}, nil }
+func (p *point) NewCaller(context.Context, int) (kinds.Caller, error) {
+	if p.conv != nil {
+		return &convCaller{p: p}, nil
+	}
+	return caller{p}, nil
+}
 
 // caller sends generation requests; it holds no state of its own, the
 // client's connections are shared.
@@ -169,9 +204,14 @@ func (c caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.R
 		out.Err = fmt.Errorf("generation request %s: want one prepared body, have %d inputs", r.Step.Origin, len(in))
 		return
 	}
-	if c.p.timeout > 0 {
+	c.p.send(ctx, clock, in[0].Raw, out)
+}
+
+// send sends one prepared body and times it into out.
+func (p *point) send(ctx context.Context, clock func() time.Duration, body []byte, out *kinds.Outcome) {
+	if p.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.p.timeout)
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
 	tr := out.Tokens
@@ -180,7 +220,7 @@ func (c caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.R
 		out.Tokens = tr
 	}
 	out.Sent = clock()
-	err := c.p.client.Generate(ctx, in[0].Raw, tr)
+	err := p.client.Generate(ctx, body, tr)
 	out.Done = clock()
 	out.Err = err
 	// send/recv is the client writing the request; the wait runs from
@@ -194,23 +234,39 @@ func (c caller) Call(ctx context.Context, clock func() time.Duration, r *kinds.R
 
 func (caller) Close() error { return nil }
 
-// llmInputKey names the request set of a point: its model and swept lengths.
+// llmInputKey names the request set of a point: its model, swept lengths
+// and (embeddings) inputs a request.
 type llmInputKey struct {
-	model   string
-	in, out int
+	model          string
+	in, out, batch int
 }
 
 func llmKeyOf(pt *plan.Point) llmInputKey {
-	return llmInputKey{pt.Model, pt.InputTokens, pt.OutputTokens}
+	return llmInputKey{pt.Model, pt.InputTokens, pt.OutputTokens, pt.BatchSize}
 }
 
 // llmInputs prepares the request bodies of a model at a point, each the
 // single BYTES input of one step, so the runner's cursors walk them like
 // any data.
-func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, error) {
+func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point, convs []Conversation) (*inputdata.Data, error) {
 	bo := BodyOptions{Model: m.Name, Endpoint: p.LLM.Endpoint, Stream: p.LLM.Stream, IncludeUsage: p.LLM.IncludeUsage}
 	var bodies [][]byte
 	switch {
+	case m.Conversations != nil:
+		return conversationData(convs), nil
+	case m.Trace != nil:
+		t, err := llmtrace.Read(m.Trace.Path)
+		if err != nil {
+			return nil, traceError(m, err)
+		}
+		bs := m.Trace.BlockSize
+		if m.Trace.LengthScale > 0 {
+			t, bs = t.Scaled(m.Trace.LengthScale, bs)
+		}
+		bodies, err = TraceBodies(t, TraceOptions{BlockSize: bs, Seed: m.Trace.Seed, IgnoreEOS: m.Trace.IgnoreEOS}, bo)
+		if err != nil {
+			return nil, traceError(m, err)
+		}
 	case m.Input.Kind == "json":
 		for i, path := range m.Input.Paths {
 			b, err := LoadPayloads(path, bo)
@@ -222,8 +278,12 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, err
 	case m.Prompts != nil:
 		pr := m.PromptsAt(pt)
 		var err error
-		bodies, err = Synthetic(Prompts{InputMean: pr.InputMean, InputStdDev: pr.InputStdDev,
-			OutputMean: pr.OutputMean, OutputStdDev: pr.OutputStdDev, Count: pr.Count, Seed: pr.Seed, IgnoreEOS: pr.IgnoreEOS}, bo)
+		sp := Prompts{InputMean: pr.InputMean, InputStdDev: pr.InputStdDev, OutputMean: pr.OutputMean, OutputStdDev: pr.OutputStdDev,
+			Count: pr.Count, Seed: pr.Seed, IgnoreEOS: pr.IgnoreEOS, Batch: pt.BatchSize}
+		if x := pr.SharedPrefix; x != nil {
+			sp.SharedCount, sp.SharedTokens = x.Count, x.Tokens
+		}
+		bodies, err = Synthetic(sp, bo)
 		if err != nil {
 			return nil, fmt.Errorf("model %s prompts: %w", m.Alias, err)
 		}
@@ -236,6 +296,14 @@ func llmInputs(p *plan.Plan, m plan.Model, pt *plan.Point) (*inputdata.Data, err
 			Origin: fmt.Sprintf("request %d", i+1)}
 	}
 	return &inputdata.Data{Streams: [][]inputdata.Step{steps}, BatchSize: 1}, nil
+}
+
+// traceError places a trace's error where the scenario names the file.
+func traceError(m plan.Model, err error) error {
+	if m.Trace.Where != "" {
+		return fmt.Errorf("%s: %w", m.Trace.Where, err)
+	}
+	return fmt.Errorf("model %s trace: %w", m.Alias, err)
 }
 
 // payloadError places a bad input-data file's error where the scenario

@@ -34,6 +34,16 @@ func TestMountOnReferenceServer(t *testing.T) {
 	if code, body := post("/v1/completions", `{"model":"llm","prompt":"hi","max_tokens":3,"ignore_eos":true}`); code != 200 || !strings.Contains(body, `"completion_tokens":3`) {
 		t.Fatalf("/v1/completions: %d %s", code, body)
 	}
+	// The engines' figures are on the same port, as vLLM serves them.
+	resp, err := http.Get("http://" + s.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `vllm:prefix_cache_queries_total{model_name="llm"} 1`) {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, b)
+	}
 	err = refserver.CheckOptions(refserver.Options{Mounts: []refserver.Mount{Mount()}, Models: []string{"llm", "simple"},
 		ModelParams: map[string]map[string]string{"llm": {"decode_slowdown": "x"}}})
 	if err == nil || !strings.Contains(err.Error(), `model "llm": parameter "decode_slowdown"`) {

@@ -83,7 +83,7 @@ func (Kind) Open(ctx context.Context, p *plan.Plan, env kinds.Env) (_ kinds.Serv
 	field := kinds.OptionsField(srvWithKind(p.Server()))
 	l, err := openLib(c.Library)
 	if err != nil {
-		return nil, failure.Invalid(fmt.Errorf("%s.library: %w", field, err))
+		return nil, failure.Invalid(fmt.Errorf("%s: %w", kinds.OptionField(srvWithKind(p.Server()), "library"), err))
 	}
 	makeCallbacks(l)
 	// Python models run in stub processes that inherit this environment:

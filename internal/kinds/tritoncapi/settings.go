@@ -64,7 +64,7 @@ func loadSettings(p *plan.Plan) (config, error) {
 	if err := kinds.DecodeOptions(srv, &c.settings); err != nil {
 		return c, err
 	}
-	field := func(k string) string { return kinds.OptionsField(srvWithKind(srv)) + "." + k }
+	field := func(k string) string { return kinds.OptionField(srvWithKind(srv), k) }
 	dir := "."
 	if p.ScenarioPath != "" {
 		dir = filepath.Dir(p.ScenarioPath)
@@ -79,10 +79,10 @@ func loadSettings(p *plan.Plan) (config, error) {
 		return path
 	}
 	if c.Library == "" {
-		return c, failure.Invalid(fmt.Errorf("%s is required: the path of libtritonserver.so", field("library")))
+		return c, failure.Invalid(fmt.Errorf("%s is required: the path of libtritonserver.so", kinds.OptionsField(srvWithKind(srv))+".library"))
 	}
 	if c.ModelRepository == "" {
-		return c, failure.Invalid(fmt.Errorf("%s is required: the model repository to load the models from", field("model_repository")))
+		return c, failure.Invalid(fmt.Errorf("%s is required: the model repository to load the models from", kinds.OptionsField(srvWithKind(srv))+".model_repository"))
 	}
 	c.Library, c.ModelRepository, c.BackendDirectory, c.LogFile = abs(c.Library), abs(c.ModelRepository), abs(c.BackendDirectory), abs(c.LogFile)
 	if st, err := os.Stat(c.ModelRepository); err != nil || !st.IsDir() {
@@ -108,6 +108,22 @@ func loadSettings(p *plan.Plan) (config, error) {
 		return c, failure.Invalid(fmt.Errorf("%s: must be >= 0", field("pinned_memory_pool_byte_size")))
 	}
 	return c, nil
+}
+
+// Check reads the kind's block as Open will and looks at the paths it
+// names (the library is only looked for: loading it is Open's), so
+// perfscen validate refuses what run would, at the key's line.
+func (Kind) Check(p *plan.Plan) error {
+	c, err := loadSettings(p)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(c.Library); err != nil {
+		return failure.Invalid(fmt.Errorf("%s: %w", kinds.OptionField(srvWithKind(p.Server()), "library"), err))
+	} else if st.IsDir() {
+		return failure.Invalid(fmt.Errorf("%s: %s is a folder, not libtritonserver.so", kinds.OptionField(srvWithKind(p.Server()), "library"), c.Library))
+	}
+	return nil
 }
 
 func srvWithKind(s plan.Server) plan.Server {

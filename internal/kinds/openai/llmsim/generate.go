@@ -131,7 +131,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	if p.MidstreamErrors > 0 && s.draw() < p.MidstreamErrors && n > 1 {
 		failAt = 1 + int(h%uint64(n-1))
 	}
-	sq := newSeq(countTokens(texts), n, failAt)
+	tokens := promptTokens(texts)
+	sq := newSeq(len(tokens), n, failAt)
+	sq.tokens, sq.hash = tokens, h
 	ctx := r.Context()
 	defer sq.cancelled.Store(true)
 	select {

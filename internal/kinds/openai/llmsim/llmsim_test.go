@@ -255,7 +255,7 @@ func TestFaultsAndBadRequests(t *testing.T) {
 		{"zero max_tokens", "/v1/completions", `{"model":"llm_fp8","prompt":"a","max_tokens":0}`, auth, 400, "max_tokens"},
 		{"injected 500", "/v1/completions", `{"model":"llm","prompt":"a"}`, auth, 500, "injected engine failure"},
 		{"mid-stream error", "/v1/completions", `{"model":"llm_fp8","prompt":"a","max_tokens":8,"stream":true}`, auth, 200, `data: {"error":{"message":"injected engine failure during decode"`},
-		{"unknown path", "/v1/embeddings", `{}`, auth, 404, "no such endpoint"},
+		{"unknown path", "/v1/rerank", `{}`, auth, 404, "no such endpoint"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,9 @@ const (
 	ParamStallEvery      = paramkv.StallEvery     // the engine pauses once per this period (duration)
 	ParamStallFor        = paramkv.StallFor       // for this long (duration)
 	ParamSeed            = "seed"                 // token and fault RNG seed (uint64)
+	ParamPrefixCache     = "prefix_cache"         // reuse cached prompt blocks (on/off, default on)
+	ParamKVBlockSize     = "kv_block_size"        // tokens per KV-cache block (int ≥ 1)
+	ParamKVCacheBlocks   = "kv_cache_blocks"      // KV-cache size in blocks (int ≥ 1)
 )
 
 // Params are a simulated engine's settings, parsed and checked.
@@ -42,6 +45,12 @@ type Params struct {
 	ErrorRate, MidstreamErrors   float64
 	StallEvery, StallFor         time.Duration
 	Seed                         uint64
+	// PrefixCache lets a prompt's leading blocks that an earlier request
+	// computed skip their prefill; KVBlockSize tokens make a block and
+	// KVCacheBlocks blocks the cache.
+	PrefixCache   bool
+	KVBlockSize   int
+	KVCacheBlocks int
 }
 
 // defaults are a small model on a fast GPU, scaled so one 2-core machine
@@ -49,11 +58,13 @@ type Params struct {
 var defaults = map[string]Params{
 	"llm": {PrefillBase: 2 * time.Millisecond, PrefillPerToken: 20 * time.Microsecond,
 		DecodeBase: 8 * time.Millisecond, DecodePerSeq: 80 * time.Microsecond, DecodeSlowdown: 1,
-		MaxBatch: 256, ChunkTokens: 1, DefaultMaxTokens: 64, Usage: true, Seed: 1},
+		MaxBatch: 256, ChunkTokens: 1, DefaultMaxTokens: 64, Usage: true, Seed: 1,
+		PrefixCache: true, KVBlockSize: 16, KVCacheBlocks: 4096},
 	// The same engine as if quantized: decode ~25% faster, prefill alike.
 	"llm_fp8": {PrefillBase: 2 * time.Millisecond, PrefillPerToken: 20 * time.Microsecond,
 		DecodeBase: 6 * time.Millisecond, DecodePerSeq: 60 * time.Microsecond, DecodeSlowdown: 1,
-		MaxBatch: 256, ChunkTokens: 1, DefaultMaxTokens: 64, Usage: true, Seed: 1},
+		MaxBatch: 256, ChunkTokens: 1, DefaultMaxTokens: 64, Usage: true, Seed: 1,
+		PrefixCache: true, KVBlockSize: 16, KVCacheBlocks: 4096},
 }
 
 // Models lists the simulated engines, sorted.
@@ -116,6 +127,12 @@ func (p *Params) set(key, v string) error {
 		p.StallFor, err = duration(v)
 	case ParamSeed:
 		p.Seed, err = strconv.ParseUint(v, 10, 64)
+	case ParamPrefixCache:
+		p.PrefixCache, err = onOff(v)
+	case ParamKVBlockSize:
+		p.KVBlockSize, err = intIn(v, 1, 1<<12)
+	case ParamKVCacheBlocks:
+		p.KVCacheBlocks, err = intIn(v, 1, 1<<24)
 	default:
 		return fmt.Errorf("unknown parameter (known: %s)", strings.Join(knownParams(), ", "))
 	}
@@ -128,9 +145,24 @@ func ParamKeys() []string { return knownParams() }
 func knownParams() []string {
 	k := []string{ParamPrefillBase, ParamPrefillPerToken, ParamDecodeBase, ParamDecodePerSeq, ParamDecodeSlowdown,
 		ParamMaxBatch, ParamChunkTokens, ParamDefaultMax, ParamUsage, ParamErrorRate, ParamMidstreamErrors,
-		ParamStallEvery, ParamStallFor, ParamSeed}
+		ParamStallEvery, ParamStallFor, ParamSeed, ParamPrefixCache, ParamKVBlockSize, ParamKVCacheBlocks}
 	slices.Sort(k)
 	return k
+}
+
+// onOff reads a switch: on/off as the docs write it, or a boolean.
+func onOff(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%q is neither on nor off", v)
+	}
+	return b, nil
 }
 
 func duration(v string) (time.Duration, error) {
@@ -165,6 +197,9 @@ var paramDocs = map[string]string{
 	ParamStallEvery:      "the engine pauses once per this period (0: never)",
 	ParamStallFor:        "for this long",
 	ParamSeed:            "token and fault random seed",
+	ParamPrefixCache:     "reuse the cached KV blocks of a prompt's prefix (off: every prompt prefills whole)",
+	ParamKVBlockSize:     "tokens per KV-cache block",
+	ParamKVCacheBlocks:   "KV-cache size in blocks (usage and prefix-cache eviction)",
 }
 
 // value is parameter key of p as it would be written.
@@ -198,6 +233,15 @@ func (p Params) value(key string) string {
 		return p.StallFor.String()
 	case ParamSeed:
 		return strconv.FormatUint(p.Seed, 10)
+	case ParamPrefixCache:
+		if p.PrefixCache {
+			return "on"
+		}
+		return "off"
+	case ParamKVBlockSize:
+		return strconv.Itoa(p.KVBlockSize)
+	case ParamKVCacheBlocks:
+		return strconv.Itoa(p.KVCacheBlocks)
 	}
 	return ""
 }

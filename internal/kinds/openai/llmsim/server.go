@@ -108,9 +108,10 @@ func (s *Server) draw() float64 {
 	return s.rng.Float64()
 }
 
-// ServeHTTP answers /v1/models, /v1/completions and /v1/chat/completions.
+// ServeHTTP answers /v1/models, /v1/completions, /v1/chat/completions,
+// /v1/embeddings and /metrics (the engines' figures under vLLM's names).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.apiKey != "" && r.Header.Get("Authorization") != "Bearer "+s.apiKey {
+	if s.apiKey != "" && r.URL.Path != MetricsPath && r.Header.Get("Authorization") != "Bearer "+s.apiKey {
 		writeError(w, http.StatusUnauthorized, "invalid_request_error", "missing or wrong API key")
 		return
 	}
@@ -125,6 +126,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, false)
 	case "/v1/chat/completions":
 		s.generate(w, r, true)
+	case "/v1/embeddings":
+		s.embed(w, r)
+	case MetricsPath:
+		if r.Method != http.MethodGet {
+			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use GET")
+			return
+		}
+		s.metrics(w)
 	default:
 		writeError(w, http.StatusNotFound, "invalid_request_error", "no such endpoint: "+r.URL.Path)
 	}
@@ -174,11 +183,12 @@ func tokenText(h uint64, i int) string {
 	return " " + words[x%uint64(len(words))]
 }
 
-// countTokens counts whitespace-separated words, the simulated tokenizer.
-func countTokens(texts []string) int {
-	n := 0
+// promptTokens are the prompt's whitespace-separated words: the simulated
+// tokenizer.
+func promptTokens(texts []string) []string {
+	var out []string
 	for _, t := range texts {
-		n += len(strings.Fields(t))
+		out = append(out, strings.Fields(t)...)
 	}
-	return n
+	return out
 }
