@@ -15,10 +15,10 @@ STATICCHECK ?= $(GO) tool staticcheck
 # Scenarios that start the embedded server need nothing else installed.
 EMBEDDED_SCENARIOS := $(shell grep -l '^ *embedded: *true' scenarios/*.yaml 2>/dev/null)
 
-.PHONY: help build deps-test test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy busy-check gate-campaign conformance-llm generate clean image image-bin image-check
+.PHONY: help build deps-test test soundness-sim fmt-check vet tidy-check staticcheck platform-check demo gate baselines bench bench-peers fuzz soak soundness soundness-hog soundness-busy busy-check gate-campaign conformance-llm generate clean image image-bin image-check k8s-check
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
 
 build: ## build bin/perfscen
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/perfscen
@@ -138,6 +138,9 @@ image-bin:
 image: build image-bin ## the container image $(IMAGE) from Containerfile with podman (needs podman, runc where crun cannot start containers, debootstrap and debian-archive-keyring: docs/distributed.md)
 	@bash scripts/deps.sh image
 	VERSION=$(VERSION) IMAGE=$(IMAGE) bash scripts/container.sh build
+
+k8s-check: ## on a real one-node Kubernetes (../shared/k8s; root): docs/distributed.md's run as written, the real Triton, five faults; always torn down (scripts/k8s-check.sh)
+	bash scripts/k8s-check.sh
 
 image-check: image ## in containers: perfscen version, the quickstart, and a distributed run (perfscen serve, coordinator, two agents) with one verdict
 	VERSION=$(VERSION) IMAGE=$(IMAGE) bash scripts/container.sh check

@@ -246,7 +246,8 @@ EOF
 	say "4. perfscen k8s names this image by default"
 	local img
 	img=$(bin/perfscen k8s --agents 2 "$work/load.yaml" 2>/dev/null | awk '$1 == "image:" {print $2; exit}')
-	[ "$img" = "$IMAGE" ] || die "perfscen k8s defaults to image $img, not $IMAGE"
+	# podman keeps perfscen:V as localhost/perfscen:V, the name perfscen k8s writes
+	[ "$img" = "$IMAGE" ] || [ "$img" = "localhost/$IMAGE" ] || die "perfscen k8s defaults to image $img, not $IMAGE"
 	say "perfscen k8s: image $img"
 }
 

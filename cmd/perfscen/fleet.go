@@ -1,13 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"github.com/perfscen/perfscen/internal/exitcode"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/perfscen/perfscen/internal/agentpods"
 	"github.com/perfscen/perfscen/internal/engine"
+	"github.com/perfscen/perfscen/internal/exitcode"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/fleet"
 	"github.com/perfscen/perfscen/runner/plan"
@@ -24,6 +26,7 @@ type fleetFlags struct {
 	tlsCert   string
 	tlsKey    string
 	tlsCA     string
+	agentPods string
 }
 
 func (f *fleetFlags) register(fl *pflag.FlagSet) {
@@ -35,6 +38,24 @@ func (f *fleetFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tlsCert, "agents-tls-cert", "", "with --agents: serve agents over TLS with this PEM certificate")
 	fl.StringVar(&f.tlsKey, "agents-tls-key", "", "with --agents: the PEM key of --agents-tls-cert")
 	fl.StringVar(&f.tlsCA, "agents-tls-client-ca", "", "with --agents: require agents' client certificates signed by this PEM CA (mutual TLS)")
+	fl.StringVar(&f.agentPods, "agent-pods", "", "with --agents, in a Kubernetes pod: the agents' pods (labels key=value,…), read through the API server while waiting for agents to say why one is missing (never scheduled, image not pulled, failed); perfscen k8s sets it")
+}
+
+// podLister lists the pods selector picks in this pod's namespace, as
+// its service account; tests replace it.
+type podLister func(selector string) (func(ctx context.Context) ([]agentpods.Pod, error), error)
+
+func inClusterPods(e *env) podLister {
+	if e.pods != nil {
+		return e.pods
+	}
+	return func(selector string) (func(ctx context.Context) ([]agentpods.Pod, error), error) {
+		c, err := agentpods.InCluster(e.getenv, agentpods.ServiceAccountDir)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) ([]agentpods.Pod, error) { return c.Pods(ctx, selector) }, nil
+	}
 }
 
 // startFleet checks that the plan can be sharded among the agents, listens
@@ -43,6 +64,11 @@ func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error
 	if err := engine.CheckDistributed(pl, f.fleet.agents); err != nil {
 		// The caller prints the scenario's path before the error.
 		return nil, failure.Invalid(err)
+	}
+	if f.fleet.agentPods != "" {
+		if err := agentpods.CheckSelector(f.fleet.agentPods); err != nil {
+			return nil, failure.Invalid(fmt.Errorf("--agent-pods %q: %w", f.fleet.agentPods, err))
+		}
 	}
 	token, err := fleet.LoadToken(f.fleet.tokenFile, e.getenv)
 	if err != nil {
@@ -61,11 +87,42 @@ func startFleet(e *env, pl *plan.Plan, f reportFlags) (*fleet.Coordinator, error
 	if err != nil {
 		return nil, err
 	}
-	if err := c.WaitReady(e.ctx); err != nil {
+	if err := waitReady(e, c, f.fleet); err != nil {
 		c.Finish("the run could not start: "+err.Error(), exitcode.Of(err))
 		return nil, err
 	}
 	return c, nil
+}
+
+// waitReady holds the barrier; with --agent-pods it watches the agents'
+// pods meanwhile, warns as soon as Kubernetes says why some are missing,
+// and adds Kubernetes' last word to a give-up.
+func waitReady(e *env, c *fleet.Coordinator, f fleetFlags) error {
+	if f.agentPods == "" {
+		return c.WaitReady(e.ctx)
+	}
+	list, err := inClusterPods(e)(f.agentPods)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "perfscen: warning: --agent-pods: %v; a missing agent cannot be explained\n", err)
+		return c.WaitReady(e.ctx)
+	}
+	w := &agentpods.Watcher{List: list, Agents: f.agents, Log: e.stderr, Wait: f.wait, Interval: agentpods.IntervalFor(f.agents)}
+	ctx, stop := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	err = c.WaitReady(e.ctx)
+	stop()
+	<-done
+	if err != nil && e.ctx.Err() == nil {
+		if why := w.Final(e.ctx); why != "" {
+			// The kind (exit 2 or 3) is the coordinator's.
+			err = fmt.Errorf("%w; Kubernetes: %s", err, why)
+		}
+	}
+	return err
 }
 
 // finishFleet ends the agents' part and records them in the result.
@@ -80,7 +137,18 @@ func finishFleet(e *env, c *fleet.Coordinator, run *result.Run) {
 			reason = "run ended: " + run.Verdict.Summary
 		}
 	}
-	c.Finish(reason, 0)
+	// A run cut short by a signal (the coordinator's pod deleted, the
+	// job cancelled) did not end: the agents exit with its code, so their
+	// Job fails with the coordinator's instead of reading Complete.
+	code := 0
+	if e.ctx.Err() != nil {
+		code = exitcode.Environment
+		if run != nil && run.Verdict != nil && run.Verdict.ExitCode != 0 {
+			code = run.Verdict.ExitCode
+		}
+		reason = "the coordinator was interrupted (SIGINT or SIGTERM): " + reason
+	}
+	c.Finish(reason, code)
 	windows, bytes := c.Cost()
 	if n := len(c.Agents()); windows > 0 && n > 0 {
 		in, out := c.Wire()

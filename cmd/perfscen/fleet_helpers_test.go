@@ -22,6 +22,8 @@ type fleetLab struct {
 	net *kinds.Net
 	srv *refserver.Server
 	dir string
+	// pods, when set, is what the processes' --agent-pods lists.
+	pods podLister
 }
 
 const labToken = "s3cret-token"
@@ -73,7 +75,7 @@ func (l *fleetLab) start(name, version string, vars map[string]string, args ...s
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &proc{name: name, cancel: cancel, done: make(chan struct{})}
 	e := &env{ctx: ctx, stdin: strings.NewReader(""), stdout: &p.out, stderr: &p.err,
-		getenv: func(k string) string { return vals[k] }, net: l.net, version: version}
+		getenv: func(k string) string { return vals[k] }, net: l.net, version: version, pods: l.pods}
 	go func() {
 		defer close(p.done)
 		p.code = runEnv(e, args)

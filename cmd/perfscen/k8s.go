@@ -31,25 +31,45 @@ func newK8sCmd(e *env) *cobra.Command {
 		Long: `k8s writes, as one YAML stream, what a distributed run of the scenario needs
 on Kubernetes: the scenario (and --include files) as a ConfigMap, a headless
 Service in front of the coordinator, the coordinator's Job (perfscen run
---agents N, its result in /results: an emptyDir, or --results-claim) and
-the agents' Indexed Job, whose completion index is each agent's index.
-Agents dial the Service; they need no inbound port. Pods request (and are
-limited to) the CPU and memory given.
+--agents N, its result in /results: an emptyDir, or --results-claim, which
+also keeps the HTML report) and the agents' Indexed Job, whose completion
+index is each agent's index. Agents dial the Service; they need no inbound
+port. A ServiceAccount with a Role to read pods lets the coordinator say
+why an agent is missing (never scheduled, its image not pulled) while it
+waits, and when it gives up (--pod-reader=false leaves them out).
 
-The image defaults to perfscen:VERSION, what make image builds from the
-tree this binary was built from (Containerfile; docs/distributed.md): load
-it into the cluster's nodes or push it and name it with --image.
+Pods request the CPU and memory given and are limited to that memory; CPU
+is limited only by --agent-cpu-limit/--coordinator-cpu-limit (a CPU quota
+stalls a load generator mid-request). The defaults fit a run of a few
+agents on one 2-CPU node; give more for more load. The coordinator is
+Ready once it listens for agents (a TCP probe): wait for it before
+kubectl logs -f. Agents are spread over the nodes (a topology spread
+constraint on kubernetes.io/hostname, ScheduleAnyway: one node takes them
+all, several share them evenly).
+
+With --results-claim the coordinator also writes the HTML report, and a
+pod, NAME-results, holds the claim read-only for kubectl cp:
+  kubectl cp NAME-results:/results ./results
+
+The image defaults to localhost/perfscen:VERSION, the name podman gives what
+make image builds from the tree this binary was built from (Containerfile;
+docs/distributed.md): load it into the cluster's nodes, or push it and name
+it with --image. A name without a registry, such as perfscen:v1, is
+docker.io/library/perfscen:v1 to the nodes.
 
 The shared token is a Secret (key: token) the manifests name but do not
 create:
   kubectl create secret generic NAME-agent-token --from-literal=token=$(openssl rand -hex 32)
+A Job cannot be applied twice: delete a run before the next one (the
+command is at the top of the stream).
 
 The scenario is checked as the coordinator would check it (exit 2): a
 server the pods can reach (not embedded), time windows, and a concurrency
 of at least N at every point. Files the scenario reads sit beside it in
 the pods; a scenario must name them by base name.`,
-		Example: `  perfscen k8s --agents 4 --image registry.example.com/perfscen:v1 --namespace perf load.yaml | kubectl apply -f -
-  kubectl -n perf logs -f job/perfscen-coordinator`,
+		Example: `  perfscen k8s --agents 2 --namespace perf load.yaml | kubectl apply -f -
+  kubectl -n perf logs -f job/perfscen-coordinator
+  perfscen k8s --agents 8 --image registry.example.com/perfscen:v1 --agent-cpu 2 --namespace perf load.yaml | kubectl apply -f -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
@@ -74,9 +94,12 @@ the pods; a scenario must name them by base name.`,
 				o.Files[name] = string(b)
 			}
 			o.ScenarioFile = filepath.Base(file)
+			o.RunName = pl.Scenario
 			if o.Image == "" {
 				o.Image = defaultImage(e.versionString())
-				fmt.Fprintf(e.stderr, "perfscen: image %s: what make image builds from this binary's tree (--image names another)\n", o.Image)
+				fmt.Fprintf(e.stderr, "perfscen: image %s: what make image builds from this binary's tree; load it into the nodes, or push it and name it with --image\n", o.Image)
+			} else if full, bare := k8s.NormalizeImage(o.Image); bare {
+				fmt.Fprintf(e.stderr, "perfscen: note: image %s names no registry: the nodes look for %s (podman's local images are localhost/…)\n", o.Image, full)
 			}
 			for _, srv := range pl.Servers {
 				if u, err := url.Parse("//" + strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")); err == nil && isLoopback(u.Hostname()) {
@@ -103,15 +126,18 @@ the pods; a scenario must name them by base name.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Agents, "agents", 0, "number of agents (required)")
-	fl.StringVar(&o.Image, "image", "", "perfscen container image (default perfscen:VERSION, the image make image builds from the tree this binary was built from)")
+	fl.StringVar(&o.Image, "image", "", "perfscen container image (default localhost/perfscen:VERSION, the image make image builds from the tree this binary was built from, as podman names it)")
 	fl.StringVar(&o.Name, "name", "perfscen", "prefix of every object's name")
 	fl.StringVar(&o.Namespace, "namespace", "", "namespace of every object (default: kubectl's)")
 	fl.StringVar(&o.TokenSecret, "token-secret", "", "Secret holding the agents' token under key token (default NAME-agent-token)")
 	fl.StringVar(&o.ResultsClaim, "results-claim", "", "PersistentVolumeClaim for the coordinator's result files (default: an emptyDir; the report is in its log)")
-	fl.StringVar(&o.AgentCPU, "agent-cpu", "2", "CPU request and limit of each agent")
-	fl.StringVar(&o.AgentMemory, "agent-memory", "1Gi", "memory request and limit of each agent")
-	fl.StringVar(&o.CoordinatorCPU, "coordinator-cpu", "1", "CPU request and limit of the coordinator")
-	fl.StringVar(&o.CoordinatorMemory, "coordinator-memory", "512Mi", "memory request and limit of the coordinator")
+	fl.StringVar(&o.AgentCPU, "agent-cpu", DefaultAgentCPU, "CPU request of each agent")
+	fl.StringVar(&o.AgentMemory, "agent-memory", DefaultAgentMemory, "memory request and limit of each agent")
+	fl.StringVar(&o.AgentCPULimit, "agent-cpu-limit", "", "CPU limit of each agent (default none: a CPU quota stalls load mid-request; equal to a whole --agent-cpu it makes the pod Guaranteed)")
+	fl.StringVar(&o.CoordinatorCPU, "coordinator-cpu", DefaultCoordinatorCPU, "CPU request of the coordinator")
+	fl.StringVar(&o.CoordinatorMemory, "coordinator-memory", DefaultCoordinatorMemory, "memory request and limit of the coordinator")
+	fl.StringVar(&o.CoordinatorCPULimit, "coordinator-cpu-limit", "", "CPU limit of the coordinator (default none)")
+	fl.BoolVar(&o.PodReader, "pod-reader", true, "a ServiceAccount, Role and RoleBinding letting the coordinator read the run's pods, to say why an agent is missing (perfscen run --agent-pods)")
 	fl.StringVar(&o.AgentWait, "agent-wait", "10m", "the coordinator's --agent-wait (pods may be scheduled slowly)")
 	fl.StringVar(&o.JoinTimeout, "join-timeout", "10m", "the agents' --join-timeout")
 	fl.StringArrayVar(&includes, "include", nil, "another file for the ConfigMap, beside the scenario (repeatable): input data, a baseline")
@@ -120,8 +146,22 @@ the pods; a scenario must name them by base name.`,
 	return cmd
 }
 
-// defaultImage is the image make image tags for a build of this version:
-// perfscen:VERSION, with any character a tag cannot hold replaced by '-'.
+// The default resources fit a run of two agents on one node of 2 CPUs
+// beside the server: 3 × 250m requested. A request is a share of a busy
+// node, not a cap (see k8s.resources).
+const (
+	DefaultAgentCPU          = "250m"
+	DefaultAgentMemory       = "256Mi"
+	DefaultCoordinatorCPU    = "250m"
+	DefaultCoordinatorMemory = "256Mi"
+)
+
+// defaultImage is the image make image builds for a build of this
+// version, as podman names it: localhost/perfscen:VERSION (make image tags
+// perfscen:VERSION, which podman keeps under localhost/), with any
+// character a tag cannot hold replaced by '-'. Loaded into a node
+// (podman save, then kind load image-archive or ctr import) it keeps that
+// name, which a bare perfscen:VERSION (docker.io/library/…) would miss.
 func defaultImage(version string) string {
 	tag := []byte(version)
 	for i, c := range tag {
@@ -141,7 +181,7 @@ func defaultImage(version string) string {
 	if len(tag) == 0 {
 		tag = []byte("dev")
 	}
-	return "perfscen:" + string(tag)
+	return "localhost/perfscen:" + string(tag)
 }
 
 func isLoopback(host string) bool {

@@ -49,6 +49,9 @@ type env struct {
 	// version, when set, is the version this process claims (tests of
 	// agents of another version); empty is the binary's.
 	version string
+	// pods, when set, lists the agents' pods instead of the API server
+	// of the pod this runs in (tests of --agent-pods).
+	pods podLister
 }
 
 // commands lists the constructors of every subcommand; each lives in its

@@ -49,3 +49,41 @@ func BenchmarkMergeWindows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMergeWindowsAgents merges one window of 4, 50 and 500 agents'
+// reports, each agent's of 1000 requests (an agent at concurrency 1
+// against a 1 ms server, 1 s windows): the coordinator's work per window
+// as the fleet grows (docs/distributed.md, Scale).
+func BenchmarkMergeWindowsAgents(b *testing.B) {
+	for _, agents := range []int{4, 50, 500} {
+		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
+			const per = 1000
+			var reps []WindowReport
+			bytes := 0
+			for i := range agents {
+				a := newAcc(0)
+				a.end = time.Second
+				for k := range per {
+					us := int64(100 + (k*7919+i*104729)%1_000_000)
+					a.hist.RecordValue(us)
+					a.n++
+					a.sumUs += float64(us)
+				}
+				r, err := reportOf(a, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes += len(r.Histogram)
+				reps = append(reps, r)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := MergeWindows(reps, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(bytes)/float64(agents), "hist-bytes/agent")
+		})
+	}
+}

@@ -39,6 +39,9 @@ type Options struct {
 	// reads: input data, a baseline).
 	ScenarioFile string
 	Files        map[string]string
+	// RunName is the scenario's name, which names its result files
+	// (<name>.json); the file's base name when empty.
+	RunName string
 	// TokenSecret names the Secret holding the shared agent token under
 	// the key "token"; the manifests do not create it.
 	TokenSecret string
@@ -46,10 +49,17 @@ type Options struct {
 	// writes its result into; otherwise an emptyDir (the report is in the
 	// coordinator's log either way).
 	ResultsClaim string
-	// Resource requests (and limits) of each pod: CPU and memory as
-	// Kubernetes quantities.
-	AgentCPU, AgentMemory             string
-	CoordinatorCPU, CoordinatorMemory string
+	// Resources of each pod, as Kubernetes quantities: CPU requested
+	// (and limited, when a CPU limit is given), memory requested and
+	// limited.
+	AgentCPU, AgentMemory              string
+	CoordinatorCPU, CoordinatorMemory  string
+	AgentCPULimit, CoordinatorCPULimit string
+	// PodReader gives the coordinator a ServiceAccount allowed to read
+	// the pods of the run (a Role and RoleBinding) and tells it to watch
+	// its agents' pods (perfscen run --agent-pods), so that it can say
+	// why an agent is missing: never scheduled, its image not pulled.
+	PodReader bool
 	// AgentWait and JoinTimeout bound the coordinator's barrier and the
 	// agents' attempts to reach it (pods start in any order).
 	AgentWait, JoinTimeout string
@@ -70,6 +80,11 @@ const (
 	tokenDir    = "/var/run/secrets/perfscen"
 	resultsDir  = "/results"
 )
+
+// UID is the image's user (Containerfile: USER 10001). The pods' fsGroup
+// is its group, so a results claim, which a volume plugin creates owned
+// by root, is writable by the coordinator.
+const UID = 10001
 
 func (o *Options) defaults() error {
 	if o.Name == "" {
@@ -101,7 +116,8 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("--name %q: at most 40 characters, so the objects' names stay DNS labels", o.Name)
 	}
 	for _, q := range []struct{ flag, v string }{{"--agent-cpu", o.AgentCPU}, {"--agent-memory", o.AgentMemory},
-		{"--coordinator-cpu", o.CoordinatorCPU}, {"--coordinator-memory", o.CoordinatorMemory}} {
+		{"--coordinator-cpu", o.CoordinatorCPU}, {"--coordinator-memory", o.CoordinatorMemory},
+		{"--agent-cpu-limit", o.AgentCPULimit}, {"--coordinator-cpu-limit", o.CoordinatorCPULimit}} {
 		if q.v == "" {
 			continue
 		}
@@ -126,10 +142,33 @@ func Write(o Options) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
+	ns := ""
+	if o.Namespace != "" {
+		ns = " -n " + o.Namespace
+	}
 	buf.WriteString("# perfscen: a distributed run of " + o.ScenarioFile + " with " + strconv.Itoa(o.Agents) + " agent(s).\n")
 	buf.WriteString("# The agents' token is the Secret " + o.TokenSecret + " (key: token), created beforehand:\n")
-	buf.WriteString("#   kubectl create secret generic " + o.TokenSecret + " --from-literal=token=$(openssl rand -hex 32)\n")
-	for i, doc := range []any{o.configMap(), o.service(), o.coordinatorJob(), o.agentsJob()} {
+	buf.WriteString("#   kubectl" + ns + " create secret generic " + o.TokenSecret + " --from-literal=token=$(openssl rand -hex 32)\n")
+	// kubectl logs -f refuses a container that has yet to start; the
+	// coordinator is Ready once it listens for agents.
+	buf.WriteString("# The report, once the coordinator is Ready (it listens for agents):\n")
+	buf.WriteString("#   kubectl" + ns + " wait --for=jsonpath='{.status.ready}'=1 job/" + o.Name + "-coordinator --timeout=5m\n")
+	buf.WriteString("#   kubectl" + ns + " logs -f job/" + o.Name + "-coordinator   (the Job fails unless the run exits 0)\n")
+	if o.ResultsClaim != "" {
+		buf.WriteString("# The result files (JSON, HTML report), once the coordinator has ended:\n")
+		buf.WriteString("#   kubectl" + ns + " cp " + o.Name + "-results:" + resultsDir + " ./results\n")
+	}
+	buf.WriteString("# A Job cannot be applied again: before the next run, delete this one (the Secret stays):\n")
+	buf.WriteString("#   kubectl" + ns + " delete " + o.Kinds() + " -l " + o.Selector() + "\n")
+	docs := []any{o.configMap(), o.service()}
+	if o.PodReader {
+		docs = append(docs, o.serviceAccount(), o.role(), o.roleBinding())
+	}
+	docs = append(docs, o.coordinatorJob(), o.agentsJob())
+	if o.ResultsClaim != "" {
+		docs = append(docs, o.resultsReader())
+	}
+	for i, doc := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
@@ -141,6 +180,29 @@ func Write(o Options) ([]byte, error) {
 		enc.Close()
 	}
 	return buf.Bytes(), nil
+}
+
+// Kinds are the kinds of object Write writes, for kubectl delete.
+func (o *Options) Kinds() string {
+	k := "job,service,configmap"
+	if o.ResultsClaim != "" {
+		k += ",pod"
+	}
+	if o.PodReader {
+		k += ",serviceaccount,role,rolebinding"
+	}
+	return k
+}
+
+// Selector picks every object of this run (and its pods): what cleaning
+// up deletes.
+func (o *Options) Selector() string {
+	return labelName + "=perfscen," + labelInstance + "=" + o.Name
+}
+
+// AgentSelector picks the agents' pods: what the coordinator watches.
+func (o *Options) AgentSelector() string {
+	return labelName + "=perfscen," + labelInstance + "=" + o.Name + "," + labelRole + "=agent"
 }
 
 func (o *Options) meta(name, role string) objectMeta {
@@ -186,20 +248,33 @@ func (o *Options) volumes() ([]volume, []volumeMount) {
 	return vols, mounts
 }
 
-func resources(cpu, mem string) *resourceRequirements {
-	if cpu == "" && mem == "" {
+// resources requests cpu and mem, and limits memory to what it requests.
+// CPU is limited only when cpuLimit says so: a CPU limit is a CFS quota,
+// and a load generator that spends its quota early in a 100 ms period is
+// stopped for the rest of it, which its requests in flight measure as
+// latency. The request is what protects it from its neighbours (its
+// share of a busy node's CPUs); with cpuLimit equal to a whole cpu
+// request the pod is Guaranteed, and a node with the static CPU manager
+// gives it cores of its own.
+func resources(cpu, mem, cpuLimit string) *resourceRequirements {
+	if cpu == "" && mem == "" && cpuLimit == "" {
 		return nil
 	}
-	r := map[string]string{}
+	req, lim := map[string]string{}, map[string]string{}
 	if cpu != "" {
-		r["cpu"] = cpu
+		req["cpu"] = cpu
+	}
+	if cpuLimit != "" {
+		lim["cpu"] = cpuLimit
 	}
 	if mem != "" {
-		r["memory"] = mem
+		req["memory"] = mem
+		lim["memory"] = mem
 	}
-	// Requests equal to limits: load generators that share a node's CPUs
-	// with a burst of neighbours measure the neighbours.
-	return &resourceRequirements{Requests: r, Limits: r}
+	if len(lim) == 0 {
+		lim = nil
+	}
+	return &resourceRequirements{Requests: req, Limits: lim}
 }
 
 // pullPolicy is IfNotPresent whatever the tag: the default image
@@ -227,16 +302,99 @@ func (o *Options) coordinatorJob() job {
 	args := []string{"run", "--agents", strconv.Itoa(o.Agents), "--listen", "0.0.0.0:" + strconv.Itoa(Port),
 		"--token-file", path.Join(tokenDir, "token"), "--agent-wait", o.AgentWait,
 		"--out-dir", resultsDir}
+	if o.PodReader {
+		args = append(args, "--agent-pods", o.AgentSelector())
+	}
+	if o.ResultsClaim != "" && !o.hasRunFlag("--html") {
+		// A claim outlives the pod: the HTML report is kept beside the
+		// result (an emptyDir goes with the pod, the report is its log).
+		name := o.RunName
+		if name == "" {
+			name = strings.TrimSuffix(o.ScenarioFile, path.Ext(o.ScenarioFile))
+		}
+		args = append(args, "--html", path.Join(resultsDir, name+".html"))
+	}
 	args = append(args, o.RunFlags...)
 	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
 	c := container{Name: "coordinator", Image: o.Image, ImagePullPolicy: pullPolicy, Args: args,
 		Ports:        []containerPort{{Name: "agents", ContainerPort: Port, Protocol: "TCP"}},
-		VolumeMounts: mounts, Resources: resources(o.CoordinatorCPU, o.CoordinatorMemory),
+		VolumeMounts: mounts, Resources: resources(o.CoordinatorCPU, o.CoordinatorMemory, o.CoordinatorCPULimit),
+		// Ready once it listens for agents: kubectl wait and the
+		// Service's endpoints see when agents can join. (The Service
+		// publishes the address before that, so agents that start
+		// first resolve it and retry.)
+		ReadinessProbe:  &probe{TCPSocket: &tcpSocketAction{Port: "agents"}, PeriodSeconds: 2},
 		SecurityContext: restricted()}
+	spec := podSpec{RestartPolicy: "Never", Containers: []container{c}, Volumes: vols,
+		SecurityContext: &podSecurityContext{FSGroup: ptr(UID), FSGroupChangePolicy: "OnRootMismatch"}}
+	if o.PodReader {
+		spec.ServiceAccountName = o.serviceAccountName()
+		spec.AutomountServiceAccountToken = ptr(true)
+	} else {
+		spec.AutomountServiceAccountToken = ptr(false)
+	}
 	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-coordinator", "coordinator"),
-		Spec: jobSpec{BackoffLimit: ptr(0), TTLSecondsAfterFinished: ptr(86400),
-			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("coordinator")},
-				Spec: podSpec{RestartPolicy: "Never", Containers: []container{c}, Volumes: vols}}}}
+		Spec: jobSpec{BackoffLimit: ptr(0), PodFailurePolicy: failJob("coordinator"), TTLSecondsAfterFinished: ptr(86400),
+			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("coordinator")}, Spec: spec}}}
+}
+
+// resultsReader is a pod that holds the results claim read-only, so that
+// kubectl cp can copy the result files out of it: the coordinator's own
+// pod has ended by then, and a finished container cannot be copied from.
+// It sleeps until deleted, on the coordinator's node (a ReadWriteOnce
+// claim is mounted on one node at a time); the image's sleep and tar
+// (which kubectl cp runs) do the rest.
+func (o *Options) resultsReader() pod {
+	c := container{Name: "results", Image: o.Image, ImagePullPolicy: pullPolicy, Command: []string{"sleep", "infinity"},
+		VolumeMounts: []volumeMount{{Name: "results", MountPath: resultsDir, ReadOnly: true}},
+		Resources:    resources("10m", "32Mi", ""), SecurityContext: restricted()}
+	return pod{APIVersion: "v1", Kind: "Pod", Metadata: o.meta(o.Name+"-results", "results"),
+		Spec: podSpec{RestartPolicy: "Never", Containers: []container{c}, AutomountServiceAccountToken: ptr(false),
+			Volumes: []volume{{Name: "results", PersistentVolumeClaim: &claimVolume{ClaimName: o.ResultsClaim, ReadOnly: true}}},
+			Affinity: &affinity{PodAffinity: &podAffinity{Required: []podAffinityTerm{{TopologyKey: "kubernetes.io/hostname",
+				LabelSelector: labelSelector{MatchLabels: o.labels("coordinator")}}}}},
+			// sleep, as PID 1, ignores SIGTERM: nothing to wait for.
+			TerminationGracePeriodSeconds: ptr(1)}}
+}
+
+// failJob fails the Job on the container's first nonzero exit with the
+// exit code in the Job's condition ("Container coordinator for pod … failed
+// with exit code 3 matching FailJob rule at index 0"): the Job's status
+// says which exit the run had, where backoffLimit alone says only that
+// it failed.
+func failJob(container string) *podFailurePolicy {
+	return &podFailurePolicy{Rules: []podFailurePolicyRule{{Action: "FailJob",
+		OnExitCodes: &podFailurePolicyExitCodes{ContainerName: container, Operator: "NotIn", Values: []int{0}}}}}
+}
+
+// hasRunFlag says whether RunFlags set flag (--flag or --flag=…).
+func (o *Options) hasRunFlag(flag string) bool {
+	for _, f := range o.RunFlags {
+		if f == flag || strings.HasPrefix(f, flag+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *Options) serviceAccountName() string { return o.Name + "-coordinator" }
+
+func (o *Options) serviceAccount() serviceAccount {
+	return serviceAccount{APIVersion: "v1", Kind: "ServiceAccount", Metadata: o.meta(o.serviceAccountName(), "coordinator")}
+}
+
+// role lets the coordinator read pods in its namespace, and nothing
+// else: it lists its agents' pods while it waits for them.
+func (o *Options) role() role {
+	return role{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Metadata: o.meta(o.serviceAccountName(), "coordinator"),
+		Rules: []policyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}}}
+}
+
+func (o *Options) roleBinding() roleBinding {
+	return roleBinding{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Metadata: o.meta(o.serviceAccountName(), "coordinator"),
+		RoleRef: roleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: o.serviceAccountName()},
+		// Without a namespace the binding's own applies (kubectl's).
+		Subjects: []subject{{Kind: "ServiceAccount", Name: o.serviceAccountName(), Namespace: o.Namespace}}}
 }
 
 func (o *Options) agentsJob() job {
@@ -248,20 +406,26 @@ func (o *Options) agentsJob() job {
 	args = append(args, o.setFlags()...)
 	args = append(args, path.Join(scenarioDir, o.ScenarioFile))
 	c := container{Name: "agent", Image: o.Image, ImagePullPolicy: pullPolicy, Args: args, VolumeMounts: mounts,
-		Resources: resources(o.AgentCPU, o.AgentMemory), SecurityContext: restricted()}
+		Resources: resources(o.AgentCPU, o.AgentMemory, o.AgentCPULimit), SecurityContext: restricted()}
 	n := o.Agents
 	return job{APIVersion: "batch/v1", Kind: "Job", Metadata: o.meta(o.Name+"-agents", "agent"),
 		Spec: jobSpec{CompletionMode: "Indexed", Completions: &n, Parallelism: &n,
 			// A retried agent would find its run gone: the coordinator
 			// already decided "could not measure" without it.
-			BackoffLimit: ptr(0), TTLSecondsAfterFinished: ptr(86400),
+			BackoffLimit: ptr(0), PodFailurePolicy: failJob("agent"), TTLSecondsAfterFinished: ptr(86400),
 			Template: podTemplate{Metadata: objectMeta{Labels: o.labels("agent")},
 				Spec: podSpec{RestartPolicy: "Never", Containers: []container{c}, Volumes: vols,
+					// Agents talk to the coordinator and the server, never
+					// to the API server.
+					AutomountServiceAccountToken: ptr(false),
 					// Agents on different nodes, where the scheduler can:
-					// the point is load from several hosts.
-					Affinity: &affinity{PodAntiAffinity: &podAntiAffinity{Preferred: []weightedPodAffinityTerm{{
-						Weight: 100, PodAffinityTerm: podAffinityTerm{TopologyKey: "kubernetes.io/hostname",
-							LabelSelector: labelSelector{MatchLabels: o.labels("agent")}}}}}}}}}}
+					// the point is load from several hosts. A soft
+					// constraint (one node takes them all), and a spread
+					// rather than a pod anti-affinity, whose cost grows
+					// with the pods already placed: hundreds of agents
+					// schedule in seconds.
+					TopologySpreadConstraints: []topologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname",
+						WhenUnsatisfiable: "ScheduleAnyway", LabelSelector: labelSelector{MatchLabels: o.labels("agent")}}}}}}}
 }
 
 // setFlags are the coordinator's --set overrides among RunFlags, in

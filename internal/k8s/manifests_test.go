@@ -13,8 +13,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -26,8 +28,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func testOptions() Options {
 	return Options{Name: "load-test", Namespace: "perf", Image: "registry.example.com/perfscen:v1", Agents: 3,
 		ScenarioFile: "load.yaml", Files: map[string]string{"load.yaml": "version: 1\nmodels: [{name: simple}]\n", "inputs.json": "{\"data\": []}\n"},
-		AgentCPU: "2", AgentMemory: "1Gi", CoordinatorCPU: "500m", CoordinatorMemory: "512Mi",
-		RunFlags: []string{"--junit=/results/junit.xml"}}
+		AgentCPU: "2", AgentMemory: "1Gi", CoordinatorCPU: "500m", CoordinatorMemory: "512Mi", AgentCPULimit: "2",
+		PodReader: true, RunFlags: []string{"--junit=/results/junit.xml"}}
 }
 
 // objects decodes the stream strictly into k8s.io/api's types, with the
@@ -36,23 +38,56 @@ func testOptions() Options {
 // or a quantity that does not parse fails here as it would fail kubectl
 // apply.
 type objects struct {
-	configMap   corev1.ConfigMap
-	service     corev1.Service
-	coordinator batchv1.Job
-	agents      batchv1.Job
+	configMap      corev1.ConfigMap
+	service        corev1.Service
+	serviceAccount *corev1.ServiceAccount
+	role           *rbacv1.Role
+	roleBinding    *rbacv1.RoleBinding
+	coordinator    batchv1.Job
+	agents         batchv1.Job
+	reader         *corev1.Pod // with a results claim
 }
 
 func decode(t *testing.T, b []byte) objects {
 	t.Helper()
-	docs := bytes.Split(b, []byte("\n---\n"))
-	if len(docs) != 4 {
-		t.Fatalf("%d documents, want 4", len(docs))
-	}
 	var o objects
-	for i, target := range []any{&o.configMap, &o.service, &o.coordinator, &o.agents} {
-		js, err := yaml.YAMLToJSON(docs[i])
+	jobs := 0
+	for i, doc := range bytes.Split(b, []byte("\n---\n")) {
+		js, err := yaml.YAMLToJSON(doc)
 		if err != nil {
 			t.Fatalf("document %d: %v", i, err)
+		}
+		var k struct {
+			Kind string `json:"kind"`
+		}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &k); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		var target any
+		switch k.Kind {
+		case "ConfigMap":
+			target = &o.configMap
+		case "Service":
+			target = &o.service
+		case "ServiceAccount":
+			o.serviceAccount = &corev1.ServiceAccount{}
+			target = o.serviceAccount
+		case "Role":
+			o.role = &rbacv1.Role{}
+			target = o.role
+		case "RoleBinding":
+			o.roleBinding = &rbacv1.RoleBinding{}
+			target = o.roleBinding
+		case "Job":
+			target = &o.coordinator
+			if jobs++; jobs == 2 {
+				target = &o.agents
+			}
+		case "Pod":
+			o.reader = &corev1.Pod{}
+			target = o.reader
+		default:
+			t.Fatalf("document %d is a %q", i, k.Kind)
 		}
 		// As the API server decodes: field names case-sensitive, unknown
 		// and duplicate fields refused.
@@ -61,8 +96,11 @@ func decode(t *testing.T, b []byte) objects {
 			err = fmt.Errorf("%v", strict)
 		}
 		if err != nil {
-			t.Fatalf("document %d does not decode strictly as %T: %v\n%s", i, target, err, docs[i])
+			t.Fatalf("document %d does not decode strictly as %T: %v\n%s", i, target, err, doc)
 		}
+	}
+	if o.configMap.Name == "" || o.service.Name == "" || jobs != 2 {
+		t.Fatalf("want a ConfigMap, a Service and two Jobs:\n%s", b)
 	}
 	return o
 }
@@ -97,16 +135,38 @@ func validate(t *testing.T, o objects) {
 					errs = append(errs, field.NotFound(field.NewPath(j.Name, "volumeMounts"), m.Name))
 				}
 			}
-			for _, r := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-				if r.Cpu().IsZero() || r.Memory().IsZero() {
-					errs = append(errs, field.Required(field.NewPath(j.Name, "resources"), "cpu and memory"))
+			// Requests of both; a memory limit (the node's memory is
+			// not shared by quota); a CPU limit, where given, at least
+			// the request (the API server's rule).
+			r := c.Resources
+			if r.Requests.Cpu().IsZero() || r.Requests.Memory().IsZero() || r.Limits.Memory().Cmp(*r.Requests.Memory()) != 0 {
+				errs = append(errs, field.Required(field.NewPath(j.Name, "resources"), "cpu and memory requests, the memory limit"))
+			}
+			if lim, ok := r.Limits[corev1.ResourceCPU]; ok && lim.Cmp(*r.Requests.Cpu()) < 0 {
+				errs = append(errs, field.Invalid(field.NewPath(j.Name, "resources", "limits"), lim.String(), "below the request"))
+			}
+			if p := c.ReadinessProbe; p != nil && p.TCPSocket != nil {
+				named := false
+				for _, port := range c.Ports {
+					named = named || port.Name == p.TCPSocket.Port.StrVal
+				}
+				if !named {
+					errs = append(errs, field.NotFound(field.NewPath(j.Name, "readinessProbe", "tcpSocket", "port"), p.TCPSocket.Port.String()))
+				}
+			}
+		}
+		// The pod failure policy names the Job's container.
+		if pfp := j.Spec.PodFailurePolicy; pfp != nil {
+			for _, rule := range pfp.Rules {
+				if e := rule.OnExitCodes; e == nil || e.ContainerName == nil || *e.ContainerName != j.Spec.Template.Spec.Containers[0].Name {
+					errs = append(errs, field.Invalid(field.NewPath(j.Name, "podFailurePolicy"), rule, "names no container of the pod"))
 				}
 			}
 		}
 	}
-	if sel := o.agents.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(sel) == 1 {
-		if _, err := metav1.LabelSelectorAsSelector(sel[0].PodAffinityTerm.LabelSelector); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("agents", "affinity"), sel, err.Error()))
+	for _, c := range o.agents.Spec.Template.Spec.TopologySpreadConstraints {
+		if _, err := metav1.LabelSelectorAsSelector(c.LabelSelector); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("agents", "topologySpreadConstraints"), c.LabelSelector, err.Error()))
 		}
 	}
 	for k := range o.configMap.Data {
@@ -175,6 +235,148 @@ func TestManifests(t *testing.T) {
 		}
 	}
 	golden(t, "testdata/manifests.golden", b)
+}
+
+// What running the manifests on a cluster asked for: the coordinator may
+// read its agents' pods and nothing else, and watches exactly them; the
+// agents spread over nodes by a constraint that selects them alone and
+// never blocks scheduling; both Jobs carry the container's exit code
+// into their Failed condition; a results claim is writable by the
+// image's user; the coordinator is Ready once it listens.
+func TestManifestsOnACluster(t *testing.T) {
+	o := decode(t, must(Write(testOptions())))
+	validate(t, o)
+	coordPod, agentPod := o.coordinator.Spec.Template, o.agents.Spec.Template
+	agentLabels, coordLabels := labels.Set(agentPod.Labels), labels.Set(coordPod.Labels)
+
+	// The pod reader: ServiceAccount ← RoleBinding → Role (get, list pods).
+	sa := o.serviceAccount.Name
+	if coordPod.Spec.ServiceAccountName != sa || coordPod.Spec.AutomountServiceAccountToken == nil || !*coordPod.Spec.AutomountServiceAccountToken {
+		t.Errorf("coordinator runs as %q (automount %v), the ServiceAccount is %q", coordPod.Spec.ServiceAccountName, coordPod.Spec.AutomountServiceAccountToken, sa)
+	}
+	if a := agentPod.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("agents mount an API token: %v", a)
+	}
+	rb := o.roleBinding
+	if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != o.role.Name || len(rb.Subjects) != 1 ||
+		rb.Subjects[0].Kind != rbacv1.ServiceAccountKind || rb.Subjects[0].Name != sa || rb.Subjects[0].Namespace != "perf" {
+		t.Errorf("role binding %+v does not bind role %s to %s", rb, o.role.Name, sa)
+	}
+	if r := o.role.Rules; len(r) != 1 || !slices.Equal(r[0].APIGroups, []string{""}) || !slices.Equal(r[0].Resources, []string{"pods"}) ||
+		!slices.Equal(r[0].Verbs, []string{"get", "list"}) {
+		t.Errorf("role rules %+v: want get and list of pods, nothing more", r)
+	}
+	watched, err := labels.Parse(arg(coordPod.Spec.Containers[0].Args, "--agent-pods"))
+	if err != nil || !watched.Matches(agentLabels) || watched.Matches(coordLabels) {
+		t.Errorf("--agent-pods %q (%v) must select the agents' pods and not the coordinator's", arg(coordPod.Spec.Containers[0].Args, "--agent-pods"), err)
+	}
+	for _, obj := range []metav1.ObjectMeta{o.configMap.ObjectMeta, o.service.ObjectMeta, o.serviceAccount.ObjectMeta, o.role.ObjectMeta,
+		o.roleBinding.ObjectMeta, o.coordinator.ObjectMeta, o.agents.ObjectMeta} {
+		if sel := labels.SelectorFromSet(labels.Set{labelName: "perfscen", labelInstance: "load-test"}); !sel.Matches(labels.Set(obj.Labels)) {
+			t.Errorf("%s is not labelled for cleaning up: %v", obj.Name, obj.Labels)
+		}
+	}
+
+	// Spread: soft, per node, over the agents alone.
+	ts := agentPod.Spec.TopologySpreadConstraints
+	if len(ts) != 1 || ts[0].TopologyKey != corev1.LabelHostname || ts[0].WhenUnsatisfiable != corev1.ScheduleAnyway || ts[0].MaxSkew != 1 {
+		t.Fatalf("agents' topology spread: %+v", ts)
+	}
+	spread, _ := metav1.LabelSelectorAsSelector(ts[0].LabelSelector)
+	if !spread.Matches(agentLabels) || spread.Matches(coordLabels) {
+		t.Errorf("the spread's selector %v must count the agents alone", spread)
+	}
+	if agentPod.Spec.Affinity != nil {
+		t.Errorf("agents have an affinity besides the spread: %+v", agentPod.Spec.Affinity)
+	}
+
+	for _, j := range []batchv1.Job{o.coordinator, o.agents} {
+		pfp := j.Spec.PodFailurePolicy
+		if pfp == nil || len(pfp.Rules) != 1 || pfp.Rules[0].Action != batchv1.PodFailurePolicyActionFailJob ||
+			pfp.Rules[0].OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpNotIn || !slices.Equal(pfp.Rules[0].OnExitCodes.Values, []int32{0}) {
+			t.Errorf("%s: pod failure policy %+v: want FailJob on any nonzero exit", j.Name, pfp)
+		}
+	}
+	if sc := coordPod.Spec.SecurityContext; sc == nil || sc.FSGroup == nil || *sc.FSGroup != UID {
+		t.Errorf("coordinator's fsGroup: %+v, want %d", sc, UID)
+	}
+	coord := coordPod.Spec.Containers[0]
+	if p := coord.ReadinessProbe; p == nil || p.TCPSocket == nil || p.TCPSocket.Port.StrVal != "agents" {
+		t.Errorf("coordinator's readiness probe: %+v", p)
+	}
+	// CPU limited only when asked (testOptions asks for the agents).
+	if _, ok := coord.Resources.Limits[corev1.ResourceCPU]; ok {
+		t.Errorf("coordinator has a CPU limit it was not given: %v", coord.Resources.Limits)
+	}
+	if q := agentPod.Spec.Containers[0].Resources.Limits.Cpu(); q.Value() != 2 {
+		t.Errorf("agents' CPU limit %v, want 2", q)
+	}
+
+	// Without the pod reader: no RBAC objects, no API token, no watching.
+	opts := testOptions()
+	opts.PodReader = false
+	o = decode(t, must(Write(opts)))
+	validate(t, o)
+	c := o.coordinator.Spec.Template.Spec
+	if o.role != nil || c.ServiceAccountName != "" || *c.AutomountServiceAccountToken || slices.Contains(c.Containers[0].Args, "--agent-pods") {
+		t.Errorf("without the pod reader: role %v, service account %q, automount %v, args %q", o.role, c.ServiceAccountName, *c.AutomountServiceAccountToken, c.Containers[0].Args)
+	}
+}
+
+// With a claim the HTML report is kept beside the result, unless a
+// --run-flag names one, and a reader pod holds the claim for kubectl cp:
+// read-only, on the coordinator's node (a ReadWriteOnce volume is
+// mounted on one node), deleted with the run.
+func TestManifestsResultsClaim(t *testing.T) {
+	for _, tc := range []struct {
+		claim string
+		flags []string
+		want  string
+	}{
+		{"", nil, ""},
+		{"perf-results", nil, "/results/load.html"},
+		{"perf-results", []string{"--html=/results/mine.html"}, ""},
+	} {
+		opts := testOptions()
+		opts.ResultsClaim, opts.RunFlags = tc.claim, tc.flags
+		b := must(Write(opts))
+		o := decode(t, b)
+		validate(t, o)
+		if got := arg(o.coordinator.Spec.Template.Spec.Containers[0].Args, "--html"); got != tc.want {
+			t.Errorf("claim %q, flags %q: --html %q, want %q", tc.claim, tc.flags, got, tc.want)
+		}
+		if (o.reader != nil) != (tc.claim != "") {
+			t.Errorf("claim %q: reader %v", tc.claim, o.reader)
+		}
+		if o.reader == nil {
+			continue
+		}
+		r := o.reader.Spec
+		v := r.Volumes[0].PersistentVolumeClaim
+		if v == nil || v.ClaimName != tc.claim || !v.ReadOnly || !r.Containers[0].VolumeMounts[0].ReadOnly || r.Containers[0].VolumeMounts[0].MountPath != resultsDir {
+			t.Errorf("reader's volume %+v, mounts %+v", r.Volumes, r.Containers[0].VolumeMounts)
+		}
+		aff := r.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		sel, err := metav1.LabelSelectorAsSelector(aff[0].LabelSelector)
+		if err != nil || aff[0].TopologyKey != corev1.LabelHostname || !sel.Matches(labels.Set(o.coordinator.Spec.Template.Labels)) ||
+			sel.Matches(labels.Set(o.agents.Spec.Template.Labels)) {
+			t.Errorf("reader's affinity %+v does not follow the coordinator's pod", aff)
+		}
+		if sc := r.Containers[0].SecurityContext; !slices.Equal(r.Containers[0].Command, []string{"sleep", "infinity"}) || sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("reader's container %+v", r.Containers[0])
+		}
+		header := string(b[:bytes.Index(b, []byte("apiVersion"))])
+		if !strings.Contains(header, "kubectl -n perf cp load-test-results:/results ./results") || !strings.Contains(header, "delete job,service,configmap,pod,") {
+			t.Errorf("header:\n%s", header)
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // A results claim replaces the emptyDir; without a namespace the agents
@@ -280,6 +482,9 @@ func TestContainerfileFitsTheManifests(t *testing.T) {
 	uid, _, _ := strings.Cut(user, ":")
 	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
 		t.Errorf("Containerfile's USER is %q: runAsNonRoot needs a numeric non-root user", user)
+	}
+	if gid, err := strconv.Atoi(strings.TrimPrefix(user[len(uid):], ":")); err != nil || gid != UID {
+		t.Errorf("Containerfile's USER is %q: the pods' fsGroup is %d", user, UID)
 	}
 	m := restricted()
 	if !m.RunAsNonRoot || !m.ReadOnlyRootFilesystem {

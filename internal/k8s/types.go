@@ -46,12 +46,28 @@ type job struct {
 }
 
 type jobSpec struct {
-	CompletionMode          string      `yaml:"completionMode,omitempty"`
-	Completions             *int        `yaml:"completions,omitempty"`
-	Parallelism             *int        `yaml:"parallelism,omitempty"`
-	BackoffLimit            *int        `yaml:"backoffLimit"`
-	TTLSecondsAfterFinished *int        `yaml:"ttlSecondsAfterFinished,omitempty"`
-	Template                podTemplate `yaml:"template"`
+	CompletionMode          string            `yaml:"completionMode,omitempty"`
+	Completions             *int              `yaml:"completions,omitempty"`
+	Parallelism             *int              `yaml:"parallelism,omitempty"`
+	BackoffLimit            *int              `yaml:"backoffLimit"`
+	PodFailurePolicy        *podFailurePolicy `yaml:"podFailurePolicy,omitempty"`
+	TTLSecondsAfterFinished *int              `yaml:"ttlSecondsAfterFinished,omitempty"`
+	Template                podTemplate       `yaml:"template"`
+}
+
+type podFailurePolicy struct {
+	Rules []podFailurePolicyRule `yaml:"rules"`
+}
+
+type podFailurePolicyRule struct {
+	Action      string                     `yaml:"action"`
+	OnExitCodes *podFailurePolicyExitCodes `yaml:"onExitCodes"`
+}
+
+type podFailurePolicyExitCodes struct {
+	ContainerName string `yaml:"containerName"`
+	Operator      string `yaml:"operator"`
+	Values        []int  `yaml:"values"`
 }
 
 type podTemplate struct {
@@ -60,21 +76,70 @@ type podTemplate struct {
 }
 
 type podSpec struct {
-	RestartPolicy string      `yaml:"restartPolicy"`
-	Containers    []container `yaml:"containers"`
-	Volumes       []volume    `yaml:"volumes"`
-	Affinity      *affinity   `yaml:"affinity,omitempty"`
+	RestartPolicy                 string                     `yaml:"restartPolicy"`
+	ServiceAccountName            string                     `yaml:"serviceAccountName,omitempty"`
+	AutomountServiceAccountToken  *bool                      `yaml:"automountServiceAccountToken,omitempty"`
+	SecurityContext               *podSecurityContext        `yaml:"securityContext,omitempty"`
+	Containers                    []container                `yaml:"containers"`
+	Volumes                       []volume                   `yaml:"volumes"`
+	TopologySpreadConstraints     []topologySpreadConstraint `yaml:"topologySpreadConstraints,omitempty"`
+	Affinity                      *affinity                  `yaml:"affinity,omitempty"`
+	TerminationGracePeriodSeconds *int                       `yaml:"terminationGracePeriodSeconds,omitempty"`
+}
+
+type pod struct {
+	APIVersion string     `yaml:"apiVersion"`
+	Kind       string     `yaml:"kind"`
+	Metadata   objectMeta `yaml:"metadata"`
+	Spec       podSpec    `yaml:"spec"`
+}
+
+type affinity struct {
+	PodAffinity *podAffinity `yaml:"podAffinity,omitempty"`
+}
+
+type podAffinity struct {
+	Required []podAffinityTerm `yaml:"requiredDuringSchedulingIgnoredDuringExecution"`
+}
+
+type podAffinityTerm struct {
+	TopologyKey   string        `yaml:"topologyKey"`
+	LabelSelector labelSelector `yaml:"labelSelector"`
+}
+
+type podSecurityContext struct {
+	FSGroup             *int   `yaml:"fsGroup,omitempty"`
+	FSGroupChangePolicy string `yaml:"fsGroupChangePolicy,omitempty"`
+}
+
+type topologySpreadConstraint struct {
+	MaxSkew           int           `yaml:"maxSkew"`
+	TopologyKey       string        `yaml:"topologyKey"`
+	WhenUnsatisfiable string        `yaml:"whenUnsatisfiable"`
+	LabelSelector     labelSelector `yaml:"labelSelector"`
 }
 
 type container struct {
 	Name            string                `yaml:"name"`
 	Image           string                `yaml:"image"`
 	ImagePullPolicy string                `yaml:"imagePullPolicy,omitempty"`
-	Args            []string              `yaml:"args"`
+	Command         []string              `yaml:"command,omitempty"`
+	Args            []string              `yaml:"args,omitempty"`
 	Ports           []containerPort       `yaml:"ports,omitempty"`
 	VolumeMounts    []volumeMount         `yaml:"volumeMounts"`
 	Resources       *resourceRequirements `yaml:"resources,omitempty"`
+	ReadinessProbe  *probe                `yaml:"readinessProbe,omitempty"`
 	SecurityContext *securityContext      `yaml:"securityContext,omitempty"`
+}
+
+type probe struct {
+	TCPSocket     *tcpSocketAction `yaml:"tcpSocket,omitempty"`
+	PeriodSeconds int              `yaml:"periodSeconds,omitempty"`
+}
+
+type tcpSocketAction struct {
+	// Port is a container port's name.
+	Port string `yaml:"port"`
 }
 
 type securityContext struct {
@@ -134,26 +199,51 @@ type keyToPath struct {
 
 type claimVolume struct {
 	ClaimName string `yaml:"claimName"`
-}
-
-type affinity struct {
-	PodAntiAffinity *podAntiAffinity `yaml:"podAntiAffinity,omitempty"`
-}
-
-type podAntiAffinity struct {
-	Preferred []weightedPodAffinityTerm `yaml:"preferredDuringSchedulingIgnoredDuringExecution"`
-}
-
-type weightedPodAffinityTerm struct {
-	Weight          int             `yaml:"weight"`
-	PodAffinityTerm podAffinityTerm `yaml:"podAffinityTerm"`
-}
-
-type podAffinityTerm struct {
-	TopologyKey   string        `yaml:"topologyKey"`
-	LabelSelector labelSelector `yaml:"labelSelector"`
+	ReadOnly  bool   `yaml:"readOnly,omitempty"`
 }
 
 type labelSelector struct {
 	MatchLabels map[string]string `yaml:"matchLabels"`
+}
+
+// RBAC: the coordinator reads its agents' pods (rbac.authorization.k8s.io/v1).
+
+type serviceAccount struct {
+	APIVersion                   string     `yaml:"apiVersion"`
+	Kind                         string     `yaml:"kind"`
+	Metadata                     objectMeta `yaml:"metadata"`
+	AutomountServiceAccountToken *bool      `yaml:"automountServiceAccountToken,omitempty"`
+}
+
+type role struct {
+	APIVersion string       `yaml:"apiVersion"`
+	Kind       string       `yaml:"kind"`
+	Metadata   objectMeta   `yaml:"metadata"`
+	Rules      []policyRule `yaml:"rules"`
+}
+
+type policyRule struct {
+	APIGroups []string `yaml:"apiGroups"`
+	Resources []string `yaml:"resources"`
+	Verbs     []string `yaml:"verbs"`
+}
+
+type roleBinding struct {
+	APIVersion string     `yaml:"apiVersion"`
+	Kind       string     `yaml:"kind"`
+	Metadata   objectMeta `yaml:"metadata"`
+	RoleRef    roleRef    `yaml:"roleRef"`
+	Subjects   []subject  `yaml:"subjects"`
+}
+
+type roleRef struct {
+	APIGroup string `yaml:"apiGroup"`
+	Kind     string `yaml:"kind"`
+	Name     string `yaml:"name"`
+}
+
+type subject struct {
+	Kind      string `yaml:"kind"`
+	Name      string `yaml:"name"`
+	Namespace string `yaml:"namespace,omitempty"`
 }
