@@ -74,8 +74,14 @@ func TestFaultServerHangs(t *testing.T) {
 			}
 			switch {
 			case r.code == exitcode.Environment:
-				if res.Status != result.StatusPartial || !strings.Contains(r.stdout+r.stderr, "unreachable") {
-					t.Errorf("exit 3 without a partial result naming the unreachable server: status %q\n%s", res.Status, r)
+				// Either the run gave up on a server that answers nothing
+				// (partial, "unreachable"), or, where the hang's timeouts
+				// came slowly enough for the point to finish (a busy
+				// machine), the point is could not measure: no request
+				// succeeded.
+				unreachable := res.Status == result.StatusPartial && strings.Contains(r.stdout+r.stderr, "unreachable")
+				if !unreachable && !strings.Contains(r.stdout, "no request succeeded") {
+					t.Errorf("exit 3 naming neither the unreachable server nor a point where no request succeeded: status %q\n%s", res.Status, r)
 				}
 			case r.code == exitcode.CheckFailed && proto == "grpc":
 				if !strings.Contains(r.stdout, "error_rate is 1 fraction") {
