@@ -208,6 +208,11 @@ func TestGateScriptInconclusiveAdvice(t *testing.T) {
 			"NEEDS A RERUN: 1 check undecided; 1 check inconclusive on a disturbed testbed", []string{"may decide", "Rerun on a quieter runner"}},
 		{[]result.CheckOutcome{check("inconclusive", "x"), check("inconclusive", "y"), check("not_gated", "not gated: testbed noise hides changes under 24%")},
 			"NEEDS A RERUN: 2 checks undecided", nil},
+		// A point no check of the history could gate: a rerun will not
+		// help, recording more history will.
+		{[]result.CheckOutcome{check("not_gated", "not gated: testbed noise hides any change under 100%"),
+			{Kind: "baseline", Name: "baseline can see a change", Point: "simple/c=1", Status: "inconclusive", Message: "inconclusive: no baseline check at simple/c=1 could see a change (1 of 1 not gated or skipped: [p50]); …"}},
+			"INCONCLUSIVE, A RERUN WILL NOT HELP: 1 point(s) the history cannot gate", []string{"perfscen-record.sh"}},
 	} {
 		run.Verdict = &result.Verdict{Outcome: "inconclusive", ExitCode: 4, Summary: "INCONCLUSIVE: …", Checks: tc.checks}
 		path := filepath.Join(t.TempDir(), "r.json")

@@ -38,8 +38,8 @@ verdict_of() {
 		/^  "verdict": \{/ { inv = 1; next }
 		inv && /^    "outcome": / { o = $2; gsub(/[",]/, "", o) }
 		inv && /^    "exit_code": / { e = $2 + 0 }
-		inv && /^      "name": / { n = $0; sub(/^      "name": "/, "", n); sub(/",?$/, "", n) }
-		inv && /^      "status": "inconclusive"/ { if (n == "baseline can see a change") blind++; else other++ }
+		inv && /^        "name": / { n = $0; sub(/^        "name": "/, "", n); sub(/",?$/, "", n) }
+		inv && /^        "status": "inconclusive"/ { if (n == "baseline can see a change") blind++; else other++ }
 		inv && /^  \}/ { inv = 0 }
 		END { if (o == "inconclusive" && blind > 0 && other == 0) o = "blind"; if (o != "") print o, e }
 	' "$1"
