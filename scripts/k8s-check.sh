@@ -413,12 +413,23 @@ clean_run
 
 log "3b. an agent with the wrong token"
 fk8s --agents 2 load.yaml >"$WORK/f/m.yaml"
-kubectl apply -f "$WORK/f/m.yaml" >/dev/null
+# The intruder knocks first, and its refusal is awaited before the agents'
+# Job exists: a short run could otherwise end before the intruder's pod
+# starts, with no refusal to check.
+kubectl apply -f "$WORK/f/m.yaml" --dry-run=client -o json | python3 -c '
+import json, sys
+items = json.load(sys.stdin)
+items = items.get("items", [items])
+agents = [i for i in items if i["kind"] == "Job" and i["metadata"]["name"] == "perfscen-agents"]
+rest = [i for i in items if i not in agents]
+json.dump({"apiVersion": "v1", "kind": "List", "items": agents}, open(sys.argv[1], "w"))
+json.dump({"apiVersion": "v1", "kind": "List", "items": rest}, open(sys.argv[2], "w"))' "$WORK/f/agents.json" "$WORK/f/rest.json"
+kubectl apply -f "$WORK/f/rest.json" >/dev/null
 kc create secret generic perfscen-wrong-token --from-literal=token=not-the-token --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 # The agents' pod, once more, as a plain pod holding another token.
-kc get job perfscen-agents -o json | python3 -c '
+python3 -c '
 import json, sys
-job = json.load(sys.stdin)
+job = json.load(open(sys.argv[1]))["items"][0]
 t = job["spec"]["template"]
 for v in t["spec"]["volumes"]:
     if "secret" in v:
@@ -428,7 +439,9 @@ c["args"] = [a for a in c["args"]]
 c["args"][-1:-1] = ["--index", "1"]
 pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "perfscen-intruder", "labels": {"app.kubernetes.io/name": "perfscen", "app.kubernetes.io/instance": "intruder"}},
        "spec": dict(t["spec"], restartPolicy="Never")}
-json.dump(pod, sys.stdout)' | kc apply -f - >/dev/null
+json.dump(pod, sys.stdout)' "$WORK/f/agents.json" | kc apply -f - >/dev/null
+wait_log job/perfscen-coordinator "wrong token" 180 || log "note wrong token: no refusal logged within 180s; the agents start anyway"
+kubectl apply -f "$WORK/f/agents.json" >/dev/null
 wait_job perfscen-coordinator 180
 for _ in $(seq 60); do [ -n "$(kc get pod perfscen-intruder -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" ] && break; sleep 1; done
 ip=$(kc get pod perfscen-intruder -o jsonpath='{.status.podIP}')
