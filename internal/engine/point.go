@@ -160,7 +160,7 @@ func (pr *pointRunner) spec() loadSpec {
 		s.rate = true
 		s.pacer = newPacer(ld, ld.Rate, o.Seed+uint64(pr.idx))
 		// A trace's sends are held to their timestamps to well under a
-		// millisecond, which a plain timer cannot do (see preciseWait).
+		// millisecond, which a plain timer cannot do (see coarseMargin).
 		s.precise = ld.Distribution == plan.TraceSchedule && !o.PlainTimers
 		s.maxWorkers = ld.MaxThreads
 		s.workers = ld.MaxThreads

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -29,8 +30,9 @@ type loadSpec struct {
 	budget     int64 // total requests; 0 = until stopped
 	cut        cutter
 	whole      bool // one window over the whole session (iterations)
-	// precise waits for each send by a coarse timer then a yielding spin
-	// (preciseWait) instead of the timer alone.
+	// precise waits for each send by a coarse timer, then a fine sleep
+	// and a yielding spin in the worker (coarseMargin), instead of the
+	// timer alone.
 	precise bool
 	drain   time.Duration
 	// cursorBase and cursorTotal place this session's workers among all
@@ -216,6 +218,10 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	if spec.precise {
+		threadSlices.acquire() // see slice.go
+		defer threadSlices.release()
+	}
 	for n := uint64(0); ; n++ {
 		if spec.budget > 0 && n >= uint64(spec.budget) {
 			return
@@ -226,7 +232,7 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 		}
 		due := spec.pacer.Due(n)
 		if spec.precise {
-			if !s.preciseWait(timer, due) {
+			if !s.waitUntil(timer, due-coarseMargin) {
 				return
 			}
 		} else if wait > 0 {
@@ -254,37 +260,72 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 	}
 }
 
-// spinMargin is how long before a send preciseWait stops sleeping and
-// starts yielding in a loop.
-const spinMargin = 1500 * time.Microsecond
-
-// preciseWait waits until the session clock reaches due: on the timer
-// until spinMargin before it, then yielding (runtime.Gosched) in a loop.
+// A precise send is waited for in two parts. The dispatcher waits on a
+// Go timer until coarseMargin before the send and hands the tick to a
+// worker then; the worker sleeps on the kernel's high-resolution timer
+// until spinMargin before it, then yields (runtime.Gosched) in a loop, and
+// sends. The process's threads run on a short time slice meanwhile
+// (slice.go).
+//
 // A Go timer alone wakes up to a millisecond late when the process is
 // otherwise idle (the runtime then waits in epoll with a whole-millisecond
 // timeout; internal/refserver's wakeup.go measured it), which is the whole
-// error budget of a replayed trace. The spin costs about a millisecond of
-// CPU before each send, and lets every runnable goroutine go first. False
-// when the session stopped meanwhile.
-func (s *session) preciseWait(timer *time.Timer, due time.Duration) bool {
+// error budget of a replayed trace. A spin over that millisecond fixes the
+// idle case but not a busy one: beside a server that keeps both CPUs busy
+// (an LLM engine on the load host), a thread that spins a whole
+// millisecond uses up its time slice and is preempted just before the
+// send, for another thread's slice. A sleep leaves the thread its slice (a
+// woken thread on a short slice is let in first). The hand-off is early
+// because handing a tick to a worker on time means waking another thread
+// at the send's instant: 50 µs at the median against Ollama, and
+// milliseconds now and then.
+const (
+	coarseMargin = 4 * time.Millisecond
+	// nanosleep may end up to the thread's timer slack (50 µs by
+	// default) late, so the spin starts well before that.
+	spinMargin = 120 * time.Microsecond
+)
+
+// waitUntil waits on timer until the session clock reaches at; false when
+// the session stopped meanwhile.
+func (s *session) waitUntil(timer *time.Timer, at time.Duration) bool {
+	threadSlices.refresh()
 	for {
-		left := due - s.clock()
+		left := at - s.clock()
 		if left <= 0 {
 			return true
 		}
-		if left > spinMargin {
-			timer.Reset(left - spinMargin)
-			select {
-			case <-timer.C:
-			case <-s.stopCh:
-				return false
-			}
-			continue
-		}
-		if s.stopped() {
+		timer.Reset(left)
+		select {
+		case <-timer.C:
+		case <-s.stopCh:
 			return false
 		}
+	}
+}
+
+// sendAt waits for a precise send's instant, at most coarseMargin ahead
+// (see coarseMargin): asleep, then spinning for the last spinMargin.
+func (s *session) sendAt(due time.Duration) {
+	for {
+		left := due - s.clock()
+		if left <= 0 {
+			return
+		}
+		if left > spinMargin {
+			fineSleep(left - spinMargin)
+			continue
+		}
 		runtime.Gosched()
+	}
+}
+
+// fineSleep blocks the calling thread for d on the kernel's
+// high-resolution timer. It is only ever asked for under coarseMargin, so
+// it needs no way to be cut short.
+func fineSleep(d time.Duration) {
+	ts := syscall.NsecToTimespec(int64(d))
+	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
 	}
 }
 
@@ -309,6 +350,9 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 	for t := range ticks {
 		if s.stopped() {
 			continue
+		}
+		if spec.precise {
+			s.sendAt(t.due)
 		}
 		smp := sample{sched: t.due, queued: t.queued, paced: true, tick: t.n}
 		w.do(s.drainCtx, &smp, s.clock)
