@@ -179,9 +179,6 @@ type Check struct {
 	histLimit, trialCV float64
 	look               string
 	boundByTolerance   bool
-	// quiet says which trials a comparison of a contention-sensitive
-	// metric kept (quieter.go); empty where it kept them all.
-	quiet string
 }
 
 // Verdict is every check of a run plus notices that are not checks (e.g.

@@ -121,9 +121,6 @@ func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 			c.P = s.p
 			c.Message = d.inconclusive()
 		}
-		if c.quiet != "" {
-			c.Message += "; " + c.quiet
-		}
 	}
 	return out
 }
@@ -228,12 +225,6 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	c.RefPoint = ref.ID
 	cv, cMiss := armValues(cand, cmp.Metric)
 	rv, rMiss := armValues(ref, cmp.Metric)
-	if qc, ofc, ok := quieterHalf(cand, cmp.Metric, o.MinTrials); ok {
-		if qr, ofr, ok := quieterHalf(ref, cmp.Metric, o.MinTrials); ok {
-			c.quiet = quieterNote(len(qc), ofc, len(qr), ofr)
-			cv, rv = qc, qr
-		}
-	}
 	c.N, c.NRef = len(cv), len(rv)
 	if cMiss+rMiss > 0 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%d trial(s) without %s data left out", cMiss+rMiss, cmp.Metric))
