@@ -127,7 +127,9 @@ func (a *acc) add(s *sample) {
 
 // merge folds b into a; bounds widen to cover both.
 func (a *acc) merge(b *acc) {
-	a.hist.Merge(b.hist)
+	if b.hist != nil { // nil: a window report's, merged by MergeWindows
+		a.hist.Merge(b.hist)
+	}
 	a.mergeMoments(b)
 	a.n += b.n
 	a.errs += b.errs
