@@ -275,13 +275,28 @@ func inferencesPerExecution(p *result.Point) float64 {
 // of its run-queue delay and, on a CPU that ran slower (the probe's
 // kernel took longer), the baseline's CPU time scaled by it. Zero where
 // either side did not measure it.
+//
+// Where both sides measured the server's CPU time, the stretch is a
+// counterfactual instead: the baseline's CPU time per inference, on
+// today's CPU speed, waiting as long per µs of CPU as the server's threads
+// waited now, less the baseline's own. A build that computes twice as
+// long is also runnable twice as long and waits twice as long at the same
+// contention; the raw rise of the wait per inference made its own
+// slowness part of its excuse, so that against a history recorded on a
+// busy machine (run-queue wait ten times the CPU time) a 2× slower build's
+// compute time was excused whole (TestServerStretchIsTheBaselines).
 func stretch(now, then serverSide, perExec float64) (us float64, runqRise, speed float64) {
-	if now.haveRunq && then.haveRunq {
-		runqRise = max(now.runq-then.runq, 0)
-	}
 	speed = 1
 	if now.haveKer && then.haveKer && then.kernel > 0 {
 		speed = max(now.kernel/then.kernel, 1)
+	}
+	if now.haveRunq && then.haveRunq && now.haveCPU && then.haveCPU && now.cpu > 0 && then.cpu > 0 {
+		cNow, cThen := now.runq/now.cpu, then.runq/then.cpu
+		runqRise = max(then.cpu*speed*cNow-then.runq, 0)
+		return perExec * max(then.cpu*(speed*(1+cNow)-(1+cThen)), 0), runqRise, speed
+	}
+	if now.haveRunq && then.haveRunq {
+		runqRise = max(now.runq-then.runq, 0)
 	}
 	cpu := 0.0
 	if then.haveCPU {

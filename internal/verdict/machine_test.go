@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -269,6 +270,65 @@ func TestServerStretchExcusesComputeTime(t *testing.T) {
 				if ch := find(got, m); ch == nil || ch.Status != want {
 					t.Errorf("%s: want %s:\n%s", m, want, describe(got))
 				}
+			}
+		})
+	}
+}
+
+// A history recorded on a busy machine (the server's threads waited ten
+// µs for a CPU per µs they ran, the runs 5% apart) against a build twice
+// as slow measured on the same machine: the wait per inference doubled
+// with the compute, and the raw rise of the wait excused all of it but
+// the CPU time, a tenth of the compute time, within the history's spread:
+// "inconclusive: testbed disturbed" for a 2× slowdown. The stretch is the
+// baseline's: at the same contention and CPU speed it is zero, so the
+// slower build fails, and the unchanged one, measured the same way,
+// passes.
+func TestServerStretchIsTheBaselines(t *testing.T) {
+	proc := func(p result.Point, cpu, runq float64) result.Point {
+		p.Trials = append([]result.Trial(nil), p.Trials...)
+		for i := range p.Trials {
+			f := 1 + 0.01*float64(i%3-1)
+			r, w, k := runq*f, cpu*f/20, 20.0
+			m := p.Trials[i].Metrics
+			m.Process = &result.ProcessStats{CPUUs: cpu * f, RunQueueUs: &r, Work: &w, Inferences: 800}
+			m.Server = &result.ServerStats{RequestCount: 100, InferenceCount: 800, ExecutionCount: 100, ComputeInferUs: 8 * (cpu + runq) * f}
+			p.Trials[i].Metrics = m
+			d := *p.Trials[i].Disturbance
+			d.KernelUs = &k
+			p.Trials[i].Disturbance = &d
+		}
+		p.BatchSize = 8
+		p.Summary.Process, p.Summary.Server = p.Trials[0].Metrics.Process, p.Trials[0].Metrics.Server
+		p.Summary = p.FigureMetrics()
+		return p
+	}
+	busy := machine{share: 0.2, long: 2000, base: 50}
+	rng := rand.New(rand.NewPCG(7, 8))
+	f := baseline.New("demo")
+	for i := 0; i < 8; i++ {
+		j := 1 + 0.05*rng.NormFloat64() // a busy machine's history: 5% from run to run
+		pt := proc(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), 300*j, 3000*j)
+		if _, err := baseline.Update(f, mkRun(pt), baseline.UpdateOptions{Now: time.Unix(int64(i), 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{plan.MetricServerInfer}}
+	for _, tt := range []struct {
+		name      string
+		cpu, runq float64
+		want      []Status
+	}{
+		{"2× slower, same contention", 600, 6000, []Status{StatusFail}},
+		// The history's 5% spread hides changes under about 40%: the
+		// unchanged build's check passes on nothing (not gated).
+		{"unchanged, same contention", 300, 3000, []Status{StatusPass, StatusNotGated}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pt := proc(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), tt.cpu, tt.runq)
+			got := Options{}.Baseline(spec, f, mkRun(pt))
+			if ch := find(got, plan.MetricServerInfer); ch == nil || !slices.Contains(tt.want, ch.Status) {
+				t.Errorf("server_compute_infer: want %s:\n%s", tt.want, describe(got))
 			}
 		})
 	}
