@@ -150,11 +150,22 @@ func TestSameJobABExample(t *testing.T) {
 				t.Cleanup(srv.Close)
 				s.apiURL = srv.URL
 			}
-			if res.success != tc.success || !strings.Contains(gate.output, "perfscen-gate: exit "+tc.code+": "+tc.verdict) {
+			verdict := tc.verdict
+			// On a machine too busy for the two arms' p50 to settle
+			// within the bound's interval (measured at load 11: the
+			// 99.8% interval [0.68, 1.39] around 1.10), the unchanged
+			// model's honest answer is "needs a rerun", exit 4, which the
+			// workflow turns into a warning: never a failure. The 2×
+			// candidate must fail on any machine.
+			const rerun = "NEEDS A RERUN"
+			if tc.code == "0" && strings.Contains(gate.output, "perfscen-gate: exit 4: "+rerun) {
+				t.Logf("the unchanged model's run was inconclusive on this busy machine (load %s): exit 4, not 0", loadAverage())
+				verdict = rerun
+			} else if res.success != tc.success || !strings.Contains(gate.output, "perfscen-gate: exit "+tc.code+": "+tc.verdict) {
 				t.Errorf("job success %v, want %v; gate step:\n%s", res.success, tc.success, gate.output)
 			}
 			_, bodies := s.api.state()
-			if len(bodies) != 1 || !strings.HasPrefix(bodies[0], "<!-- perfscen-comment:perfscen-ab -->\n**perfscen:** "+tc.verdict) ||
+			if len(bodies) != 1 || !strings.HasPrefix(bodies[0], "<!-- perfscen-comment:perfscen-ab -->\n**perfscen:** "+verdict) ||
 				!strings.Contains(bodies[0], "candidate/featurize") {
 				t.Errorf("comments: %q", bodies)
 			}
@@ -168,4 +179,16 @@ func TestSameJobABExample(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadAverage is the 1-minute load average, for messages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }

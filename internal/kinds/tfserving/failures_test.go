@@ -106,7 +106,15 @@ func TestOpenServerFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			addr := serveStub(t, c.stub)
 			p := onePlan(plan.Server{URL: addr}, plan.ProtocolGRPC, plan.Model{Name: "m"}, nil)
-			_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 500 * time.Millisecond})
+			// A loading model is waited for until the connect timeout:
+			// a short one. The others are answered at once, however
+			// busy the machine: a timeout that a loaded runner's first
+			// dial cannot beat (500 ms at load 11) would fail them.
+			wait := 10 * time.Second
+			if c.name == "still loading" {
+				wait = 500 * time.Millisecond
+			}
+			_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: wait})
 			if failure.KindOf(err) != failure.Environment || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v (%s), want environment naming %q", err, failure.KindOf(err), c.want)
 			}
@@ -132,7 +140,7 @@ func TestOpenServerFailures(t *testing.T) {
 				return nil, status.Error(codes.InvalidArgument, "Unrecognized servable version label: canary")
 			}})
 		p := onePlan(plan.Server{URL: addr}, plan.ProtocolGRPC, plan.Model{Name: "m", Version: "canary"}, nil)
-		_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 500 * time.Millisecond})
+		_, err := Kind{}.Open(context.Background(), p, kinds.Env{ConnectTimeout: 10 * time.Second})
 		if failure.KindOf(err) != failure.InvalidInput || !strings.Contains(err.Error(), `the server has no version labelled "canary"`) {
 			t.Fatalf("err = %v (%s)", err, failure.KindOf(err))
 		}
