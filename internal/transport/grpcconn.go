@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -294,6 +295,12 @@ func (gc *GRPCConn) Invoke(ctx context.Context, call *GRPCCall, timeout time.Dur
 			return nil, gc.transportError(ctx, call, limit, err)
 		}
 		if err := gc.encodeHeaders(call.Method, deadline); err != nil {
+			if status.Code(err) == codes.DeadlineExceeded {
+				// The deadline passed before the call could start (a dial
+				// that took the whole timeout on a busy machine): the same
+				// timeout, named the same way, as one that passes later.
+				return nil, gc.transportError(ctx, call, limit, os.ErrDeadlineExceeded)
+			}
 			return nil, GRPCError(ctx, call.Op, err)
 		}
 		gc.st = h2stream{id: gc.nextID, sendWindow: gc.peerWindow, msg: gc.st.msg[:0], msgLen: -1, maxMsg: gc.cfg.MaxMsg}

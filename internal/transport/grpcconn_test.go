@@ -127,3 +127,19 @@ func TestGRPCConnDeadline(t *testing.T) {
 		t.Fatalf("got %v, want a transport timeout naming 20ms", err)
 	}
 }
+
+// A timeout that has passed before the call's headers are written (on a
+// busy machine, a dial or a wait for the CPU can take all of it) is the
+// same transport timeout, naming the limit, as one that passes later: at
+// load 13 the deadline test got a bare "context deadline exceeded".
+func TestGRPCConnDeadlineBeforeTheCall(t *testing.T) {
+	fake := h2test.New(t, func(r *h2test.Reply) { r.OK(h2test.Message([]byte("ok"))) })
+	c := newGRPCConn(t, GRPCConnConfig{Target: fake.Addr()})
+	if _, err := c.Invoke(context.Background(), &GRPCCall{Op: "op", Method: "/s/M", Msg: [][]byte{[]byte("x")}}, time.Minute); err != nil {
+		t.Fatal(err) // the connection is up: the next call does not dial
+	}
+	_, err := c.Invoke(context.Background(), &GRPCCall{Op: "op", Method: "/s/M", Msg: [][]byte{[]byte("x")}}, time.Nanosecond)
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1ns") {
+		t.Fatalf("got %v, want a transport timeout naming 1ns", err)
+	}
+}
