@@ -12,6 +12,11 @@ import (
 // scenario of the embedded server whose point never settles (a 0.01%
 // stability band) and passes with allow_unstable, as quickstart's points
 // do on a busy runner, with its baseline under baselines/.
+//
+// These tests are about the CI jobs' plumbing (what is recorded, cached
+// and commented), not the gate's sensitivity: the p50 band is wide enough
+// (+2000%) that an unchanged build does not fail it, which +300% did at
+// load 17 (a one-run history at 4.4 ms, the next run 31 ms).
 func historyRepo(t *testing.T, extra string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
@@ -31,7 +36,7 @@ thresholds:
 baseline:
   path: ../baselines/tiny.json
   metrics: [p50]
-  tolerances: {p50: +300%}
+  tolerances: {p50: +2000%}
 `)
 	if err := os.MkdirAll(filepath.Join(dir, "baselines"), 0o755); err != nil {
 		t.Fatal(err)

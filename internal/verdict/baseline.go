@@ -95,6 +95,7 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		thinTail(&out[i], run)
 		disturbed(&out[i], tb, run)
 		doubted(&out[i], run)
+		tooBusyBand(&out[i], run)
 		g.notGated(&out[i])
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/internal/baseline"
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
 )
@@ -59,6 +60,41 @@ func TestThresholdOnATooBusyMachine(t *testing.T) {
 			g := got[0]
 			if g.Status != StatusFail || g.Environment != tt.env || !strings.Contains(g.Message, tt.inMessage) {
 				t.Errorf("got %s (environment %v) %q; want a failure, environment %v, containing %q", g.Status, g.Environment, g.Message, tt.env, tt.inMessage)
+			}
+		})
+	}
+}
+
+// A baseline check judged by a tolerance band (a history of one run, too
+// short for an interval) that fails on a machine too busy to measure on,
+// by no more than the machine could stretch the figure, is could not
+// measure (exit 3): the GitLab job's +599% p50 on an unchanged tree at
+// load 17. On a quiet machine, or with a calibrated history, it fails.
+func TestToleranceBandOnATooBusyMachine(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		share float64
+		env   bool
+	}{
+		{"too busy", 0.96, true},
+		{"quiet", 0.05, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := baseline.New("demo")
+			old := mkRun(mkPoint("simple/c=1", "simple", c(1), constant(5, 200, 4400)))
+			if _, err := baseline.Update(f, old, baseline.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			p := busyWindows(mkPoint("simple/c=1", "simple", c(1), constant(5, 30, 31000)), tt.share, 6)
+			run := mkRun(p)
+			run.Environment.NumCPU = 2
+			got := Options{}.Baseline(&plan.Baseline{Path: "b.json", Metrics: []string{"p50"}}, f, run)
+			ch := find(got, "p50")
+			if ch == nil || ch.Method != "tolerance" || ch.Status != StatusFail || ch.Environment != tt.env {
+				t.Fatalf("want a failed tolerance check, environment %v:\n%s", tt.env, describe(got))
+			}
+			if o := (&Verdict{Checks: got}).Outcome(); tt.env && o != OutcomeNotMeasured || !tt.env && o != OutcomeFail {
+				t.Errorf("outcome %s:\n%s", o, describe(got))
 			}
 		})
 	}
