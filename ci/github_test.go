@@ -14,9 +14,12 @@ import (
 // do on a busy runner, with its baseline under baselines/.
 //
 // These tests are about the CI jobs' plumbing (what is recorded, cached
-// and commented), not the gate's sensitivity: the p50 band is wide enough
-// (+2000%) that an unchanged build does not fail it, which +300% did at
-// load 17 (a one-run history at 4.4 ms, the next run 31 ms).
+// and commented), not the gate's sensitivity. The gate is the embedded
+// server's CPU time per inference, which a busy machine does not stretch,
+// in a band wide enough (+2000%) that an unchanged build does not fail
+// it: a p50 band of +300% failed at load 17 (a one-run history at 4.4 ms,
+// the next run 31 ms), and one of +2000% was "testbed disturbed" at load
+// 10 (3 ms, then 128 ms).
 func historyRepo(t *testing.T, extra string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
@@ -35,8 +38,8 @@ thresholds:
 `+extra+`
 baseline:
   path: ../baselines/tiny.json
-  metrics: [p50]
-  tolerances: {p50: +2000%}
+  metrics: [server_cpu_infer]
+  tolerances: {server_cpu_infer: +2000%}
 `)
 	if err := os.MkdirAll(filepath.Join(dir, "baselines"), 0o755); err != nil {
 		t.Fatal(err)
