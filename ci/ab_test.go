@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/tritontest"
 )
 
@@ -159,7 +160,8 @@ func TestSameJobABExample(t *testing.T) {
 			// candidate must fail on any machine.
 			const rerun = "NEEDS A RERUN"
 			if tc.code == "0" && strings.Contains(gate.output, "perfscen-gate: exit 4: "+rerun) {
-				t.Logf("the unchanged model's run was inconclusive on this busy machine (load %s): exit 4, not 0", loadAverage())
+				la, _ := engine.ReadCPU("/proc")
+				t.Logf("the unchanged model's run was inconclusive on this busy machine (load average %.1f): exit 4, not 0", la.Load1)
 				verdict = rerun
 			} else if res.success != tc.success || !strings.Contains(gate.output, "perfscen-gate: exit "+tc.code+": "+tc.verdict) {
 				t.Errorf("job success %v, want %v; gate step:\n%s", res.success, tc.success, gate.output)
@@ -179,16 +181,4 @@ func TestSameJobABExample(t *testing.T) {
 			}
 		})
 	}
-}
-
-// loadAverage is the 1-minute load average, for messages.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return "unknown"
 }

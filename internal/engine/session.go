@@ -353,6 +353,9 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 		}
 		if spec.precise {
 			s.sendAt(t.due)
+			if s.stopped() {
+				continue // stopped while the send waited for its instant
+			}
 		}
 		smp := sample{sched: t.due, queued: t.queued, paced: true, tick: t.n}
 		w.do(s.drainCtx, &smp, s.clock)

@@ -210,36 +210,40 @@ func TestDelayShiftAddsDistributions(t *testing.T) {
 	}
 }
 
+// withServer gives p's trials the server's counters: CPU time and
+// run-queue delay per inference (±1% from trial to trial), the probe's
+// kernel time, and the server's compute time per batch of 8.
+func withServer(p result.Point, cpu, runq, kernel, compute float64) result.Point {
+	p.Trials = append([]result.Trial(nil), p.Trials...)
+	for i := range p.Trials {
+		f := 1 + 0.01*float64(i%3-1)
+		r, w, k := runq*f, cpu*f/kernel, kernel
+		m := p.Trials[i].Metrics
+		m.Process = &result.ProcessStats{CPUUs: cpu * f, RunQueueUs: &r, Work: &w, Inferences: 800}
+		m.Server = &result.ServerStats{RequestCount: 100, InferenceCount: 800, ExecutionCount: 100, ComputeInferUs: compute * f}
+		p.Trials[i].Metrics = m
+		d := *p.Trials[i].Disturbance
+		d.KernelUs = &k
+		p.Trials[i].Disturbance = &d
+	}
+	p.BatchSize = 8
+	p.Summary.Process, p.Summary.Server = p.Trials[0].Metrics.Process, p.Trials[0].Metrics.Server
+	p.Summary = p.FigureMetrics()
+	return p
+}
+
 // The server's own counters: a CPU-bound model time-sliced by a busy
 // machine waits in the run queue while it computes, which no wake-up
 // shows; its compute time's rise is excused by that measured wait, its
 // CPU time's by the CPU's measured speed, and its work per inference by
 // nothing.
 func TestServerStretchExcusesComputeTime(t *testing.T) {
-	proc := func(p result.Point, cpu, runq, kernel, compute float64) result.Point {
-		p.Trials = append([]result.Trial(nil), p.Trials...)
-		for i := range p.Trials {
-			f := 1 + 0.01*float64(i%3-1)
-			r, w, k := runq*f, cpu*f/kernel, kernel
-			m := p.Trials[i].Metrics
-			m.Process = &result.ProcessStats{CPUUs: cpu * f, RunQueueUs: &r, Work: &w, Inferences: 800}
-			m.Server = &result.ServerStats{RequestCount: 100, InferenceCount: 800, ExecutionCount: 100, ComputeInferUs: compute * f}
-			p.Trials[i].Metrics = m
-			d := *p.Trials[i].Disturbance
-			d.KernelUs = &k
-			p.Trials[i].Disturbance = &d
-		}
-		p.BatchSize = 8
-		p.Summary.Process, p.Summary.Server = p.Trials[0].Metrics.Process, p.Trials[0].Metrics.Server
-		p.Summary = p.FigureMetrics()
-		return p
-	}
 	quiet := machine{base: 10}
 	rng := rand.New(rand.NewPCG(5, 6))
 	f := baseline.New("demo")
 	for i := 0; i < 8; i++ {
 		j := 1 + 0.01*rng.NormFloat64()
-		pt := proc(machinePoint(t, rng, 10, 200, normalService(2500, 100), quiet), 300*j, 20, 20, 8*(300+20)*j)
+		pt := withServer(machinePoint(t, rng, 10, 200, normalService(2500, 100), quiet), 300*j, 20, 20, 8*(300+20)*j)
 		if _, err := baseline.Update(f, mkRun(pt), baseline.UpdateOptions{Now: time.Unix(int64(i), 0)}); err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +265,7 @@ func TestServerStretchExcusesComputeTime(t *testing.T) {
 			plan.MetricServerWork: StatusFail}, OutcomeFail},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pt := proc(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), tt.cpu, tt.runq, tt.kernel, 8*(tt.cpu+tt.runq))
+			pt := withServer(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), tt.cpu, tt.runq, tt.kernel, 8*(tt.cpu+tt.runq))
 			got := Options{}.Baseline(spec, f, mkRun(pt))
 			if o := (&Verdict{Checks: got}).Outcome(); o != tt.wantResult {
 				t.Errorf("outcome %s, want %s:\n%s", o, tt.wantResult, describe(got))
@@ -285,30 +289,12 @@ func TestServerStretchExcusesComputeTime(t *testing.T) {
 // slower build fails, and the unchanged one, measured the same way,
 // passes.
 func TestServerStretchIsTheBaselines(t *testing.T) {
-	proc := func(p result.Point, cpu, runq float64) result.Point {
-		p.Trials = append([]result.Trial(nil), p.Trials...)
-		for i := range p.Trials {
-			f := 1 + 0.01*float64(i%3-1)
-			r, w, k := runq*f, cpu*f/20, 20.0
-			m := p.Trials[i].Metrics
-			m.Process = &result.ProcessStats{CPUUs: cpu * f, RunQueueUs: &r, Work: &w, Inferences: 800}
-			m.Server = &result.ServerStats{RequestCount: 100, InferenceCount: 800, ExecutionCount: 100, ComputeInferUs: 8 * (cpu + runq) * f}
-			p.Trials[i].Metrics = m
-			d := *p.Trials[i].Disturbance
-			d.KernelUs = &k
-			p.Trials[i].Disturbance = &d
-		}
-		p.BatchSize = 8
-		p.Summary.Process, p.Summary.Server = p.Trials[0].Metrics.Process, p.Trials[0].Metrics.Server
-		p.Summary = p.FigureMetrics()
-		return p
-	}
 	busy := machine{share: 0.2, long: 2000, base: 50}
 	rng := rand.New(rand.NewPCG(7, 8))
 	f := baseline.New("demo")
 	for i := 0; i < 8; i++ {
 		j := 1 + 0.05*rng.NormFloat64() // a busy machine's history: 5% from run to run
-		pt := proc(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), 300*j, 3000*j)
+		pt := withServer(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), 300*j, 3000*j, 20, 8*3300*j)
 		if _, err := baseline.Update(f, mkRun(pt), baseline.UpdateOptions{Now: time.Unix(int64(i), 0)}); err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +311,7 @@ func TestServerStretchIsTheBaselines(t *testing.T) {
 		{"unchanged, same contention", 300, 3000, []Status{StatusPass, StatusNotGated}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pt := proc(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), tt.cpu, tt.runq)
+			pt := withServer(machinePoint(t, rng, 10, 200, normalService(2500, 100), busy), tt.cpu, tt.runq, 20, 8*(tt.cpu+tt.runq))
 			got := Options{}.Baseline(spec, f, mkRun(pt))
 			if ch := find(got, plan.MetricServerInfer); ch == nil || !slices.Contains(tt.want, ch.Status) {
 				t.Errorf("server_compute_infer: want %s:\n%s", tt.want, describe(got))

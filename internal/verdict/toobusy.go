@@ -78,7 +78,9 @@ func tooBusyBand(c *Check, run *result.Run) {
 	}
 	for i := range run.Points {
 		if run.Points[i].ID == c.Point {
-			tooBusy(c, &run.Points[i], run.Environment.NumCPU)
+			if tooBusy(c, &run.Points[i], run.Environment.NumCPU); c.Environment {
+				c.Class = ClassUndecided // not measured, so no regression shown
+			}
 			return
 		}
 	}

@@ -90,7 +90,7 @@ func TestToleranceBandOnATooBusyMachine(t *testing.T) {
 			run.Environment.NumCPU = 2
 			got := Options{}.Baseline(&plan.Baseline{Path: "b.json", Metrics: []string{"p50"}}, f, run)
 			ch := find(got, "p50")
-			if ch == nil || ch.Method != "tolerance" || ch.Status != StatusFail || ch.Environment != tt.env {
+			if ch == nil || ch.Method != "tolerance" || ch.Status != StatusFail || ch.Environment != tt.env || tt.env && ch.Class != ClassUndecided {
 				t.Fatalf("want a failed tolerance check, environment %v:\n%s", tt.env, describe(got))
 			}
 			if o := (&Verdict{Checks: got}).Outcome(); tt.env && o != OutcomeNotMeasured || !tt.env && o != OutcomeFail {
