@@ -111,6 +111,11 @@
 #   SOUND_TRIALS=        trials per point (default: history 5, ab 20, as
 #                        ci/examples' A/B; a comparison needs at least 10
 #                        per arm)
+#   SOUND_MAX_EXTRA=     the gate's max_extra_trials and max_extra_time
+#   SOUND_MAX_EXTRA_TIME=  (default: the scenario defaults, 20 and 3m); with
+#                        SOUND_TRIALS=60 SOUND_MAX_EXTRA=60
+#                        SOUND_MAX_EXTRA_TIME=5m an A/B run has two looks, at
+#                        60 and 120 trials per arm
 #   SOUND_STABILITY=10%  SOUND_ALLOW_UNSTABLE=false in history mode, true
 #                        in ab mode (as ci/examples' A/B: the interleaved
 #                        trials carry a busy machine's wobble into the
@@ -151,6 +156,8 @@ if [ "$SOUND_MODE" = ab ]; then : "${SOUND_ALLOW_UNSTABLE:=true}"; else : "${SOU
 : "${SOUND_METRICS:=}"
 : "${SOUND_AB_TOL:=5}"
 : "${SOUND_TRIALS:=}"
+: "${SOUND_MAX_EXTRA:=}"
+: "${SOUND_MAX_EXTRA_TIME:=}"
 PERFSCEN=${PERFSCEN:-bin/perfscen}
 
 die() { echo "soundness: $*" >&2; exit 2; }
@@ -409,6 +416,11 @@ measurement:
   max_trials: 8
   trials: $1
 EOF
+	if [ -n "$SOUND_MAX_EXTRA$SOUND_MAX_EXTRA_TIME" ]; then
+		echo "gate:"
+		[ -z "$SOUND_MAX_EXTRA" ] || echo "  max_extra_trials: $SOUND_MAX_EXTRA"
+		[ -z "$SOUND_MAX_EXTRA_TIME" ] || echo "  max_extra_time: $SOUND_MAX_EXTRA_TIME"
+	fi
 }
 
 # history_scenario ARM FILE: one point gated against history.json. The
