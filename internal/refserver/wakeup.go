@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perfscen/perfscen/internal/threadacct"
 )
 
@@ -18,17 +20,27 @@ import (
 //
 // So every service-time wait goes through one shared wake-up goroutine: it
 // sleeps on an ordinary timer for a whole number of milliseconds ending at
-// least spinMargin before the earliest deadline, then yields in a loop
-// (runtime.Gosched) until that deadline and wakes its waiters. Shorter
-// sleeps cannot replace the spin: they round up to 1 ms just the same.
+// least spinMargin before the earliest deadline, then, on an OS thread of
+// its own with a timer slack of 1 ns, in nanosleep calls of at most
+// fineStep until that deadline, and wakes its waiters. The kernel's
+// high-resolution timers wake it within a few tens of microseconds; the
+// runtime's timers cannot: they round up to 1 ms however short.
 //
-// The cost is one goroutine busy for 0.3–1.3 ms ahead of each distinct
-// deadline (0.9 ms of CPU per sleep measured by BenchmarkSleepOvershoot),
-// shared by all waiters and never more than one core however many requests
-// are in flight; Gosched lets any runnable goroutine (handlers, the load
-// generator when embedded) go first. A smaller margin saves little CPU (0.8
-// ms at 400 µs) and leaves less room for a late coarse wake-up.
+// It used to yield in a loop (runtime.Gosched) for the last 0.3–1.3 ms
+// instead: 0.9 ms of CPU per sleep. That made the delay model part
+// CPU-bound, which a sleep-bound model is not. On a busy machine the
+// spinning thread was preempted and waited in the run queue like a model
+// that computes (the server's measured run-queue delay per inference rose
+// tenfold while its requests, the spin absorbing the waits, did not move),
+// and the server shared the machine's CPUs with its load generator for
+// nothing. A nanosleep costs a few microseconds of CPU per wake-up, and a
+// wake-up that the machine delays delays the request, as it would in a
+// real server that sleeps (BenchmarkSleepOvershoot reports both).
 const spinMargin = 500 * time.Microsecond
+
+// fineStep is the longest nanosleep of the fine wait: a deadline earlier
+// than the one waited for, arriving meanwhile, is seen within it.
+const fineStep = 100 * time.Microsecond
 
 // wakeup is a deadline the shared goroutine closes c at.
 type wakeup struct {
@@ -102,13 +114,13 @@ func preciseAfter(deadline time.Time) (<-chan struct{}, func()) {
 	}
 }
 
-// runWakeups fires due deadlines until none is pending. It spins on a
-// CPU ahead of each deadline, which is the server's work, not the load
-// generator's: its thread is left out of perfscen's own run-queue wait,
-// the disturbance sentinel, which would otherwise grow with a slower
-// model (threadacct).
+// runWakeups fires due deadlines until none is pending. Its thread is the
+// server's, not the load generator's: it is left out of perfscen's own
+// run-queue wait, the disturbance sentinel (threadacct), as a model's
+// thread would be.
 func runWakeups() {
 	defer threadacct.Exclude()()
+	defer fineThread()()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -133,7 +145,7 @@ func runWakeups() {
 		// whole milliseconds that still end spinMargin early.
 		coarse := (left - spinMargin).Truncate(time.Millisecond)
 		if coarse <= 0 {
-			runtime.Gosched()
+			fineSleep(min(left, fineStep))
 			continue
 		}
 		if timer == nil {
@@ -147,6 +159,32 @@ func runWakeups() {
 			timer.Stop()
 		}
 	}
+}
+
+// fineThread locks the calling goroutine to its OS thread and sets that
+// thread's timer slack to 1 ns, so that a nanosleep ends when asked rather
+// than up to the default 50 µs later; the returned function restores the
+// slack and unlocks. Without prctl (never on Linux) the sleeps are only
+// less exact.
+func fineThread() func() {
+	runtime.LockOSThread()
+	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err == nil {
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	}
+	return func() {
+		if err == nil {
+			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+		}
+		runtime.UnlockOSThread()
+	}
+}
+
+// fineSleep blocks the thread for d in the kernel. A signal (the runtime
+// preempts with SIGURG) ends it early; the caller's loop sleeps again.
+func fineSleep(d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	_ = unix.Nanosleep(&ts, nil)
 }
 
 // afterFunc returns a channel closed at deadline and a stop function that

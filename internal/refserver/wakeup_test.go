@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The configured service time is what compute_infer must show: a 1 ms
@@ -168,7 +170,8 @@ func pendingHolds(d time.Duration) bool {
 
 // BenchmarkSleepOvershoot reports how late sleepUntil wakes compared with
 // a plain timer, for sleeps of 2.0 to 2.9 ms in 100 µs steps (so every
-// sub-millisecond remainder, and hence every spin length, is covered).
+// sub-millisecond remainder, and hence every fine-wait length, is
+// covered), and the process's CPU time per sleep.
 func BenchmarkSleepOvershoot(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
@@ -179,14 +182,26 @@ func BenchmarkSleepOvershoot(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var late []time.Duration
+			cpu0 := processCPU(b)
 			for b.Loop() {
 				at := time.Now().Add(2*time.Millisecond + time.Duration(len(late)%10)*100*time.Microsecond)
 				bc.sleep(at)
 				late = append(late, time.Since(at))
 			}
+			cpu := processCPU(b) - cpu0
 			slices.Sort(late)
 			b.ReportMetric(float64(late[len(late)/2].Nanoseconds())/1e3, "µs-late-p50")
 			b.ReportMetric(float64(late[len(late)*9/10].Nanoseconds())/1e3, "µs-late-p90")
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(len(late)), "cpu-µs/sleep")
 		})
 	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
