@@ -21,26 +21,24 @@ import (
 // So every service-time wait goes through one shared wake-up goroutine: it
 // sleeps on an ordinary timer for a whole number of milliseconds ending at
 // least spinMargin before the earliest deadline, then, on an OS thread of
-// its own with a timer slack of 1 ns, in nanosleep calls of at most
-// fineStep until that deadline, and wakes its waiters. The kernel's
-// high-resolution timers wake it within a few tens of microseconds; the
-// runtime's timers cannot: they round up to 1 ms however short.
+// its own with a timer slack of 1 ns, in one ppoll(2) until that deadline,
+// and wakes its waiters. The kernel's high-resolution timers end that wait
+// within a few tens of microseconds; the runtime's timers cannot: they
+// round up to 1 ms however short. An earlier deadline arriving during the
+// ppoll ends it at once through an eventfd.
 //
 // It used to yield in a loop (runtime.Gosched) for the last 0.3–1.3 ms
-// instead: 0.9 ms of CPU per sleep. That made the delay model part
-// CPU-bound, which a sleep-bound model is not. On a busy machine the
+// instead: about 1 ms of CPU per sleep. That made the delay model part
+// CPU-bound, which a sleep-bound model is not: on a busy machine the
 // spinning thread was preempted and waited in the run queue like a model
 // that computes (the server's measured run-queue delay per inference rose
 // tenfold while its requests, the spin absorbing the waits, did not move),
-// and the server shared the machine's CPUs with its load generator for
-// nothing. A nanosleep costs a few microseconds of CPU per wake-up, and a
-// wake-up that the machine delays delays the request, as it would in a
-// real server that sleeps (BenchmarkSleepOvershoot reports both).
+// and it took CPU from the load generator for nothing. Short nanosleeps
+// in a loop had the same fault on a smaller scale: every one of them was
+// a wake-up that waited for a CPU. Now a sleep wakes twice, and the second
+// wake-up is the request's own, as in a real server that sleeps
+// (BenchmarkSleepOvershoot reports the CPU per sleep and the lateness).
 const spinMargin = 500 * time.Microsecond
-
-// fineStep is the longest nanosleep of the fine wait: a deadline earlier
-// than the one waited for, arriving meanwhile, is seen within it.
-const fineStep = 100 * time.Microsecond
 
 // wakeup is a deadline the shared goroutine closes c at.
 type wakeup struct {
@@ -78,9 +76,20 @@ var wakeups struct {
 	pending wakeupHeap
 	running bool
 	kick    chan struct{} // buffered 1: an earlier deadline arrived
+	// fine is set while the goroutine waits in ppoll for the earliest
+	// deadline: an earlier one then writes to efd, which ends the wait.
+	fine bool
+	efd  int // an eventfd; -1 when the kernel gave none
 }
 
-func init() { wakeups.kick = make(chan struct{}, 1) }
+func init() {
+	wakeups.kick = make(chan struct{}, 1)
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		fd = -1
+	}
+	wakeups.efd = fd
+}
 
 // preciseAfter returns a channel closed at deadline (within tens of
 // microseconds unless the machine is overloaded) and a stop function that
@@ -102,6 +111,9 @@ func preciseAfter(deadline time.Time) (<-chan struct{}, func()) {
 		select {
 		case wakeups.kick <- struct{}{}:
 		default:
+		}
+		if wakeups.fine {
+			kickFine()
 		}
 	}
 	wakeups.mu.Unlock()
@@ -139,13 +151,18 @@ func runWakeups() {
 			return
 		}
 		left := wakeups.pending[0].at.Sub(now)
-		wakeups.mu.Unlock()
-
 		// The coarse timer rounds up to the next millisecond, so ask for
 		// whole milliseconds that still end spinMargin early.
 		coarse := (left - spinMargin).Truncate(time.Millisecond)
+		fine := coarse <= 0 && wakeups.efd >= 0
+		wakeups.fine = fine
+		wakeups.mu.Unlock()
+		if fine {
+			fineWait(left)
+			continue
+		}
 		if coarse <= 0 {
-			fineSleep(min(left, fineStep))
+			runtime.Gosched()
 			continue
 		}
 		if timer == nil {
@@ -180,11 +197,27 @@ func fineThread() func() {
 	}
 }
 
-// fineSleep blocks the thread for d in the kernel. A signal (the runtime
-// preempts with SIGURG) ends it early; the caller's loop sleeps again.
-func fineSleep(d time.Duration) {
+// fineWait blocks the thread in the kernel for d, or until an earlier
+// deadline writes to the eventfd (set under wakeups.mu with fine, so a
+// deadline pushed after left was computed always ends the wait). A signal
+// (the runtime preempts with SIGURG) ends it early; the caller's loop
+// waits again.
+func fineWait(d time.Duration) {
 	ts := unix.NsecToTimespec(d.Nanoseconds())
-	_ = unix.Nanosleep(&ts, nil)
+	fds := []unix.PollFd{{Fd: int32(wakeups.efd), Events: unix.POLLIN}}
+	if n, _ := unix.Ppoll(fds, &ts, nil); n > 0 {
+		var buf [8]byte
+		_, _ = unix.Read(wakeups.efd, buf[:])
+	}
+	wakeups.mu.Lock()
+	wakeups.fine = false
+	wakeups.mu.Unlock()
+}
+
+// kickFine ends a fineWait; called with wakeups.mu held.
+func kickFine() {
+	one := [8]byte{1}
+	_, _ = unix.Write(wakeups.efd, one[:])
 }
 
 // afterFunc returns a channel closed at deadline and a stop function that
