@@ -162,6 +162,8 @@ func runWakeups() {
 			continue
 		}
 		if coarse <= 0 {
+			// No eventfd (the kernel refused one): yield until the
+			// deadline, as before the ppoll.
 			runtime.Gosched()
 			continue
 		}
@@ -178,11 +180,11 @@ func runWakeups() {
 	}
 }
 
-// fineThread locks the calling goroutine to its OS thread and sets that
-// thread's timer slack to 1 ns, so that a nanosleep ends when asked rather
-// than up to the default 50 µs later; the returned function restores the
-// slack and unlocks. Without prctl (never on Linux) the sleeps are only
-// less exact.
+// fineThread locks the calling goroutine to its OS thread (threadacct has
+// locked it too, for its own reason) and sets that thread's timer slack to
+// 1 ns, so that the ppoll ends when asked rather than up to the default
+// 50 µs later; the returned function restores the slack and unlocks.
+// Without prctl (never on Linux) the waits are only less exact.
 func fineThread() func() {
 	runtime.LockOSThread()
 	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)

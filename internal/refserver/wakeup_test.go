@@ -205,3 +205,36 @@ func processCPU(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestEarlierDeadlineEndsTheFineWait: a deadline earlier than the one the
+// wake-up goroutine waits for in ppoll must end that wait through the
+// eventfd, or it is served only when the later deadline comes. The wait
+// here is an hour, so without the eventfd the test cannot finish; the kick
+// may land before the ppoll starts, and then the eventfd is already
+// readable, so the order does not matter.
+func TestEarlierDeadlineEndsTheFineWait(t *testing.T) {
+	if wakeups.efd < 0 {
+		t.Skip("the kernel gave no eventfd; the fine wait yields instead")
+	}
+	wakeups.mu.Lock()
+	busy := wakeups.running
+	wakeups.fine = true
+	wakeups.mu.Unlock()
+	if busy {
+		t.Fatal("the wake-up goroutine is running: another test left a deadline pending")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fineWait(time.Hour)
+	}()
+	wakeups.mu.Lock()
+	kickFine()
+	wakeups.mu.Unlock()
+	<-done
+	wakeups.mu.Lock()
+	defer wakeups.mu.Unlock()
+	if wakeups.fine {
+		t.Error("fineWait returned with fine still set: a later kick would write to an eventfd nobody waits on")
+	}
+}
