@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/runner/plan"
 )
 
@@ -172,6 +174,20 @@ func resolveComparison(c *collector, p path, in Comparison, r *resolved, aliases
 	if (in.MinRatio == 0) == (in.MaxRatio == 0) {
 		c.at(p, "give exactly one of min_ratio (candidate/reference at least) or max_ratio (at most)")
 		ok = false
+	} else if u := in.UnchangedRatio; u != 0 {
+		// An unchanged candidate must be able to pass: the unchanged
+		// ratio lies strictly on the passing side of the bound.
+		switch {
+		case u < 0 || math.IsNaN(u):
+			c.at(p.child("unchanged_ratio"), "must be > 0 (the ratio of two arms that do not differ, usually 1)")
+			ok = false
+		case in.MaxRatio > 0 && u >= in.MaxRatio:
+			c.at(p.child("unchanged_ratio"), "%s must lie below max_ratio %s: an unchanged candidate could never pass", numfmt.Significant(u, 6), numfmt.Significant(in.MaxRatio, 6))
+			ok = false
+		case in.MinRatio > 0 && u <= in.MinRatio:
+			c.at(p.child("unchanged_ratio"), "%s must lie above min_ratio %s: an unchanged candidate could never pass", numfmt.Significant(u, 6), numfmt.Significant(in.MinRatio, 6))
+			ok = false
+		}
 	}
 	if !ok {
 		return plan.Comparison{}, false
@@ -184,6 +200,8 @@ func resolveComparison(c *collector, p path, in Comparison, r *resolved, aliases
 		MinRatio:  in.MinRatio,
 		MaxRatio:  in.MaxRatio,
 		Alpha:     in.Alpha,
+
+		UnchangedRatio: in.UnchangedRatio,
 	}
 	if out.Name == "" {
 		out.Name = fmt.Sprintf("%s-vs-%s-%s", in.Candidate, in.Reference, metric)

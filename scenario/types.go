@@ -219,8 +219,13 @@ type Comparison struct {
 	Metric    string  `yaml:"metric"`
 	MinRatio  float64 `yaml:"min_ratio"`
 	MaxRatio  float64 `yaml:"max_ratio"`
-	At        At      `yaml:"at"`
-	Alpha     float64 `yaml:"alpha"`
+	// UnchangedRatio is the ratio of two arms that do not differ (1 for
+	// two builds of one model): when set, a fail needs a change from it
+	// shown and a ratio beyond the bound, not the ratio shown beyond the
+	// bound (docs/scenario.md, "How a comparison is decided").
+	UnchangedRatio float64 `yaml:"unchanged_ratio"`
+	At             At      `yaml:"at"`
+	Alpha          float64 `yaml:"alpha"`
 
 	Sentence string `yaml:"-"`
 }

@@ -39,7 +39,8 @@
 # $PERFSCEN knows it, else server_compute_infer, the server's inference
 # time, which contention stretches). SOUND_METRICS=a,b overrides both; in
 # ab mode each becomes a comparison candidate ≤ (1 + SOUND_AB_TOL) × base
-# (throughput: ≥ 1 − SOUND_AB_TOL).
+# (throughput: ≥ 1 − SOUND_AB_TOL), with unchanged_ratio 1: a slowdown
+# fails once a change is shown and its ratio is beyond the tolerance.
 #
 # Exit 3 (server trouble, an unstable measurement, a machine too busy to
 # measure) is neither a pass nor an alarm; it is counted apart and left out
@@ -108,6 +109,8 @@
 #                        gates them)
 #   SOUND_METRICS=       the gated metrics (above)
 #   SOUND_AB_TOL=5       ab mode's tolerance, percent
+#   SOUND_AB_UNCHANGED=1 0: the comparisons without unchanged_ratio (a fail
+#                        needs the ratio shown beyond the tolerance)
 #   SOUND_TRIALS=        trials per point (default: history 5, ab 20, as
 #                        ci/examples' A/B; a comparison needs at least 10
 #                        per arm)
@@ -185,6 +188,7 @@ esac
 [ "$SOUND_MODE" = history ] || [ "$SOUND_SAME_N" = 0 ] || die "the same-run mode (SOUND_SAME_N) runs with SOUND_MODE=history; set SOUND_SAME_N=0"
 case $SOUND_SERVER in external | embedded | triton) ;; *) die "SOUND_SERVER is external, embedded or triton, not \"$SOUND_SERVER\"" ;; esac
 [[ "$SOUND_AB_TOL" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "SOUND_AB_TOL is a percentage (5), not \"$SOUND_AB_TOL\""
+case ${SOUND_AB_UNCHANGED:-1} in 0 | 1) ;; *) die "SOUND_AB_UNCHANGED is 1 or 0, not \"$SOUND_AB_UNCHANGED\"" ;; esac
 if [ "$SOUND_SERVER" = triton ]; then
 	[ -x "$TRITON_DIR/run-triton" ] || die "SOUND_SERVER=triton needs the real Triton at TRITON_DIR=$TRITON_DIR"
 fi
@@ -450,7 +454,10 @@ EOF
 # ab_scenario ARM FILE: base and candidate servers, one comparison per
 # gated metric, candidate against base.
 ab_scenario() {
-	local m tol=$SOUND_AB_TOL
+	local m tol=$SOUND_AB_TOL unchanged=
+	# Two builds of one model: a slowdown fails once shown and beyond the
+	# tolerance (SOUND_AB_UNCHANGED=0: once shown beyond the tolerance).
+	[ "${SOUND_AB_UNCHANGED:-1}" = 0 ] || unchanged=", unchanged_ratio: 1"
 	{
 		cat <<EOF
 version: 1
@@ -474,9 +481,9 @@ comparisons:
 EOF
 		for m in ${metrics//,/ }; do
 			if [ "$m" = throughput ]; then
-				printf '  - {name: %s, candidate: candidate/%s, reference: base/%s, metric: %s, min_ratio: %s}\n' "$m" "$MODEL" "$MODEL" "$m" "$(awk -v t="$tol" 'BEGIN {printf "%g", 1 - t / 100}')"
+				printf '  - {name: %s, candidate: candidate/%s, reference: base/%s, metric: %s, min_ratio: %s%s}\n' "$m" "$MODEL" "$MODEL" "$m" "$(awk -v t="$tol" 'BEGIN {printf "%g", 1 - t / 100}')" "$unchanged"
 			else
-				printf '  - {name: %s, candidate: candidate/%s, reference: base/%s, metric: %s, max_ratio: %s}\n' "$m" "$MODEL" "$MODEL" "$m" "$(awk -v t="$tol" 'BEGIN {printf "%g", 1 + t / 100}')"
+				printf '  - {name: %s, candidate: candidate/%s, reference: base/%s, metric: %s, max_ratio: %s%s}\n' "$m" "$MODEL" "$MODEL" "$m" "$(awk -v t="$tol" 'BEGIN {printf "%g", 1 + t / 100}')" "$unchanged"
 			fi
 		done
 	} >"$2"

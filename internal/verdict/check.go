@@ -119,6 +119,9 @@ type Check struct {
 	// corrections included), so a value within it always passes.
 	Bound float64 `json:"bound"`
 	Op    string  `json:"op,omitempty"`
+	// Unchanged is a comparison's unchanged_ratio, where it has one: the
+	// ratio a fail must be shown to differ from (with Value beyond Bound).
+	Unchanged float64 `json:"unchanged,omitempty"`
 	// NoValue marks a check that observed nothing to compare (a point
 	// that was not measured, did not stabilize, has no data or no
 	// history): Value, Bound and Effect are then meaningless zeros.

@@ -26,6 +26,15 @@ import (
 // inconclusive: the interval straddles the bound, and more trials
 // (interleaved in both arms) can decide it. Each look uses its share of α
 // (see Settle), so deciding again on more trials keeps both error rates.
+//
+// A comparison with an unchanged ratio (two builds of one model: 1) fails
+// as the baseline gate does with a tolerance: when a change from the
+// unchanged ratio is shown the same way (the rank test against it, Holm-
+// corrected, and the interval wholly beyond it) and the observed ratio
+// lies beyond the bound, clear and large enough to matter. Its pass is
+// unchanged. A false fail still needs the rank test to reject a true
+// null, so its rate stays within α; a 10% slowdown against a 5% bound no
+// longer has to be shown 5% beyond the bound to fail.
 func (o Options) Comparisons(cs []plan.Comparison, run *result.Run) []Check {
 	o = o.withDefaults()
 	var out []Check
@@ -275,8 +284,20 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		c.Confidence = level
 		c.Lo, c.Hi = stats.BootstrapRatio(cv, rv, o.Resamples, level, rngFor(c.Name, cand.ID, ref.ID))
 	}
+	c.Unchanged = cmp.UnchangedRatio
+	// failAt is the ratio a fail must be shown beyond: the bound, or,
+	// for arms with an unchanged ratio, that ratio (and the observed
+	// ratio must then lie beyond the bound too).
+	failAt := b.ratio
+	if c.Unchanged > 0 {
+		failAt = c.Unchanged
+	}
 	c.MDE = sameRunMDE(cv, rv, alpha)
-	c.NeedN = sameRunNeed(cv, rv, c.Value, b.ratio, o.lastLookAlpha(alpha))
+	target := b.ratio
+	if c.Unchanged > 0 && beyond(b, c.Value) {
+		target = failAt
+	}
+	c.NeedN = sameRunNeed(cv, rv, c.Value, target, o.lastLookAlpha(alpha))
 	if len(cv) < o.MinTrials || len(rv) < o.MinTrials {
 		w := fmt.Sprintf("too few trials: %d candidate and %d reference, need at least %d per arm", len(cv), len(rv), o.MinTrials)
 		c.Warnings = append(c.Warnings, w)
@@ -294,12 +315,8 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		c.Message = fmt.Sprintf("ratio %s cannot be judged: %s (raise measurement.trials)", numfmt.Ratio(c.Value), w)
 		return c, t
 	}
-	scaled := make([]float64, len(rv))
-	for i, v := range rv {
-		scaled[i] = b.ratio * v
-	}
 	var err error
-	if t.pPass, err = uTest(cv, scaled, b.alt); err != nil {
+	if t.pPass, err = uTest(cv, scaledBy(rv, b.ratio), b.alt); err != nil {
 		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
 		return c, t
 	}
@@ -307,18 +324,35 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	if b.alt == moremath.LocationLess {
 		opposite = moremath.LocationGreater
 	}
-	if t.pFail, err = uTest(cv, scaled, opposite); err != nil {
+	if t.pFail, err = uTest(cv, scaledBy(rv, failAt), opposite); err != nil {
 		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
 		return c, t
 	}
 	if b.op == ">=" {
-		t.ciPass, t.ciFail = t.lo95 > b.ratio, t.hi95 < b.ratio
+		t.ciPass, t.ciFail = t.lo95 > b.ratio, t.hi95 < failAt
 	} else {
-		t.ciPass, t.ciFail = t.hi95 < b.ratio, t.lo95 > b.ratio
+		t.ciPass, t.ciFail = t.hi95 < b.ratio, t.lo95 > failAt
+	}
+	if c.Unchanged > 0 {
+		// A change shown, but one the observed ratio puts within the
+		// bound, is not large enough to fail on.
+		t.ciFail = t.ciFail && beyond(b, c.Value)
 	}
 	t.ok = true
 	return c, t
 }
+
+// scaledBy is vs, each multiplied by r.
+func scaledBy(vs []float64, r float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = r * v
+	}
+	return out
+}
+
+// beyond says ratio lies on the failing side of the bound.
+func beyond(b bound, ratio float64) bool { return beyondBound(b.op, b.ratio, ratio) }
 
 // uTest is a one-sided Mann–Whitney U test; identical samples give p = 1.
 func uTest(a, b []float64, alt moremath.LocationHypothesis) (float64, error) {

@@ -122,8 +122,24 @@ func (d decision) passed() string {
 
 func (d decision) failed() string {
 	_, bad := d.sides()
+	if d.c.Unchanged > 0 {
+		return fmt.Sprintf("ratio %s, not %s %s, and a change from the unchanged ratio %s is shown: %s lies wholly %s it, and the rank test shows it (%s ≤ %s; %s)",
+			numfmt.Ratio(d.c.Value), d.c.Op, d.bound(), d.unchanged(), d.lyingFromUnchanged(), bad, numfmt.PEq("p", d.fail.p), d.held(d.fail), d.counts())
+	}
 	return fmt.Sprintf("ratio %s shown not %s %s: %s lies wholly %s the bound, and the rank test shows it (%s ≤ %s; %s)",
 		numfmt.Ratio(d.c.Value), d.c.Op, d.bound(), d.lying(false), bad, numfmt.PEq("p", d.fail.p), d.held(d.fail), d.counts())
+}
+
+func (d decision) unchanged() string { return numfmt.Significant(d.c.Unchanged, 6) }
+
+// lyingFromUnchanged is the interval to name in "… lies wholly above
+// (below) the unchanged ratio": the shown one where that is true of it,
+// else the 95% one the decision used.
+func (d decision) lyingFromUnchanged() string {
+	if _, bad := d.sides(); bad == "above" && d.c.Lo > d.c.Unchanged || bad == "below" && d.c.Hi < d.c.Unchanged {
+		return d.interval()
+	}
+	return d.decisive()
 }
 
 // undecided is the side an undecided check leans to: where its interval
@@ -140,6 +156,40 @@ func (d decision) undecided() (s testSide, failSide bool) {
 	return d.fail, true
 }
 
+// changeNotShown says why a ratio beyond the bound of a comparison with
+// an unchanged ratio did not fail: the change from the unchanged ratio
+// was not shown, by the interval or by the rank test.
+func (d decision) changeNotShown(s testSide, bad string) string {
+	head := fmt.Sprintf("the ratio lies %s the bound %s", bad, d.bound())
+	if !beyondBound(d.c.Op, d.c.Bound, d.c.Value) {
+		head = fmt.Sprintf("the ratio lies within the bound %s", d.bound())
+	}
+	switch {
+	case s.ci && s.holm.blocked && s.p <= s.holm.level:
+		return fmt.Sprintf("%s and %s lies wholly %s the unchanged ratio %s, and the rank test's %s is within its level %s, but Holm's procedure stopped earlier, at a check that missed its stricter level, so a change is not shown",
+			head, d.lyingFromUnchanged(), bad, d.unchanged(), numfmt.PEq("p", s.p), d.held(s))
+	case s.ci:
+		return fmt.Sprintf("%s and %s lies wholly %s the unchanged ratio %s, but the rank test's %s > %s, so a change is not shown",
+			head, d.lyingFromUnchanged(), bad, d.unchanged(), numfmt.PEq("p", s.p), d.held(s))
+	case s.rejected && !beyondBound(d.c.Op, d.c.Bound, d.c.Value):
+		return fmt.Sprintf("the rank test shows a change from the unchanged ratio %s (%s ≤ %s), but %s, so it is not large enough to fail",
+			d.unchanged(), numfmt.PEq("p", s.p), d.held(s), head)
+	case s.rejected:
+		return fmt.Sprintf("%s and the rank test shows a change from the unchanged ratio %s (%s ≤ %s), but the %s contains it",
+			head, d.unchanged(), numfmt.PEq("p", s.p), d.held(s), d.decisive())
+	}
+	return fmt.Sprintf("%s, but the %s contains the unchanged ratio %s, and the rank test's %s > %s, so a change is not shown",
+		head, d.decisive(), d.unchanged(), numfmt.PEq("p", s.p), d.held(s))
+}
+
+// beyondBound says value lies on the failing side of a bound with op.
+func beyondBound(op string, bound, value float64) bool {
+	if op == ">=" {
+		return value < bound
+	}
+	return value > bound
+}
+
 // inconclusive spells out why neither side was shown: the interval
 // straddles the bound, or it lies on one side but the rank test did not
 // reject at its Holm level (or Holm stopped before reaching it).
@@ -152,6 +202,8 @@ func (d decision) inconclusive() string {
 	}
 	var why string
 	switch {
+	case failSide && d.c.Unchanged > 0:
+		why = d.changeNotShown(s, bad)
 	case s.ci && s.holm.blocked && s.p <= s.holm.level:
 		why = fmt.Sprintf("%s lies wholly %s the bound %s, and the rank test's %s is within its level %s, but Holm's procedure stopped earlier, at a check that missed its stricter level, so a ratio %s the bound is not shown",
 			d.lying(!failSide), side, d.bound(), numfmt.PEq("p", s.p), d.held(s), side)

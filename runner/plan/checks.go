@@ -47,14 +47,18 @@ type Threshold struct {
 // Comparison requires candidate/reference of Metric to be at least MinRatio
 // (or at most MaxRatio) at each selected sweep point.
 type Comparison struct {
-	Name      string   `json:"name"`
-	Candidate string   `json:"candidate"` // alias
-	Reference string   `json:"reference"` // alias
-	Metric    string   `json:"metric"`
-	MinRatio  float64  `json:"min_ratio,omitempty"`
-	MaxRatio  float64  `json:"max_ratio,omitempty"`
-	Selector  Selector `json:"selector"` // Models is ignored
-	Alpha     float64  `json:"alpha"`    // default 0.01
+	Name      string  `json:"name"`
+	Candidate string  `json:"candidate"` // alias
+	Reference string  `json:"reference"` // alias
+	Metric    string  `json:"metric"`
+	MinRatio  float64 `json:"min_ratio,omitempty"`
+	MaxRatio  float64 `json:"max_ratio,omitempty"`
+	// UnchangedRatio, when > 0, is the ratio of arms that do not differ:
+	// a fail is then a change from it, shown, whose ratio lies beyond the
+	// bound (the baseline gate's "clear and large enough to matter").
+	UnchangedRatio float64  `json:"unchanged_ratio,omitempty"`
+	Selector       Selector `json:"selector"` // Models is ignored
+	Alpha          float64  `json:"alpha"`    // default 0.01
 }
 
 // Baseline configures the history gate.
