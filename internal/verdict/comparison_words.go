@@ -156,26 +156,21 @@ func (d decision) undecided() (s testSide, failSide bool) {
 	return d.fail, true
 }
 
-// changeNotShown says why a ratio beyond the bound of a comparison with
-// an unchanged ratio did not fail: the change from the unchanged ratio
-// was not shown, by the interval or by the rank test.
+// changeNotShown says why a comparison with an unchanged ratio, whose
+// ratio lies beyond the bound (undecided puts it on the fail side only
+// then), did not fail: the change from the unchanged ratio was not shown,
+// by the interval or by the rank test.
 func (d decision) changeNotShown(s testSide, bad string) string {
 	head := fmt.Sprintf("the ratio lies %s the bound %s", bad, d.bound())
-	if !beyondBound(d.c.Op, d.c.Bound, d.c.Value) {
-		head = fmt.Sprintf("the ratio lies within the bound %s", d.bound())
-	}
 	switch {
 	case s.ci && s.holm.blocked && s.p <= s.holm.level:
-		return fmt.Sprintf("%s and %s lies wholly %s the unchanged ratio %s, and the rank test's %s is within its level %s, but Holm's procedure stopped earlier, at a check that missed its stricter level, so a change is not shown",
+		return fmt.Sprintf("%s, and the %s lies wholly %s the unchanged ratio %s, and the rank test's %s is within its level %s, but Holm's procedure stopped earlier, at a check that missed its stricter level, so a change is not shown",
 			head, d.lyingFromUnchanged(), bad, d.unchanged(), numfmt.PEq("p", s.p), d.held(s))
 	case s.ci:
-		return fmt.Sprintf("%s and %s lies wholly %s the unchanged ratio %s, but the rank test's %s > %s, so a change is not shown",
+		return fmt.Sprintf("%s, and the %s lies wholly %s the unchanged ratio %s, but the rank test's %s > %s, so a change is not shown",
 			head, d.lyingFromUnchanged(), bad, d.unchanged(), numfmt.PEq("p", s.p), d.held(s))
-	case s.rejected && !beyondBound(d.c.Op, d.c.Bound, d.c.Value):
-		return fmt.Sprintf("the rank test shows a change from the unchanged ratio %s (%s ≤ %s), but %s, so it is not large enough to fail",
-			d.unchanged(), numfmt.PEq("p", s.p), d.held(s), head)
 	case s.rejected:
-		return fmt.Sprintf("%s and the rank test shows a change from the unchanged ratio %s (%s ≤ %s), but the %s contains it",
+		return fmt.Sprintf("%s, and the rank test shows a change from the unchanged ratio %s (%s ≤ %s), but the %s contains it",
 			head, d.unchanged(), numfmt.PEq("p", s.p), d.held(s), d.decisive())
 	}
 	return fmt.Sprintf("%s, but the %s contains the unchanged ratio %s, and the rank test's %s > %s, so a change is not shown",

@@ -32,10 +32,7 @@ func spreadSet(n int, ratio, cv float64, seed uint64) trialSet {
 // 2-core runner gave a CPU-bound model at load ~10: 20 trials an arm,
 // about 8% apart from trial to trial.
 func TestComparisonsUnchangedRatio(t *testing.T) {
-	type arms struct {
-		n            int
-		ratio, noise float64
-	}
+	type arms struct{ ratio, noise float64 }
 	tests := []struct {
 		name    string
 		arms    arms
@@ -44,25 +41,28 @@ func TestComparisonsUnchangedRatio(t *testing.T) {
 		without Status
 		msg     string // in the message with it
 	}{
-		{"10% slower, noisy", arms{20, 1.10, 0.08}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusFail, StatusInconclusive,
+		{"10% slower, noisy", arms{1.10, 0.08}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusFail, StatusInconclusive,
 			"ratio 1.1"},
-		{"10% less throughput, noisy", arms{20, 0.90, 0.08}, plan.Comparison{Metric: "throughput", MinRatio: 0.95}, StatusFail, StatusInconclusive,
+		{"10% less throughput, noisy", arms{0.90, 0.08}, plan.Comparison{Metric: "throughput", MinRatio: 0.95}, StatusFail, StatusInconclusive,
 			"a change from the unchanged ratio 1 is shown"},
-		{"4% slower, quiet: a change within the bound passes", arms{20, 1.04, 0.003}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusPass, StatusPass,
+		{"4% slower, quiet: a change within the bound passes", arms{1.04, 0.003}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusPass, StatusPass,
 			"lies wholly below the bound 1.05"},
-		{"4% slower, noisy: a change within the bound is not a fail", arms{20, 1.04, 0.04}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusInconclusive, StatusInconclusive,
+		{"4% slower, noisy: a change within the bound is not a fail", arms{1.04, 0.04}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusInconclusive, StatusInconclusive,
 			"contains the bound 1.05"},
-		{"beyond the bound, too noisy to show a change", arms{20, 1.10, 0.4}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusInconclusive, StatusInconclusive,
+		{"beyond the bound, a change not shown by the rank test", arms{1.06, 0.075}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusInconclusive, StatusInconclusive,
+			"lies wholly above the unchanged ratio 1, but the rank test's p"},
+		{"beyond the bound, too noisy to show a change", arms{1.10, 0.4}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusInconclusive, StatusInconclusive,
 			"contains the unchanged ratio 1"},
-		{"twice as slow", arms{20, 2, 0.08}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusFail, StatusFail,
+		{"twice as slow", arms{2, 0.08}, plan.Comparison{Metric: "p95", MaxRatio: 1.05}, StatusFail, StatusFail,
 			"lies wholly above it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ref := spreadSet(tt.arms.n, 1, tt.arms.noise, 1)
-			cand := spreadSet(tt.arms.n, tt.arms.ratio, tt.arms.noise, 3)
+			ref := spreadSet(20, 1, tt.arms.noise, 1)
+			cand := spreadSet(20, tt.arms.ratio, tt.arms.noise, 3)
 			run := mkRun(mkPoint("new/c=1", "new", c(1), cand), mkPoint("old/c=1", "old", c(1), ref))
-			for _, u := range []float64{0, 1} {
+			var need [2]int // trials that would decide it, without and with
+			for i, u := range []float64{0, 1} {
 				cmp := tt.cmp
 				cmp.Candidate, cmp.Reference, cmp.UnchangedRatio = "new", "old", u
 				got := Options{}.Comparisons([]plan.Comparison{cmp}, run)
@@ -83,6 +83,13 @@ func TestComparisonsUnchangedRatio(t *testing.T) {
 				if u > 0 && g.Unchanged != 1 {
 					t.Errorf("check's unchanged ratio %g, want 1", g.Unchanged)
 				}
+				need[i] = g.NeedN
+			}
+			// Undecided beyond the bound, the trials that would decide it
+			// are those that show a change from 1, fewer than those that
+			// would show the ratio past the bound.
+			if tt.with == StatusInconclusive && tt.arms.ratio > 1.05 && !(need[1] < need[0]) {
+				t.Errorf("trials to decide: %d with unchanged_ratio, %d without; want fewer with it", need[1], need[0])
 			}
 		})
 	}
