@@ -47,10 +47,12 @@
 // Units (a point, or the points of one mix step) sharing a non-zero Group
 // run as follows: each unit first stabilizes on its own (its stabilization
 // windows are recorded but not kept). Then, round after round, every unit
-// of the group runs once in plan order (A B A B …): start its load, drop
-// the warm-up, measure exactly one window, stop. Each round adds one kept
-// trial to each point, until every point has max(trials, 3). Machine drift
-// during the comparison thus hits all points of the group alike.
+// of the group runs once, in plan order in even rounds and reversed in odd
+// ones (A B, B A, A B …): start its load, drop the warm-up, measure exactly
+// one window, stop. Each round adds one kept trial to each point, until
+// every point has max(trials, 3). Machine drift during the comparison thus
+// hits all points of the group alike, and a drift within a round favours
+// neither arm of the pairs a comparison makes of each round's windows.
 //
 // # Mixes
 //

@@ -2,15 +2,18 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/perfscen/perfscen/runner/result"
 )
 
 // interleave measures units that share a Group: each stabilizes on its own
 // (those windows are recorded, not kept), then rounds of one kept window
-// per unit run in plan order (A B A B …) until each has its trials, so
-// drift over time hits every unit of the group alike. A unit is one point,
-// or one step of a mix with all its members under load.
+// per unit run until each has its trials, so drift over time hits every
+// unit of the group alike. Rounds alternate the order (A B, B A, A B …):
+// a comparison pairs each round's windows, and a drift within a round then
+// favours neither arm. A unit is one point, or one step of a mix with all
+// its members under load.
 func (rs *runState) interleave(ctx context.Context, units []*unit) (bool, error) {
 	for _, u := range units {
 		for _, pr := range u.prs {
@@ -45,7 +48,7 @@ func (rs *runState) interleave(ctx context.Context, units []*unit) (bool, error)
 	}
 	keep := keepCount(rs.plan.Measurement.Trials)
 	for round := 0; round < keep; round++ {
-		for _, u := range units {
+		for _, u := range inRoundOrder(units, round) {
 			if u.iterationsOnly() || u.failed() || u.aborted() {
 				continue
 			}
@@ -83,4 +86,15 @@ func (rs *runState) interleave(ctx context.Context, units []*unit) (bool, error)
 		}
 	}
 	return false, nil
+}
+
+// inRoundOrder is the order of a group's units in its round'th kept round:
+// plan order in even rounds, reversed in odd ones.
+func inRoundOrder(units []*unit, round int) []*unit {
+	if round%2 == 0 {
+		return units
+	}
+	rev := slices.Clone(units)
+	slices.Reverse(rev)
+	return rev
 }

@@ -579,12 +579,17 @@ func (rs *runState) extendable(ids []string) []*unit {
 }
 
 // extend adds trials kept windows to each unit, in rounds of one window
-// per unit in plan order (A B A B …) like interleave, so drift during the
-// extension hits every arm alike. Each window is its own session with its
-// warm-up, as in interleaved measurement.
+// per unit like interleave, the order alternating on from the rounds
+// already kept, so drift during the extension hits every arm alike. Each
+// window is its own session with its warm-up, as in interleaved
+// measurement.
 func (rs *runState) extend(ctx context.Context, units []*unit, trials int) (bool, error) {
+	done := 0
+	if len(units) > 0 && len(units[0].prs) > 0 {
+		done = len(units[0].prs[0].kept)
+	}
 	for round := 0; round < trials; round++ {
-		for _, u := range units {
+		for _, u := range inRoundOrder(units, done+round) {
 			if interrupted, err := u.outcome(u.round(ctx)); interrupted || err != nil {
 				return interrupted, err
 			}

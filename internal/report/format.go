@@ -118,7 +118,7 @@ func (r checkRow) counts(c verdict.Check) checkRow {
 // tolerance checks and plain ratio comparisons do not.
 func meaningfulP(c verdict.Check) bool {
 	switch c.Method {
-	case "mann-whitney+bootstrap", "prediction-interval":
+	case "mann-whitney+bootstrap", "signed-rank+bootstrap", "prediction-interval":
 		return true
 	case "":
 		return c.Kind != verdict.KindComparison && c.Kind != verdict.KindBaseline

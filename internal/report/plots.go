@@ -92,7 +92,7 @@ func comparisonFigure(v *verdict.Verdict) (figure, bool) {
 	f.Legend = []svg.LegendItem{estimateLegend,
 		{Text: "bootstrap interval (the deciding level, at least 95%)", Stroke: svg.Stroke{Color: svg.ColorNeutral, Width: 3}}, boundLegend, noChangeLegend}
 	return figure{ID: "comparisons", Heading: "Comparisons",
-		Caption: "Each row is one comparison at one point: the diamond is the median ratio over the interleaved trials, the bar its bootstrap interval at the level of the rank test that decides (95% or more: the label says which). " +
+		Caption: "Each row is one comparison at one point: the diamond is the median ratio over the interleaved rounds, the bar its bootstrap interval at the level of the rank test that decides (95% or more: the label says which). " +
 			"A comparison passes when the interval lies wholly on the white side of its bound and the rank test agrees, fails when both show the shaded side, and is inconclusive otherwise (the check's message says which part did not decide).",
 		SVG: html(f.Render(chartWidth))}, true
 }

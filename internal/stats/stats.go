@@ -198,3 +198,18 @@ func Holm(p, alpha []float64) []bool {
 	}
 	return rej
 }
+
+// BootstrapMedian returns the conf-level percentile interval of the median
+// of xs, resampling its values with replacement.
+func BootstrapMedian(xs []float64, resamples int, conf float64, rng *rand.Rand) (lo, hi float64) {
+	s := append([]float64(nil), xs...)
+	slices.Sort(s)
+	counts := make([]int, len(s))
+	meds := make([]float64, resamples)
+	for i := range meds {
+		meds[i] = resampledMedian(s, counts, rng)
+	}
+	slices.Sort(meds)
+	tail := (1 - conf) / 2
+	return QuantileSorted(meds, tail), QuantileSorted(meds, 1-tail)
+}

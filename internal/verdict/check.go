@@ -160,9 +160,11 @@ type Check struct {
 	// Disturbed marks a check made inconclusive because the machine was
 	// markedly busier with other work than in every baseline run.
 	Disturbed bool `json:"disturbed,omitempty"`
-	// Method names the statistics used: "mann-whitney+bootstrap",
-	// "prediction-interval", "tolerance" or "" for plain comparisons; P is
-	// meaningful only for the first two.
+	// Method names the statistics used: "mann-whitney+bootstrap" (a
+	// comparison's arms as independent samples), "signed-rank+bootstrap"
+	// (its arms paired by interleaved round), "prediction-interval",
+	// "tolerance" or "" for plain comparisons; P is meaningful only for
+	// the first three.
 	Method   string   `json:"method,omitempty"`
 	Class    Class    `json:"class,omitempty"`
 	Status   Status   `json:"status"`

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/perfscen/perfscen/internal/numfmt"
 	"github.com/perfscen/perfscen/internal/stats"
@@ -222,7 +223,7 @@ type tests struct {
 func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point, alpha float64) (c Check, t tests) {
 	c = Check{Kind: KindComparison, Name: comparisonName(cmp, b), Model: cand.Model, Point: cand.ID,
 		Metric: cmp.Metric, Unit: "ratio", Bound: b.ratio, Op: b.op, Confidence: CIConfidence,
-		Method: "mann-whitney+bootstrap", Status: StatusFail}
+		Method: methodUnpaired, Status: StatusFail}
 	if b.op == "" {
 		c.Message = "comparison has neither min_ratio nor max_ratio"
 		return c, t
@@ -269,20 +270,43 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	if w := imbalance(cand, ref); w != "" {
 		c.Warnings = append(c.Warnings, w)
 	}
-	mc, mr := stats.Median(cv), stats.Median(rv)
-	c.Value = mc / mr
+	// Rounds of interleaved arms pair their trials: the test and the
+	// interval are then on the pairs' log ratios (Wilcoxon's signed-rank
+	// test, a bootstrap of their median), which the machine's slow swings
+	// move far less than either arm.
+	d, paired := pairedLogRatios(cand, ref, cmp.Metric)
+	paired = paired && len(d) >= o.MinTrials
+	var se float64
+	n := max(len(cv), len(rv))
+	rng := rngFor(c.Name, cand.ID, ref.ID)
+	interval := func(conf float64, rng *rand.Rand) (lo, hi float64) {
+		if paired {
+			lo, hi = stats.BootstrapMedian(d, o.Resamples, conf, rng)
+			return math.Exp(lo), math.Exp(hi)
+		}
+		return stats.BootstrapRatio(cv, rv, o.Resamples, conf, rng)
+	}
+	if paired {
+		c.Method = methodPaired
+		c.N, c.NRef, n = len(d), len(d), len(d)
+		c.Value = math.Exp(stats.Median(d))
+		_, sd := stats.MeanSD(d)
+		se = stats.LogMedianSE(sd, len(d))
+	} else {
+		c.Value = stats.Median(cv) / stats.Median(rv)
+		se = armsSE(cv, rv)
+	}
 	c.Effect = c.Value - 1
 	// Two intervals: the 95% one the decision also requires to lie
 	// beyond the bound (t.lo95, t.hi95), and the one shown, at the level
 	// of the rank test that decides (each side α of this look): a 95%
 	// interval wholly beyond the bound beside an undecided check read as
 	// a contradiction when the test decided at α = 0.9%.
-	rng := rngFor(c.Name, cand.ID, ref.ID)
-	t.lo95, t.hi95 = stats.BootstrapRatio(cv, rv, o.Resamples, CIConfidence, rng)
+	t.lo95, t.hi95 = interval(CIConfidence, rng)
 	c.Lo, c.Hi = t.lo95, t.hi95
 	if level := 1 - 2*alpha; level > CIConfidence {
 		c.Confidence = level
-		c.Lo, c.Hi = stats.BootstrapRatio(cv, rv, o.Resamples, level, rngFor(c.Name, cand.ID, ref.ID))
+		c.Lo, c.Hi = interval(level, rngFor(c.Name, cand.ID, ref.ID))
 	}
 	c.Unchanged = cmp.UnchangedRatio
 	// failAt is the ratio a fail must be shown beyond: the bound, or,
@@ -292,12 +316,12 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 	if c.Unchanged > 0 {
 		failAt = c.Unchanged
 	}
-	c.MDE = sameRunMDE(cv, rv, alpha)
+	c.MDE = mdeAt(se, alpha)
 	target := b.ratio
 	if c.Unchanged > 0 && beyond(b, c.Value) {
 		target = failAt
 	}
-	c.NeedN = sameRunNeed(cv, rv, c.Value, target, o.lastLookAlpha(alpha))
+	c.NeedN = needAt(se, n, c.Value, target, o.lastLookAlpha(alpha))
 	if len(cv) < o.MinTrials || len(rv) < o.MinTrials {
 		w := fmt.Sprintf("too few trials: %d candidate and %d reference, need at least %d per arm", len(cv), len(rv), o.MinTrials)
 		c.Warnings = append(c.Warnings, w)
@@ -315,18 +339,23 @@ func (o Options) compareAt(cmp plan.Comparison, b bound, cand, ref *result.Point
 		c.Message = fmt.Sprintf("ratio %s cannot be judged: %s (raise measurement.trials)", numfmt.Ratio(c.Value), w)
 		return c, t
 	}
-	var err error
-	if t.pPass, err = uTest(cv, scaledBy(rv, b.ratio), b.alt); err != nil {
-		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
-		return c, t
-	}
 	opposite := moremath.LocationLess
 	if b.alt == moremath.LocationLess {
 		opposite = moremath.LocationGreater
 	}
-	if t.pFail, err = uTest(cv, scaledBy(rv, failAt), opposite); err != nil {
-		c.Message = fmt.Sprintf("mann-whitney test: %v", err)
-		return c, t
+	if paired {
+		t.pPass = stats.SignedRankP(shifted(d, b.ratio), b.alt == moremath.LocationGreater)
+		t.pFail = stats.SignedRankP(shifted(d, failAt), opposite == moremath.LocationGreater)
+	} else {
+		var err error
+		if t.pPass, err = uTest(cv, scaledBy(rv, b.ratio), b.alt); err != nil {
+			c.Message = fmt.Sprintf("mann-whitney test: %v", err)
+			return c, t
+		}
+		if t.pFail, err = uTest(cv, scaledBy(rv, failAt), opposite); err != nil {
+			c.Message = fmt.Sprintf("mann-whitney test: %v", err)
+			return c, t
+		}
 	}
 	if b.op == ">=" {
 		t.ciPass, t.ciFail = t.lo95 > b.ratio, t.hi95 < failAt
@@ -381,38 +410,44 @@ func (o Options) lastLookAlpha(alpha float64) float64 {
 	return last.spend(level)
 }
 
-// sameRunNeed is about how many trials per arm would put the observed
-// ratio's distance from the bound at the detectable margin of a one-sided
-// test at alpha with 80% power: the standard error of the log median
-// ratio shrinks as 1/√n. 0 when the observed ratio sits on the bound.
-func sameRunNeed(a, b []float64, ratio, bound, alpha float64) int {
-	if len(a) < 2 || len(b) < 2 || !(ratio > 0) || !(bound > 0) {
+// armsSE is the standard error of the log ratio of two arms' medians,
+// measured as independent samples.
+func armsSE(a, b []float64) float64 {
+	if len(a) < 2 || len(b) < 2 {
+		return 0
+	}
+	return math.Hypot(stats.LogMedianSE(stats.LogSD(a), len(a)), stats.LogMedianSE(stats.LogSD(b), len(b)))
+}
+
+// needAt is about how many trials per arm would put the observed ratio's
+// distance from the bound at the detectable margin of a one-sided test at
+// alpha with 80% power, given the log ratio's standard error se at n
+// trials per arm: it shrinks as 1/√n. 0 when the observed ratio sits on
+// the bound or nothing is known of the spread.
+func needAt(se float64, n int, ratio, bound, alpha float64) int {
+	if !(se > 0) || n < 2 || !(ratio > 0) || !(bound > 0) {
 		return 0
 	}
 	d := math.Abs(math.Log(ratio / bound))
 	if d < 1e-9 {
 		return 0
 	}
-	n := float64(max(len(a), len(b)))
-	se := math.Hypot(stats.LogMedianSE(stats.LogSD(a), len(a)), stats.LogMedianSE(stats.LogSD(b), len(b)))
 	z := distuv.UnitNormal
 	target := d / (z.Quantile(1-alpha) + z.Quantile(stats.DefaultPower))
-	need := math.Ceil(n * (se / target) * (se / target))
+	need := math.Ceil(float64(n) * (se / target) * (se / target))
 	if need > 1e6 {
 		return 0
 	}
-	return max(int(need), int(n))
+	return max(int(need), n)
 }
 
-// sameRunMDE approximates the smallest margin beyond the bound the
-// comparison shows with 80% probability: a normal approximation to the
-// one-sided test on log medians.
-func sameRunMDE(a, b []float64, alpha float64) float64 {
-	if len(a) < 2 || len(b) < 2 {
+// mdeAt approximates the smallest margin beyond the bound the comparison
+// shows with 80% probability: a normal approximation to the one-sided
+// test on the log ratio, whose standard error is se.
+func mdeAt(se, alpha float64) float64 {
+	if !(se > 0) {
 		return 0
 	}
-	sa, sb := stats.LogSD(a), stats.LogSD(b)
-	se := math.Hypot(stats.LogMedianSE(sa, len(a)), stats.LogMedianSE(sb, len(b)))
 	z := distuv.UnitNormal
 	return math.Expm1((z.Quantile(1-alpha) + z.Quantile(stats.DefaultPower)) * se)
 }

@@ -112,7 +112,14 @@ func (d decision) held(s testSide) string {
 	return fmt.Sprintf("%s after Holm over %d checks%s", numfmt.PEq("α", s.holm.level), d.m, d.look)
 }
 
-func (d decision) counts() string { return fmt.Sprintf("n = %d/%d", d.c.N, d.c.NRef) }
+func (d decision) counts() string {
+	if d.c.Method == methodPaired {
+		// The ratio is the median of the rounds' ratios, and the tests
+		// are on those pairs.
+		return fmt.Sprintf("n = %d rounds, paired", d.c.N)
+	}
+	return fmt.Sprintf("n = %d/%d", d.c.N, d.c.NRef)
+}
 
 func (d decision) passed() string {
 	good, _ := d.sides()
