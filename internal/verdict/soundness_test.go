@@ -33,6 +33,10 @@ type noiseModel struct {
 	// (bimodal) adds about 4.5% of trial CV, so its power is measured and
 	// logged while its false-alarm rates are asserted like the others'.
 	premise bool
+	// rounds gives the trials the start times of interleaved rounds, so
+	// that a comparison pairs its arms by round as it does a real run's
+	// (signed-rank test); without, it tests them as independent samples.
+	rounds bool
 }
 
 var noiseModels = []noiseModel{
@@ -92,7 +96,12 @@ func growPoint(rng *rand.Rand, nm noiseModel, p *result.Point, job, speed float6
 		i := len(p.Trials)
 		f := func() float64 { return job * speed * nm.trial(rng, i, simTrials) }
 		m := result.Metrics{Requests: 1000, Throughput: 1000 * f(), P50Us: 8000 / f(), P95Us: 12000 / f(), P99Us: 15000 / f()}
-		p.Trials = append(p.Trials, result.Trial{Index: i, Duration: time.Second, Metrics: m})
+		tr := result.Trial{Index: i, Duration: time.Second, Metrics: m}
+		if nm.rounds {
+			// Both arms' trial i in round i, as the runner interleaves them.
+			tr.Start = epoch.Add(time.Duration(i) * time.Second)
+		}
+		p.Trials = append(p.Trials, tr)
 	}
 }
 
@@ -179,7 +188,7 @@ func atLeast(t *testing.T, what string, r rate, target float64) {
 // requirement is ratio ≤ 1 (a pass there is a detection).
 func TestSoundnessSameRun(t *testing.T) {
 	skipUnderRace(t)
-	for mi, nm := range noiseModels {
+	for mi, nm := range sameRunModels() {
 		t.Run(nm.name, func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(uint64(100+mi), 1))
@@ -242,7 +251,7 @@ func TestSoundnessSameRun(t *testing.T) {
 				undecided.add(ch.Status == StatusInconclusive)
 			}
 			perCheck.runs, perCheckFail.runs, perRun.runs, falseFail.runs, detect.runs, undecided.runs = replicates(), replicates(), replicates(), replicates(), replicates(), replicates()
-			t.Logf("same-run %-9s (3 looks) false pass per check %s; false fail on the bound %s; per run (3 checks) %s; fail when 5%% better %s; power at 5%% %s; still inconclusive at 5%% %s",
+			t.Logf("same-run %-18s (3 looks) false pass per check %s; false fail on the bound %s; per run (3 checks) %s; fail when 5%% better %s; power at 5%% %s; still inconclusive at 5%% %s",
 				nm.name, perCheck, perCheckFail, perRun, falseFail, detect, undecided)
 			atMost(t, "false passes per check", perCheck, 0.01)
 			atMost(t, "false fails per check", perCheckFail, 0.01)
@@ -253,6 +262,20 @@ func TestSoundnessSameRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameRunModels is every noise model twice: its trials paired by round
+// (what a run's interleaved arms are) and as independent samples (arms
+// that do not pair: an imported result, unequal trial counts).
+func sameRunModels() []noiseModel {
+	var out []noiseModel
+	for _, nm := range noiseModels {
+		paired := nm
+		paired.name, paired.rounds = nm.name+"/paired", true
+		nm.name += "/unpaired"
+		out = append(out, paired, nm)
+	}
+	return out
 }
 
 // Baseline mode: a history of 10 runs, each with its own job effect (SD
