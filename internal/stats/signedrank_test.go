@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -67,4 +68,64 @@ func FuzzSignedRankP(f *testing.F) {
 			t.Fatalf("p = %g for %v", p, []float64{a, b, c, d})
 		}
 	})
+}
+
+// Past exactSignedRankMax the p-value comes from the normal
+// approximation: it agrees with the exact count where both can be had, and
+// stays a probability where 2^n leaves float64 (a run of 2000 trials).
+func TestSignedRankPLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	d := make([]float64, exactSignedRankMax)
+	for i := range d {
+		d[i] = rng.NormFloat64() + 0.1
+	}
+	exact := SignedRankP(d, true)
+	rank2, observed := make([]int, len(d)), 0
+	for i := range d {
+		rank2[i] = 2 * (i + 1)
+	}
+	// The same ranks and signs, through the approximation directly.
+	idx := make([]int, len(d))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return math.Abs(d[idx[a]]) < math.Abs(d[idx[b]]) })
+	for r, i := range idx {
+		if d[i] > 0 {
+			observed += 2 * (r + 1)
+		}
+	}
+	if approx := signedRankNormal(rank2, observed); math.Abs(approx-exact) > 0.002 {
+		t.Errorf("n = %d: exact p %.5f, normal approximation %.5f", len(d), exact, approx)
+	}
+	big := make([]float64, 2000)
+	for i := range big {
+		big[i] = float64(i%7 + 1)
+		if i%2 == 1 {
+			big[i] = -big[i]
+		}
+	}
+	if p := SignedRankP(big, true); !(p > 0.3 && p < 0.7) {
+		t.Errorf("2000 differences balanced around 0: p = %g, want about ½", p)
+	}
+	for i := range big {
+		big[i] = math.Abs(big[i])
+	}
+	if p := SignedRankP(big, true); !(p >= 0 && p < 1e-12) {
+		t.Errorf("2000 positive differences: p = %g, want ~0", p)
+	}
+}
+
+// The bootstrap interval of a median holds the sample's median, and a
+// higher level gives an interval at least as wide.
+func TestBootstrapMedian(t *testing.T) {
+	xs := []float64{9, 1, 5, 3, 7, 2, 8, 4, 6, 10, 11}
+	lo95, hi95 := BootstrapMedian(xs, 2000, 0.95, rand.New(rand.NewPCG(1, 2)))
+	lo99, hi99 := BootstrapMedian(xs, 2000, 0.99, rand.New(rand.NewPCG(1, 2)))
+	if m := Median(xs); !(lo95 <= m && m <= hi95) || lo95 == hi95 {
+		t.Errorf("95%% interval [%g, %g] around median %g", lo95, hi95, m)
+	}
+	if lo99 > lo95 || hi99 < hi95 {
+		t.Errorf("99%% interval [%g, %g] narrower than 95%% [%g, %g]", lo99, hi99, lo95, hi95)
+	}
 }

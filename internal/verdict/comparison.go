@@ -18,10 +18,14 @@ import (
 
 // Comparisons checks candidate/reference ratios at each selected sweep
 // point and decides three ways. Pass: the requirement is demonstrated — a
-// one-sided Mann–Whitney U test of candidate against the ratio-scaled
-// reference rejects "ratio on the wrong side of the bound" after Holm
-// correction across all comparison checks, and the bootstrap 95% interval
-// of the median ratio lies wholly beyond the bound. Fail: the opposite is
+// one-sided rank test rejects "ratio on the wrong side of the bound" after
+// Holm correction across all comparison checks, and the bootstrap 95%
+// interval of the median ratio lies wholly beyond the bound. Arms measured
+// in interleaved rounds pair by round (pairedLogRatios): the test is
+// Wilcoxon's signed-rank test on the rounds' log ratios and the ratio the
+// median of the rounds' ratios. Other arms are independent samples: a
+// Mann–Whitney U test of candidate against the ratio-scaled reference,
+// and the ratio of the arms' medians. Fail: the opposite is
 // demonstrated the same way (the test in the other direction rejects and
 // the interval lies wholly on the wrong side). Otherwise the check is
 // inconclusive: the interval straddles the bound, and more trials
@@ -149,8 +153,7 @@ func needText(n int, unit string) string {
 // than a request, not how fast the server is.
 func armValues(p *result.Point, metric string) (vs []float64, missing int) {
 	for i := range p.Trials {
-		m := &p.Trials[i].Metrics
-		if v, ok := m.Value(metric); ok && (m.Requests > 0 || m.Errors > 0) {
+		if v, ok := trialValue(&p.Trials[i], metric); ok {
 			vs = append(vs, v)
 		} else {
 			missing++

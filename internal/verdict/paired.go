@@ -53,7 +53,8 @@ func pairedLogRatios(cand, ref *result.Point, metric string) (d []float64, ok bo
 	return d, true
 }
 
-// trialValue is one trial's value of metric, as armValues takes it.
+// trialValue is one trial's value of metric; a trial in which no request
+// finished has none (see armValues).
 func trialValue(t *result.Trial, metric string) (float64, bool) {
 	m := &t.Metrics
 	v, ok := m.Value(metric)
