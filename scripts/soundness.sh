@@ -74,6 +74,9 @@
 #   SOUND_N=20           runs of each arm (0 skips the mode)
 #   SOUND_SAME_N=5       same-run mode runs of each arm (delay model, history
 #                        mode only; 0 otherwise)
+#   SOUND_AA=1           0: no A/A arm is gated (the history is still
+#                        recorded on the unchanged build); to add slowdown
+#                        runs to a cell whose A/A runs are already counted
 #   SOUND_SLOWDOWNS=     slowdown factors, one arm each ("2 1.1": 2× and
 #                        10%); default: cpu "2 1.1", delay the one of
 #                        SOUND_SLOW_DELAY
@@ -228,6 +231,13 @@ done
 # The arms: aa (factor 1), then one per slowdown, as x2, x1.1.
 ARMS="aa"
 for f in $SOUND_SLOWDOWNS; do ARMS="$ARMS x$f"; done
+# The arms gated: all of them, or with SOUND_AA=0 the slowdowns alone.
+case ${SOUND_AA:=1} in
+1) GATED_ARMS=$ARMS ;;
+0) GATED_ARMS=${ARMS#aa } ;;
+*) die "SOUND_AA is 1 or 0, not \"$SOUND_AA\"" ;;
+esac
+[ -n "$SOUND_SLOWDOWNS" ] || [ "$SOUND_AA" = 1 ] || die "SOUND_AA=0 needs a slowdown arm (SOUND_SLOWDOWNS)"
 factor_of() { [ "$1" = aa ] && echo 1 || echo "${1#x}"; }
 # param_value ARM: the model parameter's value for the arm: the delay
 # model's service time, or the mlp's slowdown factor.
@@ -679,7 +689,7 @@ if [ "$SOUND_N" -gt 0 ]; then
 		fi
 		start_hog
 		for i in $(seq "$SOUND_N"); do
-			for arm in $ARMS; do
+			for arm in $GATED_ARMS; do
 				run_one "$SOUND_MODE" "$arm" "$i" "$TMP/$SOUND_MODE/$arm.yaml"
 			done
 		done
@@ -696,7 +706,7 @@ if [ "$SOUND_SAME_N" -gt 0 ] && [ "$CELL_EXIT" = 0 ]; then
 	for arm in $ARMS; do samerun_scenario "$(param_value "$arm")" "$TMP/same/$arm.yaml"; done
 	start_hog
 	for i in $(seq "$SOUND_SAME_N"); do
-		for arm in $ARMS; do run_one samerun "$arm" "$i" "$TMP/same/$arm.yaml"; done
+		for arm in $GATED_ARMS; do run_one samerun "$arm" "$i" "$TMP/same/$arm.yaml"; done
 	done
 	stop_hog
 	stop_neighbour
