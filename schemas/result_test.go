@@ -28,7 +28,7 @@ func fullMetrics(x float64) result.Metrics {
 			AvgRequestUs: 700, QueueUs: 50, ComputeInputUs: 10, ComputeInferUs: 600, ComputeOutputUs: 10,
 			Reset: true,
 		},
-		Process: &result.ProcessStats{CPUUs: 310, RunQueueUs: new(42.0), Instructions: new(1.2e6), Work: new(14.4), Inferences: 998, Threads: 3},
+		Process: &result.ProcessStats{CPUUs: 310, RunQueueUs: new(42.0), PreemptUs: new(11.0), Instructions: new(1.2e6), Work: new(14.4), Inferences: 998, Threads: 3},
 		GPU:     &result.GPUMetrics{UtilizationAvg: 0.7, MemoryUsedMax: 1e9, MemoryTotalMax: 8e9, PowerAvgWatts: 120},
 		LLM: &result.LLMMetrics{Streamed: 10,
 			TTFT:         result.Distribution{Count: 10, AvgUs: 100, P50Us: 90, P90Us: 120, P95Us: 130, P99Us: 140, MaxUs: 150},

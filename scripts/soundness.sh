@@ -111,6 +111,8 @@
 #                        figures (SOUND_METRICS=p50,server_compute_infer
 #                        gates them)
 #   SOUND_METRICS=       the gated metrics (above)
+#   SOUND_KEEP=DIR       also keep every run's result JSON there
+#                        (MODE-ARM-RUN.json), to replay through the verdict
 #   SOUND_AB_TOL=5       ab mode's tolerance, percent
 #   SOUND_AB_UNCHANGED=1 0: the comparisons without unchanged_ratio (a fail
 #                        needs the ratio shown beyond the tolerance)
@@ -160,6 +162,7 @@ if [ "$SOUND_MODE" = ab ]; then : "${SOUND_ALLOW_UNSTABLE:=true}"; else : "${SOU
 : "${SOUND_PORT:=18611}"
 : "${TRITON_DIR:=${PERFSCEN_TRITON_DIR:-../shared/triton}}"
 : "${SOUND_METRICS:=}"
+: "${SOUND_KEEP:=}"
 : "${SOUND_AB_TOL:=5}"
 : "${SOUND_TRIALS:=}"
 : "${SOUND_MAX_EXTRA:=}"
@@ -548,7 +551,7 @@ median_of() {
 	echo "[.points[].trials[]?.disturbance.$1 // empty] | sort | if length == 0 then \"NaN\" else .[length/2|floor] end"
 }
 
-TSV_HEADER="mode	arm	run	start_utc	wall_s	exit	failed	gated	throughput	p50_us	p95_us	server_compute_infer_us	server_cpu_infer_us	server_work_infer	server_runq_infer_us	base_throughput	base_p50_us	base_server_compute_infer_us	base_server_cpu_infer_us	base_server_work_infer	load_min	load_median	load_max	builders	other_cpu	run_queue_wait	cpu_pressure	message"
+TSV_HEADER="mode	arm	run	start_utc	wall_s	exit	failed	gated	throughput	p50_us	p95_us	server_compute_infer_us	server_cpu_infer_us	server_work_infer	server_runq_infer_us	base_throughput	base_p50_us	base_server_compute_infer_us	base_server_cpu_infer_us	base_server_work_infer	load_min	load_median	load_max	builders	other_cpu	run_queue_wait	cpu_pressure	message	server_preempt_infer_us"
 
 # record MODE ARM RUN START END RC JSON LOG: appends one run to runs.tsv.
 # The figures are the medians over the kept trials ("figures") of the
@@ -557,7 +560,7 @@ TSV_HEADER="mode	arm	run	start_utc	wall_s	exit	failed	gated	throughput	p50_us	p9
 # comparison's value is the ratio candidate/base).
 record() {
 	local mode=$1 arm=$2 run=$3 start=$4 end=$5 rc=$6 json=$7 log=$8
-	local failed=- gated=- figs="NaN NaN NaN NaN NaN NaN NaN" base="NaN NaN NaN NaN NaN" busy=NaN wait=NaN press=NaN msg
+	local failed=- gated=- figs="NaN NaN NaN NaN NaN NaN NaN" base="NaN NaN NaN NaN NaN" busy=NaN wait=NaN press=NaN pre=NaN msg
 	if [ -s "$json" ]; then
 		failed=$(jq -r '[.verdict.checks[]? | select(.status == "fail") | .name] | unique | if length == 0 then "-" else join(",") end' "$json")
 		# The primary metric's check first, then the gated ones, then those
@@ -571,14 +574,18 @@ record() {
 		wait=$(jq -r "$(median_of run_queue_wait)" "$json")
 		press=$(jq -r "$(median_of cpu_pressure)" "$json")
 		msg=$(jq -r '.verdict.summary // ""' "$json")
+		pre=$(jq -r '[.points[] | select((.model // "") | startswith("base/") | not)][0].figures.process.preempt_us // "NaN"' "$json")
+		if [ -n "$SOUND_KEEP" ]; then
+			mkdir -p "$SOUND_KEEP" && cp "$json" "$SOUND_KEEP/$mode-$arm-$run.json"
+		fi
 	fi
 	[ -n "${msg:-}" ] || msg=$(grep -v '^ *$' "$log" | tail -n 1)
 	msg=$(printf '%s' "$msg" | tr '\t\n' '  ' | cut -c1-400)
 	local lmin lmed lmax bmin bmax
 	read -r lmin lmed lmax _ bmin bmax <<<"$(busy_stats "$start" "$end")"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$mode" "$arm" "$run" "$(date -u -d "@$start" +%FT%TZ)" $((end - start)) "$rc" "$failed" "$gated" \
-		$figs $base "$lmin" "$lmed" "$lmax" "$bmin-$bmax" "$busy" "$wait" "$press" "$msg" >>"$TMP/runs.tsv"
+		$figs $base "$lmin" "$lmed" "$lmax" "$bmin-$bmax" "$busy" "$wait" "$press" "$msg" "$pre" >>"$TMP/runs.tsv"
 	note "$mode $arm #$run: exit $rc in $((end - start)) s; gated: $gated; failed: $failed; load $lmin–$lmax (median $lmed, builders $bmin-$bmax); other-process CPU $busy, run-queue wait $wait, CPU pressure $press"
 }
 

@@ -87,6 +87,10 @@ func procWindow(a, b procState, server *result.ServerStats, clientInferences int
 		v := float64(d.RunQueueNs) / 1e3 / float64(n)
 		ps.RunQueueUs = &v
 	}
+	if d.HavePreempt && d.HaveRunQueue {
+		v := float64(d.PreemptNs) / 1e3 / float64(n)
+		ps.PreemptUs = &v
+	}
 	if d.HaveInstructions {
 		v := float64(d.Instructions) / float64(n)
 		ps.Instructions = &v
@@ -101,8 +105,8 @@ func procWindow(a, b procState, server *result.ServerStats, clientInferences int
 // merge.
 func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 	var out result.ProcessStats
-	var runq, instr, work float64
-	haveRunq, haveInstr, haveWork := true, true, true
+	var runq, preempt, instr, work float64
+	haveRunq, havePreempt, haveInstr, haveWork := true, true, true, true
 	for _, p := range list {
 		if p == nil {
 			continue
@@ -114,6 +118,11 @@ func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 			runq += *p.RunQueueUs * n
 		} else {
 			haveRunq = false
+		}
+		if p.PreemptUs != nil {
+			preempt += *p.PreemptUs * n
+		} else {
+			havePreempt = false
 		}
 		if p.Instructions != nil {
 			instr += *p.Instructions * n
@@ -135,6 +144,10 @@ func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 	if haveRunq {
 		v := runq / n
 		out.RunQueueUs = &v
+	}
+	if havePreempt {
+		v := preempt / n
+		out.PreemptUs = &v
 	}
 	if haveInstr {
 		v := instr / n

@@ -12,6 +12,16 @@ type Reading struct {
 	// server's process_cpu_seconds_total).
 	RunQueueNs   uint64
 	HaveRunQueue bool
+	// PreemptNs is the part of RunQueueNs that followed a preemption
+	// (the thread was switched out while it still had work) rather than a
+	// wake-up: time-slicing in the middle of the work, which no wake-up
+	// shows. The kernel does not split the wait, so each thread's wait
+	// over an interval is shared out in proportion to its involuntary and
+	// voluntary context switches in it (/proc/…/status); a thread that
+	// waited without switching at all (runnable throughout) counts as
+	// preempted. HavePreempt is false where the switches cannot be read.
+	PreemptNs   uint64
+	HavePreempt bool
 	// Instructions retired, where hardware counters could be opened.
 	Instructions     uint64
 	HaveInstructions bool
@@ -37,6 +47,9 @@ func Delta(a, b Reading) (d Reading, ok bool) {
 			return Reading{}, false
 		}
 		d.RunQueueNs, d.HaveRunQueue = b.RunQueueNs-a.RunQueueNs, true
+	}
+	if a.HavePreempt && b.HavePreempt && b.PreemptNs >= a.PreemptNs {
+		d.PreemptNs, d.HavePreempt = b.PreemptNs-a.PreemptNs, true
 	}
 	if a.HaveInstructions && b.HaveInstructions && b.Instructions >= a.Instructions {
 		d.Instructions, d.HaveInstructions = b.Instructions-a.Instructions, true

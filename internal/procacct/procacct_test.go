@@ -356,7 +356,7 @@ func TestThreadsCountTheirOwnThreads(t *testing.T) {
 		r, _ = acct.Read(context.Background(), "mlp")
 	}
 	close(done)
-	if r.CPUNs == 0 || !r.HaveRunQueue || !r.HaveInferences || r.Inferences != 8 || r.Threads != 1 {
+	if r.CPUNs == 0 || !r.HaveRunQueue || !r.HavePreempt || r.PreemptNs > r.RunQueueNs || !r.HaveInferences || r.Inferences != 8 || r.Threads != 1 {
 		t.Fatalf("reading %+v", r)
 	}
 }
@@ -419,4 +419,79 @@ func TestThreadsReadBeforeTheModelRan(t *testing.T) {
 	if r, err := acct.Read(t.Context(), "simple"); err != nil || r.Inferences != 3 {
 		t.Errorf("after it ran: %+v, %v", r, err)
 	}
+}
+
+func (f *fakeProc) switches(pid, tid int, vol, nonvol uint64) {
+	f.write(fmt.Sprintf("%d/task/%d/status", pid, tid), fmt.Sprintf("Name:\tserver\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:\t%d\n", vol, nonvol))
+}
+
+// Each thread's wait over an interval is shared out by its own switches
+// in that interval: a thread that slept and woke (voluntary) waited for
+// wake-ups, one switched out while it worked (involuntary) for
+// preemptions; one that did not switch at all waited runnable throughout.
+func TestProcsSharesWaitByPreemptions(t *testing.T) {
+	f := newFakeProc(t)
+	f.proc(10, 1, 500, "server")
+	f.thread(10, 10, 1000, 100)
+	f.switches(10, 10, 50, 50)
+	f.thread(10, 11, 1000, 100)
+	f.switches(10, 11, 7, 7)
+	f.thread(10, 12, 1000, 100)
+	f.switches(10, 12, 3, 3)
+	p, err := NewProcs(f.root, "test", func() ([]int, error) { return []int{10}, nil }, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.Read(context.Background(), "")
+	// 10: 90 woke, 10 preempted, waited 1000; 11: 1 and 3, waited 400;
+	// 12: no switch, waited 60.
+	f.thread(10, 10, 2000, 1100)
+	f.switches(10, 10, 140, 60)
+	f.thread(10, 11, 2000, 500)
+	f.switches(10, 11, 8, 10)
+	f.thread(10, 12, 2000, 160)
+	b, _ := p.Read(context.Background(), "")
+	d, ok := Delta(a, b)
+	if !ok || !d.HavePreempt || d.RunQueueNs != 1460 || d.PreemptNs != 100+300+60 {
+		t.Fatalf("delta %+v (ok %v): want runq 1460, preempt %d", d, ok, 100+300+60)
+	}
+	// A thread whose switches cannot be read: the split is unknown from
+	// then on, and the reading says so.
+	if err := os.Remove(filepath.Join(f.root, "10/task/11/status")); err != nil {
+		t.Fatal(err)
+	}
+	f.thread(10, 11, 2500, 600)
+	c, _ := p.Read(context.Background(), "")
+	if d, ok := Delta(b, c); !ok || d.HavePreempt || d.RunQueueNs != 100 {
+		t.Fatalf("without one thread's switches: %+v (ok %v), want runq 100 and no preempt", d, ok)
+	}
+}
+
+func TestParseSwitches(t *testing.T) {
+	for _, tt := range []struct {
+		in        string
+		vol, nonv uint64
+		ok        bool
+	}{
+		{"Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n", 12, 3, true},
+		{"voluntary_ctxt_switches: 12\n", 0, 0, false},
+		{"voluntary_ctxt_switches:\tx\nnonvoluntary_ctxt_switches:\t3\n", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		v, n, ok := ParseSwitches([]byte(tt.in))
+		if ok != tt.ok || (ok && (v != tt.vol || n != tt.nonv)) {
+			t.Errorf("ParseSwitches(%q) = %d, %d, %v; want %d, %d, %v", tt.in, v, n, ok, tt.vol, tt.nonv, tt.ok)
+		}
+	}
+}
+
+func FuzzParseSwitches(f *testing.F) {
+	f.Add([]byte("voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n"))
+	f.Add([]byte("nonvoluntary_ctxt_switches:\t18446744073709551615\nvoluntary_ctxt_switches:\t0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, n, ok := ParseSwitches(b)
+		if !ok && (v != 0 || n != 0) {
+			t.Fatalf("not ok but %d, %d", v, n)
+		}
+	})
 }

@@ -39,12 +39,38 @@ type Procs struct {
 	known     map[int]bool // processes listed at the previous Read
 	lastTicks uint64       // boot-relative clock ticks at the previous Read
 	cpu, runq uint64
-	threads   int
-	instr     *instructions
-	notes     []string
+	// preempt is runq's share that followed preemptions; havePreempt
+	// turns false for good once a thread's switches could not be read.
+	preempt     uint64
+	havePreempt bool
+	threads     int
+	instr       *instructions
+	notes       []string
 }
 
-type threadTimes struct{ run, wait uint64 }
+// threadTimes are one thread's cumulative counters: time on a CPU and
+// waiting runnable (schedstat), and its voluntary and involuntary context
+// switches (status; ok false where they could not be read).
+type threadTimes struct {
+	run, wait, vol, nonvol uint64
+	switches               bool
+}
+
+// preemptWait is the part of a thread's wait between two readings that
+// followed its preemptions: the wait shared out in proportion to the
+// involuntary switches among all its switches; all of it when the thread
+// did not switch at all (it waited runnable the whole time). ok is false
+// where either reading lacks the switches or they went backwards.
+func preemptWait(a, b threadTimes, wait uint64) (ns uint64, ok bool) {
+	if !a.switches || !b.switches || b.vol < a.vol || b.nonvol < a.nonvol {
+		return 0, false
+	}
+	v, n := b.vol-a.vol, b.nonvol-a.nonvol
+	if v+n == 0 {
+		return wait, true
+	}
+	return uint64(float64(wait) * float64(n) / float64(v+n)), true
+}
 
 // NewProcs starts accounting the processes list returns (PIDs), under
 // the /proc at root; what says what they are, for notes. The first
@@ -52,7 +78,7 @@ type threadTimes struct{ run, wait uint64 }
 // withInstructions opens a hardware instruction counter on each thread
 // where the machine allows it; where it does not, Notes says so once.
 func NewProcs(root, what string, list func() ([]int, error), withInstructions bool) (*Procs, error) {
-	p := &Procs{root: root, what: what, list: list, seen: map[string]threadTimes{}, seenCPU: map[int]uint64{}, known: map[int]bool{}}
+	p := &Procs{root: root, what: what, list: list, seen: map[string]threadTimes{}, seenCPU: map[int]uint64{}, known: map[int]bool{}, havePreempt: true}
 	if root == "/proc" {
 		p.cpuOf = ProcessCPUNs
 	}
@@ -119,6 +145,10 @@ func (p *Procs) read(first bool) (Reading, error) {
 			if !ok {
 				return Reading{}, fmt.Errorf("%s: %s: unreadable schedstat %q", p.what, filepath.Join(dir, e.Name()), bytes.TrimSpace(b))
 			}
+			cur := threadTimes{run: run, wait: wait}
+			if st, err := os.ReadFile(filepath.Join(dir, e.Name(), "status")); err == nil {
+				cur.vol, cur.nonvol, cur.switches = ParseSwitches(st)
+			}
 			key := strconv.Itoa(pid) + "/" + e.Name()
 			present[key] = true
 			threads++
@@ -127,9 +157,10 @@ func (p *Procs) read(first bool) (Reading, error) {
 			}
 			last, had := p.seen[key]
 			var dr, dw uint64
+			from := threadTimes{switches: true} // from birth
 			switch {
 			case had && run >= last.run && wait >= last.wait:
-				dr, dw = run-last.run, wait-last.wait
+				dr, dw, from = run-last.run, wait-last.wait, last
 			case had:
 				// A new thread with a reused id: count it from its birth.
 				dr, dw = run, wait
@@ -138,10 +169,17 @@ func (p *Procs) read(first bool) (Reading, error) {
 				dr, dw = run, wait
 			}
 			p.runq += dw
+			if dw > 0 {
+				if pw, ok := preemptWait(from, cur, dw); ok {
+					p.preempt += pw
+				} else {
+					p.havePreempt = false
+				}
+			}
 			if p.cpuOf == nil {
 				p.cpu += dr
 			}
-			p.seen[key] = threadTimes{run, wait}
+			p.seen[key] = cur
 		}
 	}
 	for k := range p.seen {
@@ -155,7 +193,7 @@ func (p *Procs) read(first bool) (Reading, error) {
 		}
 	}
 	p.known, p.lastTicks, p.threads = known, now, threads
-	r := Reading{CPUNs: p.cpu, RunQueueNs: p.runq, HaveRunQueue: true, Threads: threads}
+	r := Reading{CPUNs: p.cpu, RunQueueNs: p.runq, HaveRunQueue: true, PreemptNs: p.preempt, HavePreempt: p.havePreempt, Threads: threads}
 	if p.instr != nil {
 		r.Instructions, r.HaveInstructions = p.instr.read(tids)
 	}
@@ -185,6 +223,36 @@ func (p *Procs) Close() error {
 		p.instr.close()
 	}
 	return nil
+}
+
+// ParseSwitches reads a thread's voluntary and involuntary context
+// switches from its /proc status.
+func ParseSwitches(b []byte) (vol, nonvol uint64, ok bool) {
+	var haveV, haveN bool
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, found := strings.Cut(line, ":")
+		if !found {
+			continue
+		}
+		var dst *uint64
+		switch k {
+		case "voluntary_ctxt_switches":
+			dst, haveV = &vol, true
+		case "nonvoluntary_ctxt_switches":
+			dst, haveN = &nonvol, true
+		default:
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		*dst = n
+	}
+	if !haveV || !haveN {
+		return 0, 0, false
+	}
+	return vol, nonvol, true
 }
 
 // ParseSchedstat reads a thread's schedstat: time on a CPU (ns), time

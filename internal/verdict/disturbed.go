@@ -111,7 +111,7 @@ func explain(c *Check, p *result.Point, tb *baseline.Testbed, numCPU int) explan
 		return explanation{}
 	}
 	switch metric {
-	case plan.MetricServerRunQ, plan.MetricServerWork, plan.MetricServerInstr:
+	case plan.MetricServerRunQ, plan.MetricServerPreempt, plan.MetricServerWork, plan.MetricServerInstr:
 		// The run-queue delay is the contention itself; work and
 		// instructions are what contention does not move.
 		return explanation{}
@@ -154,13 +154,16 @@ func estimate(c *Check, p *result.Point, ref *baseline.Point, mi plan.MetricInfo
 	}
 	wThen, okThen := wakeDist(thenD)
 	sNow, sThen := serverNow(p), serverThen(ref)
-	server, runqRise, speed := stretch(sNow, sThen, inferencesPerExecution(p))
+	server, runqRise, speed, preempted := stretch(sNow, sThen, inferencesPerExecution(p))
 	m := WakeupsPerRequest
 	var parts []string
 	if okNow && okThen && wNow.mean > wThen.mean {
 		parts = append(parts, fmt.Sprintf("wake-up delays mean %s vs %s", numfmt.Value(wNow.mean, "us"), numfmt.Value(wThen.mean, "us")))
 	}
-	if runqRise > 0 {
+	switch {
+	case runqRise > 0 && preempted:
+		parts = append(parts, fmt.Sprintf("the server's run-queue delay after preemptions %s vs %s per inference", numfmt.Value(sNow.preempt, "us"), numfmt.Value(sThen.preempt, "us")))
+	case runqRise > 0:
 		parts = append(parts, fmt.Sprintf("the server's run-queue delay %s vs %s per inference", numfmt.Value(sNow.runq, "us"), numfmt.Value(sThen.runq, "us")))
 	}
 	if speed > 1 {

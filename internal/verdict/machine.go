@@ -192,16 +192,18 @@ func busiestRun(tb *baseline.Testbed, point string) *baseline.Point {
 }
 
 // serverSide is what the server's own counters say of the machine: its
-// threads' run-queue delay per inference, its CPU time per inference and
-// the probe's kernel time (the CPU's speed), as medians over trials.
+// threads' run-queue delay per inference and the part of it that followed
+// preemptions, its CPU time per inference and the probe's kernel time
+// (the CPU's speed), as medians over trials.
 type serverSide struct {
-	runq, cpu, kernel          float64
-	haveRunq, haveCPU, haveKer bool
+	runq, preempt, cpu, kernel              float64
+	haveRunq, havePreempt, haveCPU, haveKer bool
 }
 
 func serverNow(p *result.Point) serverSide {
 	var s serverSide
 	s.runq, s.haveRunq = trialMedian(p, func(t *result.Trial) (float64, bool) { return t.Metrics.Value(plan.MetricServerRunQ) })
+	s.preempt, s.havePreempt = trialMedian(p, func(t *result.Trial) (float64, bool) { return t.Metrics.Value(plan.MetricServerPreempt) })
 	s.cpu, s.haveCPU = trialMedian(p, func(t *result.Trial) (float64, bool) { return t.Metrics.Value(plan.MetricServerCPU) })
 	s.kernel, s.haveKer = trialMedian(p, func(t *result.Trial) (float64, bool) {
 		if t.Disturbance == nil || t.Disturbance.KernelUs == nil {
@@ -230,6 +232,7 @@ func serverThen(p *baseline.Point) serverSide {
 		return func(t *baseline.Trial) (float64, bool) { v, ok := t.Values[m]; return v, ok }
 	}
 	s.runq, s.haveRunq = med(value(plan.MetricServerRunQ))
+	s.preempt, s.havePreempt = med(value(plan.MetricServerPreempt))
 	s.cpu, s.haveCPU = med(value(plan.MetricServerCPU))
 	s.kernel, s.haveKer = med(func(t *baseline.Trial) (float64, bool) {
 		if t.Disturbance == nil || t.Disturbance.KernelUs == nil {
@@ -285,15 +288,26 @@ func inferencesPerExecution(p *result.Point) float64 {
 // slowness part of its excuse, so that against a history recorded on a
 // busy machine (run-queue wait ten times the CPU time) a 2× slower build's
 // compute time was excused whole (TestServerStretchIsTheBaselines).
-func stretch(now, then serverSide, perExec float64) (us float64, runqRise, speed float64) {
+//
+// Where both sides split the wait, only the part that followed
+// preemptions counts (preempted is then true): a wake-up's wait is the
+// probe's to estimate, and a server's wake-ups are often off the
+// request's path. A Go server's idle threads, woken to look for work,
+// each waited for a CPU before finding none: at load ~10 the delay
+// model's threads waited 44 ms per 20 ms request, all threads summed,
+// and excused a 2× slower build (TestServerStretchCountsPreemptions).
+func stretch(now, then serverSide, perExec float64) (us float64, runqRise, speed float64, preempted bool) {
 	speed = 1
 	if now.haveKer && then.haveKer && then.kernel > 0 {
 		speed = max(now.kernel/then.kernel, 1)
 	}
+	if now.havePreempt && then.havePreempt {
+		now.runq, then.runq, preempted = now.preempt, then.preempt, true
+	}
 	if now.haveRunq && then.haveRunq && now.haveCPU && then.haveCPU && now.cpu > 0 && then.cpu > 0 {
 		cNow, cThen := now.runq/now.cpu, then.runq/then.cpu
 		runqRise = max(then.cpu*speed*cNow-then.runq, 0)
-		return perExec * max(then.cpu*(speed*(1+cNow)-(1+cThen)), 0), runqRise, speed
+		return perExec * max(then.cpu*(speed*(1+cNow)-(1+cThen)), 0), runqRise, speed, preempted
 	}
 	if now.haveRunq && then.haveRunq {
 		runqRise = max(now.runq-then.runq, 0)
@@ -302,5 +316,5 @@ func stretch(now, then serverSide, perExec float64) (us float64, runqRise, speed
 	if then.haveCPU {
 		cpu = then.cpu * (speed - 1)
 	}
-	return perExec * (runqRise + cpu), runqRise, speed
+	return perExec * (runqRise + cpu), runqRise, speed, preempted
 }

@@ -319,3 +319,74 @@ func TestServerStretchIsTheBaselines(t *testing.T) {
 		})
 	}
 }
+
+// withPreempt gives every trial of p (a withServer point) one inference
+// per execution and the part of its run-queue delay that followed
+// preemptions, per inference (none where preempt < 0).
+func withPreempt(p result.Point, preempt float64) result.Point {
+	p.Trials = append([]result.Trial(nil), p.Trials...)
+	for i := range p.Trials {
+		m := p.Trials[i].Metrics
+		ps, ss := *m.Process, *m.Server
+		ss.ExecutionCount = ss.InferenceCount
+		if preempt >= 0 {
+			v := preempt * (1 + 0.01*float64(i%3-1))
+			ps.PreemptUs = &v
+		}
+		m.Process, m.Server = &ps, &ss
+		p.Trials[i].Metrics = m
+	}
+	p.BatchSize = 1
+	p.Summary.Process, p.Summary.Server = p.Trials[0].Metrics.Process, p.Trials[0].Metrics.Server
+	p.Summary = p.FigureMetrics()
+	return p
+}
+
+// A sleep-bound model served by a Go server on a machine whose other jobs
+// keep every CPU busy (the campaign's delay model at load ~10, beside two
+// `make gate` runs): the server's threads, all summed, waited 21 ms per
+// 20 ms request, 26 µs per µs of CPU, against 6 in the history. Most of
+// that wait followed wake-ups of threads with nothing to do for the
+// request (idle runtime threads woken to look for work); a fifth followed
+// preemptions. Counted whole, the wait excused a 2× slower build as
+// "testbed disturbed"; counting the preemptions' part, it fails, and the
+// unchanged build on the same machine does not. A server whose wait
+// follows preemptions (a CPU-bound model time-sliced) keeps its excuse.
+func TestServerStretchCountsPreemptions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	quiet := machine{base: 10}
+	f := baseline.New("demo")
+	for i := 0; i < 8; i++ {
+		j := 1 + 0.01*rng.NormFloat64()
+		pt := withServer(machinePoint(t, rng, 10, 200, normalService(10_300, 150), quiet), 800*j, 4800*j, 20, 10_500*j)
+		pt = withPreempt(pt, 1100*j)
+		if _, err := baseline.Update(f, mkRun(pt), baseline.UpdateOptions{Now: time.Unix(int64(i), 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := &plan.Baseline{Path: "b.json", Metrics: []string{plan.MetricP50}}
+	for _, tt := range []struct {
+		name          string
+		service       float64
+		cpu, runq     float64
+		preempt       float64 // < 0: the switches were not read
+		want          Status
+		wantInMessage string
+	}{
+		{"2× slower, wake-ups' wait counted whole (no switches read)", 20_300, 800, 20_800, -1, StatusInconclusive, "run-queue delay 20.80ms vs 4.80ms"},
+		{"2× slower, preemptions' part", 20_300, 800, 20_800, 4600, StatusFail, ""},
+		{"unchanged, preemptions' part", 10_300, 800, 20_800, 4600, StatusPass, ""},
+		// Time-sliced compute: 4 ms of a 10 ms request's wait followed
+		// preemptions. Excused by them, as before.
+		{"unchanged, time-sliced", 14_300, 800, 20_800, 16_000, StatusInconclusive, "after preemptions 16.00ms vs 1.10ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pt := withServer(machinePoint(t, rng, 10, 200, normalService(tt.service, 150), quiet), tt.cpu, tt.runq, 20, tt.service)
+			pt = withPreempt(pt, tt.preempt)
+			ch := find(Options{}.Baseline(spec, f, mkRun(pt)), plan.MetricP50)
+			if ch == nil || ch.Status != tt.want || !strings.Contains(ch.Message, tt.wantInMessage) {
+				t.Fatalf("p50: want %s (message with %q):\n%s", tt.want, tt.wantInMessage, describe([]Check{*ch}))
+			}
+		})
+	}
+}

@@ -55,7 +55,7 @@ func tooBusy(c *Check, p *result.Point, numCPU int) {
 // run-queue delay, counts or fractions.
 func wallClock(metric string) bool {
 	mi, ok := plan.LookupMetric(metric)
-	if !ok || plan.IsSearchMetric(metric) || metric == plan.MetricServerCPU || metric == plan.MetricServerRunQ {
+	if !ok || plan.IsSearchMetric(metric) || metric == plan.MetricServerCPU || metric == plan.MetricServerRunQ || metric == plan.MetricServerPreempt {
 		return false
 	}
 	switch mi.Unit {

@@ -25,9 +25,12 @@ const (
 	// instructions retired. A busy machine stretches wall-clock figures by
 	// the run-queue delay; CPU time and instructions stay where the build
 	// put them.
-	MetricServerCPU   = "server_cpu_infer"
-	MetricServerRunQ  = "server_runq_infer"
-	MetricServerInstr = "server_instr_infer"
+	MetricServerCPU  = "server_cpu_infer"
+	MetricServerRunQ = "server_runq_infer"
+	// MetricServerPreempt is the part of the run-queue delay that followed
+	// preemptions (time-slicing in the middle of work), not wake-ups.
+	MetricServerPreempt = "server_preempt_infer"
+	MetricServerInstr   = "server_instr_infer"
 	// MetricServerWork is the CPU time per inference divided by the CPU
 	// time a fixed kernel took in the same window: CPU work in units the
 	// host's clock and other guests do not move.
@@ -111,6 +114,7 @@ var metricCatalogue = func() map[string]MetricInfo {
 	add(MetricClientWait, "us", false)
 	add(MetricServerCPU, "us", false)
 	add(MetricServerRunQ, "us", false)
+	add(MetricServerPreempt, "us", false)
 	add(MetricServerInstr, "count", false)
 	add(MetricServerWork, "count", false)
 	for _, d := range []string{"ttft", "itl", "tpot"} {

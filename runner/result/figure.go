@@ -239,6 +239,7 @@ var processFields = []struct {
 }{
 	{func(p *ProcessStats) *float64 { return &p.CPUUs }, func(p *ProcessStats, v float64) { p.CPUUs = v }},
 	{func(p *ProcessStats) *float64 { return p.RunQueueUs }, func(p *ProcessStats, v float64) { p.RunQueueUs = &v }},
+	{func(p *ProcessStats) *float64 { return p.PreemptUs }, func(p *ProcessStats, v float64) { p.PreemptUs = &v }},
 	{func(p *ProcessStats) *float64 { return p.Instructions }, func(p *ProcessStats, v float64) { p.Instructions = &v }},
 	{func(p *ProcessStats) *float64 { return p.Work }, func(p *ProcessStats, v float64) { p.Work = &v }},
 }

@@ -62,6 +62,7 @@ var getters = map[string]func(m *Metrics) (float64, bool){
 	plan.MetricServerOutput:   server(func(s *ServerStats) float64 { return s.ComputeOutputUs }),
 	plan.MetricServerCPU:      process(func(p *ProcessStats) *float64 { return &p.CPUUs }),
 	plan.MetricServerRunQ:     process(func(p *ProcessStats) *float64 { return p.RunQueueUs }),
+	plan.MetricServerPreempt:  process(func(p *ProcessStats) *float64 { return p.PreemptUs }),
 	plan.MetricServerInstr:    process(func(p *ProcessStats) *float64 { return p.Instructions }),
 	plan.MetricServerWork:     process(func(p *ProcessStats) *float64 { return p.Work }),
 	plan.MetricClientSendRecv: split(func(m *Metrics) float64 { return m.ClientSendRecvUs }),

@@ -474,6 +474,13 @@ type ProcessStats struct {
 	// RunQueueUs is the time the threads waited runnable for a CPU per
 	// inference, µs (nil where the source cannot see it).
 	RunQueueUs *float64 `json:"run_queue_us,omitempty"`
+	// PreemptUs is the part of RunQueueUs that followed preemptions
+	// rather than wake-ups (each thread's wait shared out by its
+	// involuntary and voluntary context switches): the time-slicing of
+	// work in progress. A wake-up's wait is often off a request's path
+	// (an idle runtime thread woken to look for work); a preemption's is
+	// in the middle of work (nil where the switches cannot be read).
+	PreemptUs *float64 `json:"preempt_us,omitempty"`
 	// Instructions retired per inference (nil without hardware counters).
 	Instructions *float64 `json:"instructions,omitempty"`
 	// Work is CPUUs divided by the window's Disturbance.KernelUs: CPU
