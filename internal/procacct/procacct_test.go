@@ -356,7 +356,7 @@ func TestThreadsCountTheirOwnThreads(t *testing.T) {
 		r, _ = acct.Read(context.Background(), "mlp")
 	}
 	close(done)
-	if r.CPUNs == 0 || !r.HaveRunQueue || !r.HavePreempt || r.PreemptNs > r.RunQueueNs || !r.HaveInferences || r.Inferences != 8 || r.Threads != 1 {
+	if r.CPUNs == 0 || !r.HaveRunQueue || r.HavePreempt || !r.HaveInferences || r.Inferences != 8 || r.Threads != 1 {
 		t.Fatalf("reading %+v", r)
 	}
 }

@@ -18,6 +18,12 @@ import (
 // client's threads, and the server's protocol handling, which share Go's
 // threads with the client, are not counted: what Threads measures is the
 // models' execution.
+//
+// Its readings do not split the wait by cause (HavePreempt is false): a
+// model instance's thread is on its requests' path by construction, so
+// its wait after a wake-up (its sleep ended, a request arrived) delays a
+// request as much as its wait after a preemption. The split is for a
+// whole process, whose idle threads' wake-ups are off the path.
 type Threads struct {
 	root  string
 	mu    sync.Mutex
@@ -26,39 +32,13 @@ type Threads struct {
 	withInstr bool
 }
 
-// liveThread is a joined thread: its counters when it joined and at the
-// last reading, and its wait since joining that followed preemptions,
-// shared out interval by interval (the switches of one interval say
-// nothing of another's wait).
-type liveThread struct {
-	start, last threadTimes
-	preempt     uint64
-	noPreempt   bool
-}
-
-// advance adds the wait since the last reading that followed preemptions.
-func (l *liveThread) advance(now threadTimes) {
-	if now.wait > l.last.wait {
-		if pw, ok := preemptWait(l.last, now, now.wait-l.last.wait); ok {
-			l.preempt += pw
-		} else {
-			l.noPreempt = true
-		}
-	}
-	l.last = now
-}
-
 type modelThreads struct {
-	// live are the joined threads.
-	live map[int]*liveThread
-	// done holds the time of threads that left (run and wait), and
-	// donePreempt their wait that followed preemptions; noPreempt is set
-	// once a thread's switches could not be read.
-	done        threadTimes
-	donePreempt uint64
-	noPreempt   bool
-	inferences  uint64
-	instr       *instructions // nil without counters
+	// live are the joined threads with their counters when they joined.
+	live map[int]threadTimes
+	// done holds the time of threads that left.
+	done       threadTimes
+	inferences uint64
+	instr      *instructions // nil without counters
 }
 
 // NewThreads starts an empty registry; withInstructions counts each
@@ -80,19 +60,16 @@ func (t *Threads) Join(model string) (leave func()) {
 	}
 	t.mu.Lock()
 	m := t.modelLocked(model)
-	m.live[tid] = &liveThread{start: start, last: start}
+	m.live[tid] = start
 	t.mu.Unlock()
 	return func() {
 		end, ok := t.times(tid)
 		t.mu.Lock()
-		if l, still := m.live[tid]; still {
+		if s, still := m.live[tid]; still {
 			delete(m.live, tid)
-			if s := l.start; ok && end.run >= s.run && end.wait >= l.last.wait {
+			if ok && end.run >= s.run && end.wait >= s.wait {
 				m.done.run += end.run - s.run
 				m.done.wait += end.wait - s.wait
-				l.advance(end)
-				m.donePreempt += l.preempt
-				m.noPreempt = m.noPreempt || l.noPreempt
 			}
 		}
 		t.mu.Unlock()
@@ -110,7 +87,7 @@ func (t *Threads) Count(model string, n int) {
 func (t *Threads) modelLocked(model string) *modelThreads {
 	m := t.model[model]
 	if m == nil {
-		m = &modelThreads{live: map[int]*liveThread{}}
+		m = &modelThreads{live: map[int]threadTimes{}}
 		if t.withInstr {
 			m.instr = newInstructions()
 		}
@@ -119,11 +96,10 @@ func (t *Threads) modelLocked(model string) *modelThreads {
 	return m
 }
 
-// times reads a thread's CPU clock (exact), its schedstat's run-queue
-// delay and its context switches.
+// times reads a thread's CPU clock (exact) and its schedstat's run-queue
+// delay.
 func (t *Threads) times(tid int) (threadTimes, bool) {
-	dir := t.root + "/" + strconv.Itoa(tid)
-	b, err := os.ReadFile(dir + "/schedstat")
+	b, err := os.ReadFile(t.root + "/" + strconv.Itoa(tid) + "/schedstat")
 	if err != nil {
 		return threadTimes{}, false
 	}
@@ -131,11 +107,7 @@ func (t *Threads) times(tid int) (threadTimes, bool) {
 	if cpu, good := ThreadCPUNs(tid); good {
 		run = cpu
 	}
-	tt := threadTimes{run: run, wait: wait}
-	if st, err := os.ReadFile(dir + "/status"); err == nil {
-		tt.vol, tt.nonvol, tt.switches = ParseSwitches(st)
-	}
-	return tt, ok
+	return threadTimes{run: run, wait: wait}, ok
 }
 
 // Read returns model's counters: the time of its threads since they
@@ -148,18 +120,15 @@ func (t *Threads) Read(_ context.Context, model string) (Reading, error) {
 		// first request reached the model): it has used no CPU so far.
 		// An error here stopped the point's readings for good.
 		t.mu.Unlock()
-		return Reading{HaveRunQueue: true, HavePreempt: true, HaveInferences: true}, nil
+		return Reading{HaveRunQueue: true, HaveInferences: true}, nil
 	}
-	r := Reading{CPUNs: m.done.run, RunQueueNs: m.done.wait, HaveRunQueue: true, PreemptNs: m.donePreempt, HavePreempt: !m.noPreempt, Inferences: m.inferences, HaveInferences: true}
+	r := Reading{CPUNs: m.done.run, RunQueueNs: m.done.wait, HaveRunQueue: true, Inferences: m.inferences, HaveInferences: true}
 	tids := make([]int, 0, len(m.live))
-	for tid, l := range m.live {
-		if now, ok := t.times(tid); ok && now.run >= l.last.run && now.wait >= l.last.wait {
-			r.CPUNs += now.run - l.start.run
-			r.RunQueueNs += now.wait - l.start.wait
-			l.advance(now)
+	for tid, start := range m.live {
+		if now, ok := t.times(tid); ok && now.run >= start.run && now.wait >= start.wait {
+			r.CPUNs += now.run - start.run
+			r.RunQueueNs += now.wait - start.wait
 		}
-		r.PreemptNs += l.preempt
-		r.HavePreempt = r.HavePreempt && !l.noPreempt
 		tids = append(tids, tid)
 	}
 	instr := m.instr

@@ -479,7 +479,9 @@ type ProcessStats struct {
 	// involuntary and voluntary context switches): the time-slicing of
 	// work in progress. A wake-up's wait is often off a request's path
 	// (an idle runtime thread woken to look for work); a preemption's is
-	// in the middle of work (nil where the switches cannot be read).
+	// in the middle of work (nil where the switches cannot be read, and
+	// for the embedded server, whose counted threads are its model
+	// instances', on their requests' path whatever woke them).
 	PreemptUs *float64 `json:"preempt_us,omitempty"`
 	// Instructions retired per inference (nil without hardware counters).
 	Instructions *float64 `json:"instructions,omitempty"`
