@@ -19,9 +19,11 @@ type Reading struct {
 	// over an interval is shared out in proportion to its involuntary and
 	// voluntary context switches in it (/proc/…/status); a thread that
 	// waited without switching at all (runnable throughout) counts as
-	// preempted. HavePreempt is false where the switches cannot be read,
-	// and for the embedded server's model threads (Threads), which are
-	// on their requests' path whatever woke them.
+	// preempted; one whose switches are missing (it exited between the
+	// two reads) counts its whole wait. HavePreempt is false where no
+	// thread's switches can be read, and for the embedded server's model
+	// threads (Threads), which are on their requests' path whatever woke
+	// them.
 	PreemptNs   uint64
 	HavePreempt bool
 	// Instructions retired, where hardware counters could be opened.

@@ -455,15 +455,16 @@ func TestProcsSharesWaitByPreemptions(t *testing.T) {
 	if !ok || !d.HavePreempt || d.RunQueueNs != 1460 || d.PreemptNs != 100+300+60 {
 		t.Fatalf("delta %+v (ok %v): want runq 1460, preempt %d", d, ok, 100+300+60)
 	}
-	// A thread whose switches cannot be read: the split is unknown from
-	// then on, and the reading says so.
+	// A thread whose switches cannot be read (it exited between its
+	// schedstat and its status): its whole wait counts, and the figure
+	// stays.
 	if err := os.Remove(filepath.Join(f.root, "10/task/11/status")); err != nil {
 		t.Fatal(err)
 	}
 	f.thread(10, 11, 2500, 600)
 	c, _ := p.Read(context.Background(), "")
-	if d, ok := Delta(b, c); !ok || d.HavePreempt || d.RunQueueNs != 100 {
-		t.Fatalf("without one thread's switches: %+v (ok %v), want runq 100 and no preempt", d, ok)
+	if d, ok := Delta(b, c); !ok || !d.HavePreempt || d.RunQueueNs != 100 || d.PreemptNs != 100 {
+		t.Fatalf("without one thread's switches: %+v (ok %v), want runq 100, all of it counted", d, ok)
 	}
 }
 

@@ -39,10 +39,11 @@ type Procs struct {
 	known     map[int]bool // processes listed at the previous Read
 	lastTicks uint64       // boot-relative clock ticks at the previous Read
 	cpu, runq uint64
-	// preempt is runq's share that followed preemptions; havePreempt
-	// turns false for good once a thread's switches could not be read.
+	// preempt is runq's share that followed preemptions; sawSwitches is
+	// set once any thread's switches were read (a /proc without them has
+	// no split at all).
 	preempt     uint64
-	havePreempt bool
+	sawSwitches bool
 	threads     int
 	instr       *instructions
 	notes       []string
@@ -78,7 +79,7 @@ func preemptWait(a, b threadTimes, wait uint64) (ns uint64, ok bool) {
 // withInstructions opens a hardware instruction counter on each thread
 // where the machine allows it; where it does not, Notes says so once.
 func NewProcs(root, what string, list func() ([]int, error), withInstructions bool) (*Procs, error) {
-	p := &Procs{root: root, what: what, list: list, seen: map[string]threadTimes{}, seenCPU: map[int]uint64{}, known: map[int]bool{}, havePreempt: true}
+	p := &Procs{root: root, what: what, list: list, seen: map[string]threadTimes{}, seenCPU: map[int]uint64{}, known: map[int]bool{}}
 	if root == "/proc" {
 		p.cpuOf = ProcessCPUNs
 	}
@@ -148,6 +149,7 @@ func (p *Procs) read(first bool) (Reading, error) {
 			cur := threadTimes{run: run, wait: wait}
 			if st, err := os.ReadFile(filepath.Join(dir, e.Name(), "status")); err == nil {
 				cur.vol, cur.nonvol, cur.switches = ParseSwitches(st)
+				p.sawSwitches = p.sawSwitches || cur.switches
 			}
 			key := strconv.Itoa(pid) + "/" + e.Name()
 			present[key] = true
@@ -169,12 +171,14 @@ func (p *Procs) read(first bool) (Reading, error) {
 				dr, dw = run, wait
 			}
 			p.runq += dw
-			if dw > 0 {
-				if pw, ok := preemptWait(from, cur, dw); ok {
-					p.preempt += pw
-				} else {
-					p.havePreempt = false
-				}
+			if pw, ok := preemptWait(from, cur, dw); ok {
+				p.preempt += pw
+			} else {
+				// The split is unknown (a thread that exited between
+				// its schedstat and its status): its whole wait counts,
+				// as it did before the split, rather than losing the
+				// figure for the rest of the run.
+				p.preempt += dw
 			}
 			if p.cpuOf == nil {
 				p.cpu += dr
@@ -193,7 +197,7 @@ func (p *Procs) read(first bool) (Reading, error) {
 		}
 	}
 	p.known, p.lastTicks, p.threads = known, now, threads
-	r := Reading{CPUNs: p.cpu, RunQueueNs: p.runq, HaveRunQueue: true, PreemptNs: p.preempt, HavePreempt: p.havePreempt, Threads: threads}
+	r := Reading{CPUNs: p.cpu, RunQueueNs: p.runq, HaveRunQueue: true, PreemptNs: p.preempt, HavePreempt: p.sawSwitches, Threads: threads}
 	if p.instr != nil {
 		r.Instructions, r.HaveInstructions = p.instr.read(tids)
 	}
