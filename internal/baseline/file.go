@@ -20,7 +20,12 @@ import (
 // carry how disturbed the machine was. Version 1 files are read as they
 // are; their hostname-hashed testbeds are found by Lookup on matching
 // hardware and re-keyed at the next update.
-const FormatVersion = 2
+//
+// Version 3: server_work_infer is in units of the probe's matrix-vector
+// kernel (internal/wakeprobe). Earlier versions' values of it, in units
+// of a smaller kernel, are dropped on reading: a ratio across the two
+// would say nothing of the server. Their other figures are kept.
+const FormatVersion = 3
 
 // File is one scenario's baseline, for any number of testbeds.
 type File struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/perfscen/perfscen/internal/atomicfile"
 	"github.com/perfscen/perfscen/internal/failure"
 	"github.com/perfscen/perfscen/internal/jsonpos"
+	"github.com/perfscen/perfscen/runner/plan"
 )
 
 // Load reads a baseline file. A missing file yields an error satisfying
@@ -62,7 +63,25 @@ func Decode(name string, b []byte) (*File, error) {
 	if err := f.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if *probe.FormatVersion < 3 {
+		dropOldWork(&f)
+	}
 	return &f, nil
+}
+
+// dropOldWork removes server_work_infer from a history recorded before
+// version 3, whose values are in units of another kernel (FormatVersion).
+func dropOldWork(f *File) {
+	for _, tb := range f.Testbeds {
+		for _, r := range tb.Runs {
+			for _, p := range r.Points {
+				delete(p.Summary, plan.MetricServerWork)
+				for _, t := range p.Trials {
+					delete(t.Values, plan.MetricServerWork)
+				}
+			}
+		}
+	}
 }
 
 func (f *File) validate() error {

@@ -73,3 +73,34 @@ func TestRoundTripAndScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// server_work_infer changed units with format 3 (the probe's kernel): a
+// ratio of a new run's work to an older history's would compare two
+// kernels, not two builds, so the older values are dropped on reading and
+// every other figure is kept.
+func TestOldWorkIsDropped(t *testing.T) {
+	for _, tt := range []struct {
+		file     string
+		wantWork bool
+	}{{"work_v2.json", false}, {"work_v3.json", true}} {
+		t.Run(tt.file, func(t *testing.T) {
+			f, err := Load(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := f.Testbeds["tb1"].Runs[0].Points["m/c=1"]
+			if got := len(p.Values("server_work_infer")) > 0; got != tt.wantWork {
+				t.Errorf("trial work kept %v, want %v", got, tt.wantWork)
+			}
+			if _, got := p.Summary["server_work_infer"]; got != tt.wantWork {
+				t.Errorf("summary work kept %v, want %v", got, tt.wantWork)
+			}
+			if v := p.Values("server_cpu_infer"); len(v) != 1 || v[0] != 405 {
+				t.Errorf("server_cpu_infer %v, want [405]", v)
+			}
+			if p.Summary["throughput"] != 100 {
+				t.Errorf("throughput %v, want 100", p.Summary["throughput"])
+			}
+		})
+	}
+}

@@ -237,23 +237,23 @@ func disturbance(a, b CPUSample) *result.Disturbance {
 	if a.Wake != nil && b.Wake != nil {
 		w := b.Wake.Sub(a.Wake)
 		if us, ok := w.KernelUs(); ok && w.KernelRuns >= minKernelRuns {
-			d.KernelUs = &us
+			d.GEMVUs = &us
 		}
 	}
 	return d
 }
 
 // minKernelRuns is the fewest runs of the probe's kernel a window's CPU
-// speed is taken from (one every 20 ms: a 100 ms window has 5).
+// speed is taken from (one every 100 ms: a 500 ms window has 5).
 const minKernelRuns = 5
 
 // withWork sets a window's work per inference: its CPU time per
 // inference in units of the fixed kernel's CPU time in the same seconds.
 func withWork(p *result.ProcessStats, d *result.Disturbance) {
-	if p == nil || d == nil || d.KernelUs == nil || *d.KernelUs <= 0 {
+	if p == nil || d == nil || d.GEMVUs == nil || *d.GEMVUs <= 0 {
 		return
 	}
-	w := p.CPUUs / *d.KernelUs
+	w := p.CPUUs / *d.GEMVUs
 	p.Work = &w
 }
 

@@ -206,10 +206,10 @@ func serverNow(p *result.Point) serverSide {
 	s.preempt, s.havePreempt = trialMedian(p, func(t *result.Trial) (float64, bool) { return t.Metrics.Value(plan.MetricServerPreempt) })
 	s.cpu, s.haveCPU = trialMedian(p, func(t *result.Trial) (float64, bool) { return t.Metrics.Value(plan.MetricServerCPU) })
 	s.kernel, s.haveKer = trialMedian(p, func(t *result.Trial) (float64, bool) {
-		if t.Disturbance == nil || t.Disturbance.KernelUs == nil {
+		if t.Disturbance == nil || t.Disturbance.GEMVUs == nil {
 			return 0, false
 		}
-		return *t.Disturbance.KernelUs, true
+		return *t.Disturbance.GEMVUs, true
 	})
 	return s
 }
@@ -235,10 +235,10 @@ func serverThen(p *baseline.Point) serverSide {
 	s.preempt, s.havePreempt = med(value(plan.MetricServerPreempt))
 	s.cpu, s.haveCPU = med(value(plan.MetricServerCPU))
 	s.kernel, s.haveKer = med(func(t *baseline.Trial) (float64, bool) {
-		if t.Disturbance == nil || t.Disturbance.KernelUs == nil {
+		if t.Disturbance == nil || t.Disturbance.GEMVUs == nil {
 			return 0, false
 		}
-		return *t.Disturbance.KernelUs, true
+		return *t.Disturbance.GEMVUs, true
 	})
 	return s
 }

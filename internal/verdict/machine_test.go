@@ -223,7 +223,7 @@ func withServer(p result.Point, cpu, runq, kernel, compute float64) result.Point
 		m.Server = &result.ServerStats{RequestCount: 100, InferenceCount: 800, ExecutionCount: 100, ComputeInferUs: compute * f}
 		p.Trials[i].Metrics = m
 		d := *p.Trials[i].Disturbance
-		d.KernelUs = &k
+		d.GEMVUs = &k
 		p.Trials[i].Disturbance = &d
 	}
 	p.BatchSize = 8

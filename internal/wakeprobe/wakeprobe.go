@@ -230,7 +230,7 @@ func (p *Probe) Snapshot() Snapshot {
 	}
 	s.SumNs = p.sumNs.Load()
 	// Runs before time: a reading between the two adds errs towards a
-	// slower kernel by at most one run's time over a window's ~50.
+	// slower kernel by at most one run's time over a window's ~10.
 	s.KernelRuns = p.kernelRuns.Load()
 	s.KernelNs = p.kernelNs.Load()
 	return s

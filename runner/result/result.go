@@ -253,11 +253,17 @@ type Disturbance struct {
 	// perfscen (Metrics.Process found it): it is taken out of OtherCPU,
 	// since the server under test is no neighbour. Absent otherwise.
 	ServerCPU *float64 `json:"server_cpu,omitempty"`
-	// KernelUs is the mean CPU time one run of the wake-up probe's fixed
-	// kernel took during the window, µs: how fast the machine's CPUs ran
-	// (a host that lends a vCPU's core to other guests or lowers its
-	// clock makes every CPU time longer). Absent without the probe.
-	KernelUs *float64 `json:"kernel_us,omitempty"`
+	// GEMVUs is the mean CPU time one run of the wake-up probe's fixed
+	// kernel (a matrix-vector product over 1 MiB of weights,
+	// internal/wakeprobe) took during the window, µs: how fast the
+	// machine ran inference-shaped work (a host that lends a vCPU's core
+	// to other guests, lowers its clock or crowds its caches makes every
+	// CPU time longer). Absent without the probe.
+	GEMVUs *float64 `json:"gemv_us,omitempty"`
+	// LegacyKernelUs is what results recorded before the matrix-vector
+	// kernel hold: the mean CPU time of a smaller kernel that ran in the
+	// first-level cache. Read, never compared with GEMVUs.
+	LegacyKernelUs *float64 `json:"kernel_us,omitempty"`
 }
 
 // WakeupDelay is the distribution of a window's wake-up delays, in µs.
@@ -485,11 +491,15 @@ type ProcessStats struct {
 	PreemptUs *float64 `json:"preempt_us,omitempty"`
 	// Instructions retired per inference (nil without hardware counters).
 	Instructions *float64 `json:"instructions,omitempty"`
-	// Work is CPUUs divided by the window's Disturbance.KernelUs: CPU
-	// time per inference in units of the CPU time a fixed kernel took in
-	// the same seconds, which a slower vCPU does not move (nil without
-	// the probe).
-	Work *float64 `json:"work,omitempty"`
+	// Work is CPUUs divided by the window's Disturbance.GEMVUs: CPU time
+	// per inference in units of the CPU time the probe's matrix-vector
+	// kernel took in the same seconds, which a slower vCPU does not move
+	// (nil without the probe).
+	Work *float64 `json:"work_gemv,omitempty"`
+	// LegacyWork is the work per inference of results recorded before
+	// the matrix-vector kernel, in units of the earlier kernel: read,
+	// never compared with Work.
+	LegacyWork *float64 `json:"work,omitempty"`
 	// Inferences is what the window's figures are divided by: the
 	// server's own count where it keeps one, else the client's.
 	Inferences int64 `json:"inferences"`
