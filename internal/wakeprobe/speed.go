@@ -3,6 +3,7 @@ package wakeprobe
 import (
 	"math"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +32,12 @@ import (
 // matrix-vector product's time moved with the model's: the model's time
 // over it moved 5–15% where its time over the first-level kernel moved
 // 40%.
-const speedEvery = 50 // every 100 ms at Period: about 0.5% of a core
+//
+// The kernel runs every speedPeriod of the monotonic clock, not every so
+// many wake-ups: on a busy machine each wake-up comes late, and a count of
+// them left a 1 s window at load ~10 with under the minimum of runs, and
+// the window without a figure.
+const speedPeriod = 100 * time.Millisecond // about 0.5% of a core
 
 // kernelRows × kernelCols float32s are the kernel's weights (1 MiB: more
 // than a core's second-level cache on the machines measured, as a
@@ -61,6 +67,16 @@ func gemv(k *kernelBuf) {
 		k.y[j] = s
 	}
 	kernelSink.Store(math.Float32bits(k.y[kernelRows-1]))
+}
+
+// monoNs is the monotonic clock in ns (the kernel's, not Go's: the probe
+// runs on its own thread, outside any fake clock).
+func monoNs() (uint64, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0, false
+	}
+	return uint64(ts.Nano()), true
 }
 
 // threadCPU is the calling thread's CPU time in ns.

@@ -255,7 +255,7 @@ func (p *Probe) loop(ready chan<- struct{}) {
 	}
 	ts := unix.NsecToTimespec(int64(Period))
 	kbuf := newKernelBuf()
-	wakes := 0
+	lastKernel, _ := monoNs()
 	for {
 		select {
 		case <-p.stop:
@@ -274,7 +274,8 @@ func (p *Probe) loop(ready chan<- struct{}) {
 		prev = w
 		p.counts[bucketOf(d)].Add(1)
 		p.sumNs.Add(d)
-		if wakes++; wakes%speedEvery == 0 {
+		if now, ok := monoNs(); ok && now-lastKernel >= uint64(speedPeriod) {
+			lastKernel = now
 			if ns, ok := timeKernel(kbuf); ok {
 				p.kernelNs.Add(ns)
 				p.kernelRuns.Add(1)
