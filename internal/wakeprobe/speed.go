@@ -14,7 +14,7 @@ import (
 // caches, and then every CPU time measured on it grows: a server's CPU
 // time per inference, measured to stay put under time-slicing, moved ±25%
 // from window to window beside other tenants' builds on these machines.
-// So every speedEvery wake-ups the probe runs one fixed kernel and adds
+// So every speedPeriod the probe runs one fixed kernel and adds
 // the CPU time it took, read from the thread's own CPU clock, which counts
 // the time it ran and nothing else. A window's mean is the CPU time one
 // unit of fixed work cost in it; a server's CPU time per inference divided
@@ -29,15 +29,17 @@ import (
 // for seconds at a time, with or without neighbours of ours) while that
 // kernel's time stayed within ±5%, and an unchanged model's work per
 // inference false-alarmed against its history. Beside the same moves the
-// matrix-vector product's time moved with the model's: the model's time
-// over it moved 5–15% where its time over the first-level kernel moved
-// 40%.
+// matrix-vector product's time moved with the model's: between two states
+// of the machine, the model's time over it moved 16% where its time over
+// the first-level kernel moved 55% (docs/statistics.md). Neither sees what
+// time-slicing does: a model preempted in the middle of its compute
+// refills its caches, and the kernel is timed apart.
 //
 // The kernel runs every speedPeriod of the monotonic clock, not every so
 // many wake-ups: on a busy machine each wake-up comes late, and a count of
 // them left a 1 s window at load ~10 with under the minimum of runs, and
 // the window without a figure.
-const speedPeriod = 100 * time.Millisecond // about 0.5% of a core
+const speedPeriod = 100 * time.Millisecond // two ~300 µs passes: about 0.6% of a core
 
 // kernelRows × kernelCols float32s are the kernel's weights (1 MiB: more
 // than a core's second-level cache on the machines measured, as a
