@@ -71,6 +71,20 @@ func gemv(k *kernelBuf) {
 	kernelSink.Store(math.Float32bits(k.y[kernelRows-1]))
 }
 
+// speedClock decides when the kernel runs: speedPeriod after its last
+// run, however late the wake-ups come.
+type speedClock struct{ last uint64 }
+
+// due says whether the kernel runs at a wake-up at now (ns, monotonic),
+// and if so counts it as run.
+func (c *speedClock) due(now uint64) bool {
+	if now-c.last < uint64(speedPeriod) {
+		return false
+	}
+	c.last = now
+	return true
+}
+
 // monoNs is the monotonic clock in ns (the kernel's, not Go's: the probe
 // runs on its own thread, outside any fake clock).
 func monoNs() (uint64, bool) {

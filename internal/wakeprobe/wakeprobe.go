@@ -255,7 +255,10 @@ func (p *Probe) loop(ready chan<- struct{}) {
 	}
 	ts := unix.NsecToTimespec(int64(Period))
 	kbuf := newKernelBuf()
-	lastKernel, _ := monoNs()
+	var speed speedClock
+	if now, ok := monoNs(); ok {
+		speed.last = now
+	}
 	for {
 		select {
 		case <-p.stop:
@@ -274,8 +277,7 @@ func (p *Probe) loop(ready chan<- struct{}) {
 		prev = w
 		p.counts[bucketOf(d)].Add(1)
 		p.sumNs.Add(d)
-		if now, ok := monoNs(); ok && now-lastKernel >= uint64(speedPeriod) {
-			lastKernel = now
+		if now, ok := monoNs(); ok && speed.due(now) {
 			if ns, ok := timeKernel(kbuf); ok {
 				p.kernelNs.Add(ns)
 				p.kernelRuns.Add(1)

@@ -129,3 +129,24 @@ func TestBucketLayoutMatchesResult(t *testing.T) {
 		}
 	}
 }
+
+// The kernel runs by the clock, not by the count of wake-ups: on a busy
+// machine every wake-up comes late (here 5 ms instead of 2), and a window
+// of one second must still hold enough runs for a speed figure.
+func TestKernelRunsByTheClock(t *testing.T) {
+	for _, every := range []time.Duration{Period, 5 * time.Millisecond, 30 * time.Millisecond} {
+		var c speedClock
+		runs := 0
+		for now := time.Duration(0); now < time.Second; now += every {
+			if c.due(uint64(now)) {
+				runs++
+			}
+		}
+		// At most one per period, and never more than one wake-up late:
+		// a count of 50 wake-ups would give 10, 4 and 0 here.
+		lo, hi := int(time.Second/(speedPeriod+every)), int(time.Second/speedPeriod)
+		if runs < lo || runs > hi {
+			t.Errorf("wake-ups every %v: %d runs in 1 s, want %d to %d", every, runs, lo, hi)
+		}
+	}
+}
