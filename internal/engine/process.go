@@ -105,8 +105,7 @@ func procWindow(a, b procState, server *result.ServerStats, clientInferences int
 // merge.
 func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 	var out result.ProcessStats
-	var runq, preempt, instr, work float64
-	haveRunq, havePreempt, haveInstr, haveWork := true, true, true, true
+	var runq, preempt, instr, work optionalTotal
 	for _, p := range list {
 		if p == nil {
 			continue
@@ -114,48 +113,45 @@ func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 		n := float64(p.Inferences)
 		out.Inferences += p.Inferences
 		out.CPUUs += p.CPUUs * n
-		if p.RunQueueUs != nil {
-			runq += *p.RunQueueUs * n
-		} else {
-			haveRunq = false
-		}
-		if p.PreemptUs != nil {
-			preempt += *p.PreemptUs * n
-		} else {
-			havePreempt = false
-		}
-		if p.Instructions != nil {
-			instr += *p.Instructions * n
-		} else {
-			haveInstr = false
-		}
-		if p.Work != nil {
-			work += *p.Work * n
-		} else {
-			haveWork = false
-		}
+		runq.add(p.RunQueueUs, n)
+		preempt.add(p.PreemptUs, n)
+		instr.add(p.Instructions, n)
+		work.add(p.Work, n)
 		out.Threads = max(out.Threads, p.Threads)
 	}
-	if len(list) == 0 || out.Inferences <= 0 {
+	if out.Inferences <= 0 {
 		return nil
 	}
 	n := float64(out.Inferences)
 	out.CPUUs /= n
-	if haveRunq {
-		v := runq / n
-		out.RunQueueUs = &v
-	}
-	if havePreempt {
-		v := preempt / n
-		out.PreemptUs = &v
-	}
-	if haveInstr {
-		v := instr / n
-		out.Instructions = &v
-	}
-	if haveWork {
-		v := work / n
-		out.Work = &v
-	}
+	out.RunQueueUs = runq.per(n)
+	out.PreemptUs = preempt.per(n)
+	out.Instructions = instr.per(n)
+	out.Work = work.per(n)
 	return &out
+}
+
+// optionalTotal sums a per-inference figure that a source may not give,
+// weighted by each window's inferences; one window without it leaves it
+// out of the merge, since a mean over the windows that had it would
+// describe a different set of requests than the merged CPU time.
+type optionalTotal struct {
+	sum     float64
+	missing bool
+}
+
+func (t *optionalTotal) add(v *float64, inferences float64) {
+	if v == nil {
+		t.missing = true
+		return
+	}
+	t.sum += *v * inferences
+}
+
+func (t optionalTotal) per(inferences float64) *float64 {
+	if t.missing {
+		return nil
+	}
+	v := t.sum / inferences
+	return &v
 }
