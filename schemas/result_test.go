@@ -61,7 +61,7 @@ func fullRun() *result.Run {
 		Source:        "perfscen",
 		Environment: result.Environment{
 			PerfscenVersion: "v0.1.0", Host: "ci-1", OS: "linux", Arch: "amd64",
-			CPU: "Xeon", NumCPU: 2, GPU: "none", MemoryGiB: 8, GPUModel: "NVIDIA A10", GPUCount: 1,
+			CPU: "Xeon", CPUID: "vendor_id=GenuineIntel cpu family=6 model=143 stepping=8; L2 2048K", NumCPU: 2, GPU: "none", MemoryGiB: 8, GPUModel: "NVIDIA A10", GPUCount: 1,
 			Server:  result.ServerInfo{Key: "released", URL: "127.0.0.1:8000", Name: "triton", Version: "2.50.0", Extensions: []string{"statistics"}, Embedded: true, InProcess: true, Process: "the embedded server's model instances"},
 			Servers: []result.ServerInfo{{Key: "candidate", URL: "127.0.0.1:9000", Name: "triton", Version: "2.51.0", Extensions: []string{"statistics"}, Embedded: true, InProcess: true, Process: "the embedded server's model instances"}},
 			Testbed: "tb-1", TestbedSource: "flag",

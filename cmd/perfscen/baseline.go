@@ -224,6 +224,9 @@ func showBaseline(w io.Writer, f *baseline.File, want []string) error {
 		env := tb.Environment
 		fmt.Fprintf(w, "\ntestbed %s: cpu %s ×%d, memory %s, gpu %s, %s; last host %s; %d run(s)\n",
 			id, orNA(env.CPU), env.NumCPU, gib(env.MemoryGiB), gpuText(env), serversText(env), orNA(env.Host), len(tb.Runs))
+		if env.CPUID != "" {
+			fmt.Fprintf(w, "  cpu identity: %s\n", env.CPUID)
+		}
 		for i, r := range tb.Runs {
 			fmt.Fprintf(w, "  %2d  recorded %s  started %s  %s  %d point(s)\n", i+1,
 				r.Recorded.UTC().Format(time.RFC3339), r.Started.UTC().Format(time.RFC3339), r.Source, len(r.Points))

@@ -18,7 +18,10 @@ func (d *Diff) String() string {
 	case d.NewTestbed:
 		fmt.Fprintf(&b, "scenario %s: new testbed %s\n", d.Scenario, d.Testbed)
 	}
-	if d.MigratedFrom != "" {
+	switch {
+	case d.MigratedFrom != "" && d.PreIdentity:
+		fmt.Fprintf(&b, "testbed %s: history moved from testbed %s (recorded before the CPU's family, model and caches were part of the id; same CPU name, cores, memory and server)\n", d.Testbed, d.MigratedFrom)
+	case d.MigratedFrom != "":
 		fmt.Fprintf(&b, "testbed %s: history moved from legacy testbed %s (same hardware and server; its id hashed the hostname)\n", d.Testbed, d.MigratedFrom)
 	}
 	fmt.Fprintf(&b, "testbed %s: history %d → %d run(s)", d.Testbed, d.RunsBefore, d.RunsAfter)

@@ -15,7 +15,8 @@ var legacyID = regexp.MustCompile(`^[0-9a-f]{12}$`)
 // filed under a derived testbed also finds a legacy testbed (keyed by a
 // hostname hash) recorded on the same hardware and server, so histories
 // recorded before the change keep gating on any hostname; from names the
-// legacy key then ("" otherwise).
+// legacy key then ("" otherwise). Likewise a derived testbed recorded
+// before the CPU's identity was part of the id (PreIdentity).
 func (f *File) Lookup(run *result.Run) (tb *Testbed, id, from string) {
 	id = TestbedID(run)
 	if tb := f.Testbeds[id]; tb != nil {
@@ -23,6 +24,15 @@ func (f *File) Lookup(run *result.Run) (tb *Testbed, id, from string) {
 	}
 	if run.Environment.TestbedSource != "derived" {
 		return nil, id, ""
+	}
+	if run.Environment.CPUID != "" {
+		// A history filed before the CPU's identity was recorded: the
+		// same CPU name, cores, memory and server, perhaps another
+		// generation of CPU under that name (PreIdentity says so).
+		pre := result.PreIdentityTestbed(run.Environment)
+		if t := f.Testbeds[pre]; t != nil && pre != id && t.Environment.CPUID == "" {
+			return t, id, pre
+		}
 	}
 	var match string
 	for _, k := range f.TestbedIDs() {
@@ -58,4 +68,11 @@ func (f *File) RunCounts() string {
 		s += fmt.Sprintf("%s (%d run(s))", id, len(f.Testbeds[id].Runs))
 	}
 	return s
+}
+
+// PreIdentity says whether a history found under key from (Lookup) was
+// filed before perfscen recorded the CPU's identity: it was recorded on a
+// CPU of the same name, which may not be the same CPU.
+func PreIdentity(from string, run *result.Run) bool {
+	return from != "" && run.Environment.CPUID != "" && from == result.PreIdentityTestbed(run.Environment)
 }

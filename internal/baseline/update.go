@@ -43,11 +43,14 @@ type Diff struct {
 	// MigratedFrom is the legacy (hostname-hashed) testbed key whose
 	// history moved under Testbed.
 	MigratedFrom string
-	Replaced     bool
-	RunsBefore   int
-	RunsAfter    int
-	Dropped      []time.Time // Recorded times of history entries removed
-	NewPoints    []string    // in the run, not in the history
+	// PreIdentity marks a MigratedFrom history filed before the CPU's
+	// identity was recorded (Lookup), not a hostname-hashed one.
+	PreIdentity bool
+	Replaced    bool
+	RunsBefore  int
+	RunsAfter   int
+	Dropped     []time.Time // Recorded times of history entries removed
+	NewPoints   []string    // in the run, not in the history
 	// Unstable are the points recorded although they did not settle
 	// (allow_unstable): the history keeps their status and kept trials,
 	// which are what the run's gate judged.
@@ -94,7 +97,8 @@ func Update(f *File, run *result.Run, opts UpdateOptions) (*Diff, error) {
 		now = time.Now().UTC()
 	}
 	tb, id, legacy := f.Lookup(run)
-	d := &Diff{Scenario: f.Scenario, Testbed: id, NewFile: len(f.Testbeds) == 0, Replaced: opts.Replace, MigratedFrom: legacy}
+	d := &Diff{Scenario: f.Scenario, Testbed: id, NewFile: len(f.Testbeds) == 0, Replaced: opts.Replace, MigratedFrom: legacy,
+		PreIdentity: PreIdentity(legacy, run)}
 	if legacy != "" {
 		// The legacy history moves under the derived key, so the next
 		// update does not find it twice.

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,7 +25,8 @@ func environment(p *plan.Plan, servers []*serverState, version string, named Tes
 	host, _ := os.Hostname()
 	env := result.Environment{
 		PerfscenVersion: version, Host: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPU: cpuModel("/proc/cpuinfo"), NumCPU: runtime.NumCPU(), MemoryGiB: memoryGiB("/proc/meminfo"),
+		CPU: cpuModel("/proc/cpuinfo"), CPUID: cpuIdentity("/proc/cpuinfo", "/sys/devices/system/cpu/cpu0/cache"),
+		NumCPU: runtime.NumCPU(), MemoryGiB: memoryGiB("/proc/meminfo"),
 	}
 	env.GPUModel, env.GPUCount = localGPUs("/proc/driver/nvidia/gpus")
 	for _, ss := range servers {
@@ -54,7 +53,7 @@ func setTestbed(env *result.Environment, named TestbedName) {
 		env.Testbed, env.TestbedSource = named.Name, named.Source
 		return
 	}
-	env.Testbed, env.TestbedSource = DerivedTestbed(*env), "derived"
+	env.Testbed, env.TestbedSource = result.DerivedTestbed(*env), "derived"
 }
 
 // cpuModel reads the first "model name" from a cpuinfo file; "" when absent.
@@ -72,6 +71,105 @@ func cpuModel(path string) string {
 		}
 	}
 	return ""
+}
+
+// cpuIdentityKeys are the /proc/cpuinfo fields that identify a CPU's
+// design where its model name may not (x86: vendor, family, model,
+// stepping; Arm: implementer, part, variant, revision).
+var cpuIdentityKeys = []string{"vendor_id", "cpu family", "model", "stepping",
+	"CPU implementer", "CPU part", "CPU variant", "CPU revision"}
+
+// cpuIdentity is the first CPU's identity from a cpuinfo file and its
+// caches from a sysfs cache directory, e.g. "vendor_id=AuthenticAMD cpu
+// family=25 model=17 stepping=1; L1d 32K L1i 32K L2 1024K L3 32768K";
+// "" when neither can be read. A hypervisor that names every EPYC "AMD
+// EPYC" still passes the family and the cache sizes through, and those
+// decide a CPU-bound model's figures: the same model's CPU time per
+// inference, over the probe's kernel, moved in opposite directions with
+// the machine's state on two generations (docs/statistics.md). Microcode
+// and flags are left out: a host's microcode update is not a new machine.
+func cpuIdentity(cpuinfo, cacheDir string) string {
+	var ids []string
+	if f, err := os.Open(cpuinfo); err == nil {
+		seen := map[string]string{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.TrimSpace(line) == "" && len(seen) > 0 {
+				break // the first CPU's block only
+			}
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			k = strings.TrimSpace(k)
+			if _, dup := seen[k]; !dup {
+				seen[k] = strings.TrimSpace(v)
+			}
+		}
+		f.Close()
+		for _, k := range cpuIdentityKeys {
+			if v := seen[k]; v != "" {
+				ids = append(ids, k+"="+v)
+			}
+		}
+	}
+	caches := cacheSizes(cacheDir)
+	switch {
+	case len(ids) == 0 && caches == "":
+		return ""
+	case caches == "":
+		return strings.Join(ids, " ")
+	case len(ids) == 0:
+		return caches
+	}
+	return strings.Join(ids, " ") + "; " + caches
+}
+
+// cacheSizes lists a sysfs cache directory's caches by level and type,
+// in level order ("L1d 32K L1i 32K L2 1024K L3 32768K"); "" when none.
+func cacheSizes(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	type cache struct{ level, name, size string }
+	var cs []cache
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "index") {
+			continue
+		}
+		read := func(f string) string {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name(), f))
+			if err != nil {
+				return ""
+			}
+			return strings.TrimSpace(string(b))
+		}
+		level, typ, size := read("level"), read("type"), read("size")
+		if level == "" || size == "" {
+			continue
+		}
+		name := "L" + level
+		switch typ {
+		case "Data":
+			name += "d"
+		case "Instruction":
+			name += "i"
+		}
+		cs = append(cs, cache{level, name, size})
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].level != cs[j].level {
+			return cs[i].level < cs[j].level
+		}
+		return cs[i].name < cs[j].name
+	})
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.name + " " + c.size
+	}
+	return strings.Join(parts, " ")
 }
 
 // memoryGiB is MemTotal from a meminfo file, rounded to whole GiB so the
@@ -133,21 +231,4 @@ func localGPUs(dir string) (string, int) {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ","), n
-}
-
-// DerivedTestbed is the default testbed: a stable id of what decides the
-// figures (CPU model and count, memory, GPU model and count, server name
-// and version) and never the hostname, which changes with every pod or
-// autoscaled runner of one machine type. With several servers every
-// server's scenario key, name and version go in, in key order: each one
-// decides the figures of its own points.
-func DerivedTestbed(e result.Environment) string {
-	parts := []string{e.CPU, strconv.Itoa(e.NumCPU), strconv.Itoa(e.MemoryGiB), e.GPUModel,
-		strconv.Itoa(e.GPUCount), e.Server.Name, e.Server.Version}
-	for _, s := range e.Servers {
-		parts = append(parts, s.Key, s.Name, s.Version)
-	}
-	key := strings.Join(parts, "\x00")
-	h := sha256.Sum256([]byte(key))
-	return "hw-" + hex.EncodeToString(h[:6])
 }

@@ -10,10 +10,10 @@ import (
 func TestDerivedTestbedIgnoresHostname(t *testing.T) {
 	base := result.Environment{Host: "ci-runner-7f9c", CPU: "AMD EPYC", NumCPU: 2, MemoryGiB: 16,
 		GPUModel: "NVIDIA A10", GPUCount: 2, Server: result.ServerInfo{Name: "triton", Version: "2.50"}}
-	id := DerivedTestbed(base)
+	id := result.DerivedTestbed(base)
 	other := base
 	other.Host, other.GPU = "ci-runner-0a1b", "GPU-3333,GPU-4444"
-	if got := DerivedTestbed(other); got != id {
+	if got := result.DerivedTestbed(other); got != id {
 		t.Errorf("a new hostname or GPU UUIDs changed the testbed: %s vs %s", got, id)
 	}
 	for name, change := range map[string]func(*result.Environment){
@@ -27,7 +27,7 @@ func TestDerivedTestbedIgnoresHostname(t *testing.T) {
 	} {
 		e := base
 		change(&e)
-		if DerivedTestbed(e) == id {
+		if result.DerivedTestbed(e) == id {
 			t.Errorf("%s does not change the testbed", name)
 		}
 	}
@@ -71,7 +71,7 @@ func TestLocalGPUsOnThisMachine(t *testing.T) {
 	env := result.Environment{CPU: "x", NumCPU: 1}
 	withGPU := env
 	withGPU.GPUModel, withGPU.GPUCount = model, n
-	if DerivedTestbed(env) == DerivedTestbed(withGPU) {
+	if result.DerivedTestbed(env) == result.DerivedTestbed(withGPU) {
 		t.Error("the derived testbed does not change with the GPUs")
 	}
 	t.Logf("GPUs: %d× %s", n, model)
@@ -84,7 +84,7 @@ func TestNamedTestbedWins(t *testing.T) {
 		t.Errorf("named testbed not used: %+v", e)
 	}
 	setTestbed(&e, TestbedName{})
-	if e.Testbed != DerivedTestbed(e) || e.TestbedSource != "derived" {
+	if e.Testbed != result.DerivedTestbed(e) || e.TestbedSource != "derived" {
 		t.Errorf("derived testbed not used: %+v", e)
 	}
 }
@@ -94,13 +94,13 @@ func TestNamedTestbedWins(t *testing.T) {
 // server is the same; the id of a one-server run is what it always was.
 func TestDerivedTestbedOfSeveralServers(t *testing.T) {
 	one := result.Environment{CPU: "AMD EPYC", NumCPU: 2, MemoryGiB: 16, Server: result.ServerInfo{Name: "triton", Version: "2.50"}}
-	if got, want := DerivedTestbed(one), "hw-f1edd147a502"; got != want { // sha256 of the fields joined by NUL, as before servers
+	if got, want := result.DerivedTestbed(one), "hw-f1edd147a502"; got != want { // sha256 of the fields joined by NUL, as before servers
 		t.Errorf("one-server testbed %s, want the id it always had, %s", got, want)
 	}
 	two := result.Environment{CPU: "AMD EPYC", NumCPU: 2, MemoryGiB: 16, Servers: []result.ServerInfo{
 		{Key: "candidate", Name: "triton", Version: "2.51"}, {Key: "released", Name: "triton", Version: "2.50"}}}
-	id := DerivedTestbed(two)
-	if id == DerivedTestbed(one) {
+	id := result.DerivedTestbed(two)
+	if id == result.DerivedTestbed(one) {
 		t.Error("two servers share the one-server testbed")
 	}
 	for name, change := range map[string]func(*result.Environment){
@@ -112,8 +112,33 @@ func TestDerivedTestbedOfSeveralServers(t *testing.T) {
 		e := two
 		e.Servers = append([]result.ServerInfo(nil), two.Servers...)
 		change(&e)
-		if DerivedTestbed(e) == id {
+		if result.DerivedTestbed(e) == id {
 			t.Errorf("%s does not change the testbed", name)
 		}
+	}
+}
+
+// A hypervisor names every EPYC generation "AMD EPYC"; the family, model,
+// stepping and cache sizes it passes through tell them apart. Only the
+// first CPU's block is read, and microcode and clock are left out (a
+// host's microcode update or a clock reading is not a new machine).
+func TestCPUIdentity(t *testing.T) {
+	for _, tt := range []struct {
+		name, cpuinfo, caches, want string
+	}{
+		{"x86 with caches", "testdata/cpu-epyc/cpuinfo", "testdata/cpu-epyc/cache",
+			"vendor_id=AuthenticAMD cpu family=25 model=17 stepping=1; L1d 32K L1i 32K L2 1024K L3 32768K"},
+		{"x86 without sysfs", "testdata/cpu-epyc/cpuinfo", "testdata/none",
+			"vendor_id=AuthenticAMD cpu family=25 model=17 stepping=1"},
+		{"arm", "testdata/cpu-arm/cpuinfo", "testdata/none",
+			"CPU implementer=0x41 CPU part=0xd0c CPU variant=0x3 CPU revision=1"},
+		{"caches only", "testdata/none", "testdata/cpu-epyc/cache", "L1d 32K L1i 32K L2 1024K L3 32768K"},
+		{"nothing", "testdata/none", "testdata/none", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cpuIdentity(tt.cpuinfo, tt.caches); got != tt.want {
+				t.Errorf("cpuIdentity = %q\nwant          %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -59,7 +59,13 @@ func (o Options) Baseline(spec *plan.Baseline, base *baseline.File, run *result.
 		return []Check{noHistory(base, run, id, g.spec.Required)}
 	}
 	var out []Check
-	if legacy != "" {
+	switch {
+	case baseline.PreIdentity(legacy, run):
+		out = append(out, Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusWarn,
+			Message: fmt.Sprintf("testbed %s: using the history of testbed %s, recorded before perfscen told CPUs apart by family, model and caches: "+
+				"same CPU name (%q), cores, memory and server, perhaps another CPU under that name; the next baseline update files it under %s",
+				id, legacy, run.Environment.CPU, id)})
+	case legacy != "":
 		out = append(out, Check{Kind: KindBaseline, Key: KeyTestbed, Name: NameNoHistory, Status: StatusPass,
 			Message: fmt.Sprintf("testbed %s: using the history of legacy testbed %s (same hardware and server); the next baseline update files it under %s", id, legacy, id)})
 	}

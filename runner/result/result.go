@@ -101,7 +101,13 @@ type Environment struct {
 	OS              string `json:"os"`
 	Arch            string `json:"arch"`
 	CPU             string `json:"cpu,omitempty"`
-	NumCPU          int    `json:"num_cpu"`
+	// CPUID tells apart CPUs that one model name covers: the vendor,
+	// family, model and stepping, and the cache sizes of the first CPU
+	// (Linux: /proc/cpuinfo and /sys/devices/system/cpu/cpu0/cache).
+	// Virtual machines often report a bare "AMD EPYC" for every
+	// generation, whose figures differ by tens of percent.
+	CPUID  string `json:"cpu_id,omitempty"`
+	NumCPU int    `json:"num_cpu"`
 	// MemoryGiB is the host's memory, rounded to GiB (0: unknown).
 	MemoryGiB int `json:"memory_gib,omitempty"`
 	// GPU lists the server's GPU UUIDs from its metrics, for the record.
@@ -118,7 +124,8 @@ type Environment struct {
 	// Testbed is the name baselines are filed under, so figures from
 	// different machines are never compared silently: a name given with
 	// --testbed, PERFSCEN_TESTBED or the scenario's baseline.testbed, else
-	// an id derived from CPU, memory, GPU and server (never the hostname).
+	// an id derived from CPU, memory, GPU and server (never the hostname;
+	// DerivedTestbed).
 	Testbed string `json:"testbed"`
 	// TestbedSource says where Testbed came from: flag, env, scenario or
 	// derived.
