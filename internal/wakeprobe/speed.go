@@ -31,9 +31,14 @@ import (
 // inference false-alarmed against its history. Beside the same moves the
 // matrix-vector product's time moved with the model's: between two states
 // of the machine, the model's time over it moved 16% where its time over
-// the first-level kernel moved 55% (docs/statistics.md). Neither sees what
-// time-slicing does: a model preempted in the middle of its compute
-// refills its caches, and the kernel is timed apart.
+// the first-level kernel moved 55% (docs/statistics.md). It cancels such
+// moves in part, by an amount that depends on the CPU: on a later CPU
+// under the same name (a larger second-level cache) the kernel moved
+// 1.46× between two states of the machine where the model moved 1.16×,
+// so the ratio moved the other way (BenchmarkKernelBesideModel measures
+// it on any machine). A history of the ratio therefore holds on one CPU
+// (the derived testbed includes the CPU's identity) and, within it,
+// spreads with the machine's states.
 //
 // The kernel runs every speedPeriod of the monotonic clock, not every so
 // many wake-ups: on a busy machine each wake-up comes late, and a count of
@@ -41,9 +46,9 @@ import (
 // the window without a figure.
 const speedPeriod = 100 * time.Millisecond // two ~300 µs passes: about 0.6% of a core
 
-// kernelRows × kernelCols float32s are the kernel's weights (1 MiB: more
-// than a core's second-level cache on the machines measured, as a
-// model's layers are).
+// kernelRows × kernelCols float32s are the kernel's weights (1 MiB, as
+// mlp_reference's two layers are: more than a core's second-level cache
+// on some CPUs, as much as it on others).
 const (
 	kernelRows = 1024
 	kernelCols = 256
