@@ -18,7 +18,8 @@
 #               exists                                               required
 #   grpcio      python3-grpcio: kind grpc against a Python grpcio server
 #   netns       iproute2: the multi-host tests' network namespaces (as root)
-#   protoc      protobuf-compiler: kind grpc's imports against protoc's own
+#   protoc      protobuf-compiler, and libprotobuf-dev for protoc's
+#               well-known types: kind grpc's imports against protoc's own
 #   image       podman, runc, debootstrap, debian-archive-keyring,
 #               ca-certificates (docs/distributed.md)                required
 #   screenshots chromium (make screenshots)                          required
@@ -152,7 +153,7 @@ feature() {
 			notes+=("netns: not root, the multi-host tests will SKIP")
 		fi
 		;;
-	protoc) need protoc optional "the protoc import comparison" protobuf-compiler ;;
+	protoc) need protoc optional "the protoc import comparison" protobuf-compiler libprotobuf-dev ;;
 	image) need image required "" podman runc debootstrap debian-archive-keyring ca-certificates ;;
 	screenshots) need screenshots required "" chromium ;;
 	test) for f in cc triton torchserve grpcio netns protoc; do feature "$f"; done ;;

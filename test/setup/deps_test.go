@@ -37,7 +37,7 @@ const (
 	triton     = "libgrpc++1.51 libprotobuf32 libre2-9 libevent-2.1-7 libb64-0d libnuma1 libssl3 zlib1g libprometheus-cpp-core1.0 libpython3.11 python3-numpy libarchive13"
 	torchserve = "openjdk-17-jre-headless libnetty-java libgrpc-java libprotobuf-java libgoogle-common-protos-java libguava-java libperfmark-java libgoogle-gson-java libcommons-cli-java libcommons-io-java libcommons-compress-java libslf4j-java liblog4j2-java libdisruptor-java libyaml-snake-java python3-torch python3-psutil python3-yaml python3-packaging"
 	cc         = "gcc libc6-dev"
-	optional   = "python3-grpcio iproute2 protobuf-compiler"
+	optional   = "python3-grpcio iproute2 protobuf-compiler libprotobuf-dev"
 )
 
 type depsRun struct {
@@ -121,14 +121,14 @@ func TestDeps(t *testing.T) {
 		// checkout: everything is installed, after one apt-get update.
 		{name: "fresh machine as root", shared: []string{"triton", "torchserve"},
 			line: "deps (test): cc: installed gcc libc6-dev; triton: installed " + triton + "; torchserve: installed " + torchserve +
-				"; grpcio: installed python3-grpcio; netns: installed iproute2; protoc: installed protobuf-compiler",
+				"; grpcio: installed python3-grpcio; netns: installed iproute2; protoc: installed protobuf-compiler libprotobuf-dev",
 			apt: []string{"apt-get -o DPkg::Lock::Timeout=600 update -qq --error-on=any\napt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends gcc libc6-dev\n"}, nowHas: all},
 		{name: "no shared folder", installed: cc + " " + optional,
 			line: "deps (test): cc ok; grpcio ok; netns ok; protoc ok"},
 		// Not root and no sudo: a required feature stops with the line to
 		// run; an optional one says which tests will skip.
 		{name: "not root", installed: cc + " " + torchserve, shared: []string{"triton", "torchserve"}, env: []string{"FAKE_UID=1000"}, code: 1,
-			line:   "deps (test): cc ok; triton: MISSING " + triton + "; torchserve ok; grpcio: missing python3-grpcio, the Python grpcio test will SKIP (apt-get install python3-grpcio); netns: not root, the multi-host tests will SKIP; protoc: missing protobuf-compiler, the protoc import comparison will SKIP (apt-get install protobuf-compiler)",
+			line:   "deps (test): cc ok; triton: MISSING " + triton + "; torchserve ok; grpcio: missing python3-grpcio, the Python grpcio test will SKIP (apt-get install python3-grpcio); netns: not root, the multi-host tests will SKIP; protoc: missing protobuf-compiler libprotobuf-dev, the protoc import comparison will SKIP (apt-get install protobuf-compiler libprotobuf-dev)",
 			stderr: []string{"deps: triton needs: apt-get install " + triton + " (not installed)"}},
 		{name: "passwordless sudo", installed: all, env: []string{"FAKE_UID=1000", "FAKE_SUDO=ok"}, args: []string{"screenshots"},
 			line: "deps (screenshots): screenshots: installed chromium", apt: []string{"install -y -qq --no-install-recommends chromium"}, nowHas: "chromium"},

@@ -77,6 +77,10 @@ func TestCompileProtosMatchesProtoc(t *testing.T) {
 	cmd := exec.Command(protoc, "-I", vendor, "-I", service, "--include_imports", "--descriptor_set_out", out,
 		filepath.Join(service, "places/v1/places.proto"))
 	if b, err := cmd.CombinedOutput(); err != nil {
+		if strings.Contains(string(b), "google/protobuf/timestamp.proto: File not found") {
+			// Debian ships protoc's well-known types apart from it.
+			t.Skip("SKIP: protoc is installed without its well-known types (apt-get install libprotobuf-dev); the comparison with protoc's own import resolution did not run")
+		}
 		t.Fatalf("protoc: %v\n%s", err, b)
 	}
 	b, err := os.ReadFile(out)
