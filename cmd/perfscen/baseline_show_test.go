@@ -49,3 +49,19 @@ func TestBaselineShowMetrics(t *testing.T) {
 		})
 	}
 }
+
+// A testbed's CPU identity, where the history recorded one, is printed
+// with its environment: it is what tells apart two CPUs of one name.
+func TestBaselineShowCPUIdentity(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "baseline", "show", "../../baselines/engine-comparison.json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "  cpu identity: vendor_id=AuthenticAMD cpu family=25 model=17 stepping=1; L1d 32K L1i 32K L2 1024K L3 32768K\n") {
+		t.Errorf("no cpu identity line:\n%s", stdout)
+	}
+	code, stdout, _ = runCLI(t, "baseline", "show", "../../baselines/quickstart.json")
+	if code != 0 || strings.Contains(stdout, "cpu identity") {
+		t.Errorf("a history without an identity printed one (exit %d):\n%s", code, stdout)
+	}
+}

@@ -31,14 +31,17 @@ import (
 // inference false-alarmed against its history. Beside the same moves the
 // matrix-vector product's time moved with the model's: between two states
 // of the machine, the model's time over it moved 16% where its time over
-// the first-level kernel moved 55% (docs/statistics.md). It cancels such
-// moves in part, by an amount that depends on the CPU: on a later CPU
-// under the same name (a larger second-level cache) the kernel moved
-// 1.46× between two states of the machine where the model moved 1.16×,
-// so the ratio moved the other way (BenchmarkKernelBesideModel measures
-// it on any machine). A history of the ratio therefore holds on one CPU
-// (the derived testbed includes the CPU's identity) and, within it,
-// spreads with the machine's states.
+// the first-level kernel moved 55% (docs/statistics.md). On one thread, in
+// turn with a dense model, it follows the model's speed
+// (BenchmarkKernelBesideModel measures how closely, on any machine: within
+// ±5% on a later CPU under the same name while both moved by a third). A
+// server's CPU time per inference holds more than its model's arithmetic,
+// though (weights brought back after other work ran on its core, the
+// server's own handling), and on that later CPU the kernel ran ~20% faster
+// under load while the server's CPU time did not, so the ratio drifted
+// more than the CPU time alone. How much of a server's moves the kernel
+// cancels depends on the CPU: a history of the ratio holds on the CPU it
+// was recorded on (the derived testbed includes the CPU's identity).
 //
 // The kernel runs every speedPeriod of the monotonic clock, not every so
 // many wake-ups: on a busy machine each wake-up comes late, and a count of

@@ -3,8 +3,10 @@ package wakeprobe
 import (
 	"math"
 	"runtime"
-	"sort"
+	"slices"
 	"testing"
+
+	"github.com/perfscen/perfscen/internal/stats"
 )
 
 // BenchmarkKernelBesideModel runs, on one thread, batches of 8 through a
@@ -26,7 +28,6 @@ func BenchmarkKernelBesideModel(b *testing.B) {
 	m := newBenchMLP()
 	const block = 8
 	var models, kernels, ratios []float64
-	var mSum, kSum float64
 	var mt, kt []float64
 	for i := 0; i < b.N; i++ {
 		a, _ := threadCPU()
@@ -38,21 +39,20 @@ func BenchmarkKernelBesideModel(b *testing.B) {
 		}
 		mt, kt = append(mt, float64(c-a)/1e3), append(kt, float64(kns)/1e3)
 		if len(mt) == block {
-			mm, km := median(mt), median(kt)
+			mm, km := stats.Median(mt), stats.Median(kt)
 			models, kernels, ratios = append(models, mm), append(kernels, km), append(ratios, mm/km)
-			mSum, kSum = mSum+mm, kSum+km
 			mt, kt = mt[:0], kt[:0]
 		}
 	}
 	if len(ratios) < 10 {
 		return // too short a run to say anything (b.N ramping up)
 	}
-	b.ReportMetric(median(models), "model-us/batch")
-	b.ReportMetric(median(kernels), "kernel-us")
-	b.ReportMetric(median(ratios), "model/kernel")
-	b.ReportMetric(quantile(models, 0.9)/quantile(models, 0.1), "model-p90/p10")
-	b.ReportMetric(quantile(kernels, 0.9)/quantile(kernels, 0.1), "kernel-p90/p10")
-	b.ReportMetric(quantile(ratios, 0.9)/quantile(ratios, 0.1), "ratio-p90/p10")
+	b.ReportMetric(stats.Median(models), "model-us/batch")
+	b.ReportMetric(stats.Median(kernels), "kernel-us")
+	b.ReportMetric(stats.Median(ratios), "model/kernel")
+	b.ReportMetric(spread(models), "model-p90/p10")
+	b.ReportMetric(spread(kernels), "kernel-p90/p10")
+	b.ReportMetric(spread(ratios), "ratio-p90/p10")
 }
 
 // benchMLP is a replica of internal/refserver's mlp_reference: one sample
@@ -98,10 +98,8 @@ func dense(w, b, x, y []float32, relu bool) {
 	}
 }
 
-func median(v []float64) float64 { return quantile(v, 0.5) }
-
-func quantile(v []float64, q float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[min(int(q*float64(len(s))), len(s)-1)]
+// spread is a sample's p90 over its p10.
+func spread(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	return stats.QuantileSorted(s, 0.9) / stats.QuantileSorted(s, 0.1)
 }
