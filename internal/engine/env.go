@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/perfscen/perfscen/runner/plan"
 	"github.com/perfscen/perfscen/runner/result"
@@ -104,7 +105,7 @@ func cpuIdentity(cpuinfo, cacheDir string) string {
 			}
 			k = strings.TrimSpace(k)
 			if _, dup := seen[k]; !dup {
-				seen[k] = strings.TrimSpace(v)
+				seen[k] = printable(v)
 			}
 		}
 		f.Close()
@@ -124,6 +125,13 @@ func cpuIdentity(cpuinfo, cacheDir string) string {
 		return caches
 	}
 	return strings.Join(ids, " ") + "; " + caches
+}
+
+// printable is v with runs of spaces and control characters made one
+// space: the identity is one line of a baseline file and of `baseline
+// show`, whatever a hypervisor writes into cpuinfo.
+func printable(v string) string {
+	return strings.Join(strings.FieldsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }
 
 // cacheSizes lists a sysfs cache directory's caches by level and type,
