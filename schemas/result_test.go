@@ -41,6 +41,7 @@ func fullMetrics(x float64) result.Metrics {
 			Engine: &result.EngineMetrics{Samples: 4, Running: &result.Gauge{Avg: 3, Max: 5}, Waiting: &result.Gauge{Avg: 1, Max: 2},
 				KVCacheUsage: &result.Gauge{Avg: 0.2, Max: 0.3}, PrefixCache: &result.PrefixCache{Queries: 1000, Hits: 700}}},
 		ScheduleError:  &result.Distribution{Count: 10, AvgUs: 100, P50Us: 90, P90Us: 120, P95Us: 130, P99Us: 140, MaxUs: 150},
+		ScheduleWait:   "realtime",
 		MaxConcurrency: new(16.0), MaxRequestRate: new(120.0),
 	}
 }

@@ -61,6 +61,8 @@ type acc struct {
 	// schedule (send − due), failed ones included: nil in closed-loop
 	// modes, where nothing is scheduled.
 	sendErr *durHist
+	// sendWait is the least precise wait of those sends (realtime.go).
+	sendWait waitKind
 }
 
 func newAcc(start time.Duration) *acc {
@@ -74,6 +76,7 @@ func (a *acc) add(s *sample) {
 			a.sendErr = &h
 		}
 		a.sendErr.add(s.Sent - s.sched)
+		a.sendWait = a.sendWait.weaker(s.wait)
 	}
 	if s.Err != nil {
 		a.errs++
@@ -160,6 +163,7 @@ func (a *acc) merge(b *acc) {
 			a.sendErr = &h
 		}
 		a.sendErr.merge(b.sendErr)
+		a.sendWait = a.sendWait.weaker(b.sendWait)
 	}
 	a.start = min(a.start, b.start)
 	a.end = max(a.end, b.end)
@@ -191,6 +195,7 @@ func (a *acc) metrics(batch int, dur time.Duration) result.Metrics {
 	if a.sendErr != nil {
 		d := a.sendErr.dist()
 		m.ScheduleError = &d
+		m.ScheduleWait = a.sendWait.String()
 	}
 	if dur > 0 {
 		m.Throughput = float64(a.n) * float64(max(batch, 1)) / dur.Seconds()

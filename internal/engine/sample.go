@@ -22,6 +22,8 @@ type sample struct {
 	// is its number in the schedule.
 	paced bool
 	tick  uint64
+	// wait is how a precise send waited for its instant (realtime.go).
+	wait waitKind
 
 	llm *llmSample // generation requests only
 }

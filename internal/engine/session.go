@@ -31,8 +31,8 @@ type loadSpec struct {
 	cut        cutter
 	whole      bool // one window over the whole session (iterations)
 	// precise waits for each send by a coarse timer, then a fine sleep
-	// and a yielding spin in the worker (coarseMargin), instead of the
-	// timer alone.
+	// and a spin in the worker (coarseMargin), instead of the timer
+	// alone.
 	precise bool
 	drain   time.Duration
 	// cursorBase and cursorTotal place this session's workers among all
@@ -213,15 +213,15 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 		go s.openLoop(pl, spec, workers, max(spec.workers, 1), ticks)
 		workers++
 	}
+	if spec.precise {
+		threadSlices.acquire() // see slice.go
+		defer threadSlices.release()
+	}
 	for workers < min(max(spec.workers, 1), limit) {
 		spawn()
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	if spec.precise {
-		threadSlices.acquire() // see slice.go
-		defer threadSlices.release()
-	}
 	for n := uint64(0); ; n++ {
 		if spec.budget > 0 && n >= uint64(spec.budget) {
 			return
@@ -232,7 +232,7 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 		}
 		due := spec.pacer.Due(n)
 		if spec.precise {
-			if !s.waitUntil(timer, due-coarseMargin) {
+			if !s.waitUntil(timer, due-spec.handoff()) {
 				return
 			}
 		} else if wait > 0 {
@@ -263,9 +263,9 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 // A precise send is waited for in two parts. The dispatcher waits on a
 // Go timer until coarseMargin before the send and hands the tick to a
 // worker then; the worker sleeps on the kernel's high-resolution timer
-// until spinMargin before it, then yields (runtime.Gosched) in a loop, and
-// sends. The process's threads run on a short time slice meanwhile
-// (slice.go).
+// until spinMargin before it, then spins, and sends. Workers run on
+// real-time threads where permitted (realtime.go), else the process's
+// threads run on a short time slice meanwhile (slice.go).
 //
 // A Go timer alone wakes up to a millisecond late when the process is
 // otherwise idle (the runtime then waits in epoll with a whole-millisecond
@@ -275,16 +275,39 @@ func (s *session) dispatch(pl *pointLoad, spec loadSpec, ticks chan tick) {
 // (an LLM engine on the load host), a thread that spins a whole
 // millisecond uses up its time slice and is preempted just before the
 // send, for another thread's slice. A sleep leaves the thread its slice (a
-// woken thread on a short slice is let in first). The hand-off is early
-// because handing a tick to a worker on time means waking another thread
-// at the send's instant: 50 µs at the median against Ollama, and
-// milliseconds now and then.
+// woken thread on a short slice, or a real-time one, is let in first).
+//
+// The hand-off is early because the dispatcher is an ordinary goroutine
+// on an ordinary thread: on a busy machine it runs late. Beside Ollama
+// and builds at load 5, ticks handed over 4 ms ahead reached their
+// real-time worker up to 37 ms after the send's instant (the replay's p99
+// 0.3–26 ms); 20 ms ahead, up to 14 ms after; 50 ms ahead, p99 under 1 ms
+// in 9 of 12 runs (docs/llm.md). A worker holds its tick that long, so a
+// replay at rate r keeps about r × coarseMargin more workers (at 200
+// requests/s, ten).
 const (
-	coarseMargin = 4 * time.Millisecond
+	coarseMargin = 50 * time.Millisecond
+	// boundedMargin is the hand-off of a fixed pool (loadSpec.handoff):
+	// enough for the dispatcher's timer on an idle machine.
+	boundedMargin = 4 * time.Millisecond
 	// nanosleep may end up to the thread's timer slack (50 µs by
 	// default) late, so the spin starts well before that.
 	spinMargin = 120 * time.Microsecond
+	// sleepChunk bounds one sleep, so that a stopped session's worker
+	// notices within it.
+	sleepChunk = 10 * time.Millisecond
 )
+
+// handoff is how long before a precise send its tick goes to a worker:
+// coarseMargin where the pool grows on demand; with a fixed pool
+// (max_threads, sequences) each held tick is a worker not free to send,
+// so there the margin is boundedMargin.
+func (spec loadSpec) handoff() time.Duration {
+	if spec.maxWorkers > 0 {
+		return boundedMargin
+	}
+	return coarseMargin
+}
 
 // waitUntil waits on timer until the session clock reaches at; false when
 // the session stopped meanwhile.
@@ -305,23 +328,28 @@ func (s *session) waitUntil(timer *time.Timer, at time.Duration) bool {
 }
 
 // sendAt waits for a precise send's instant, at most coarseMargin ahead
-// (see coarseMargin): asleep, then spinning for the last spinMargin.
-func (s *session) sendAt(due time.Duration) {
-	for {
+// (see coarseMargin): asleep, then spinning for the last spinMargin. It
+// returns early when the session stops. A real-time worker spins without
+// yielding: its goroutine is locked to its thread, where a yield means
+// handing the thread to another and back.
+func (s *session) sendAt(due time.Duration, wait waitKind) {
+	for !s.stopped() {
 		left := due - s.clock()
 		if left <= 0 {
 			return
 		}
 		if left > spinMargin {
-			fineSleep(left - spinMargin)
+			fineSleep(min(left-spinMargin, sleepChunk))
 			continue
 		}
-		runtime.Gosched()
+		if wait != waitRealtime {
+			runtime.Gosched()
+		}
 	}
 }
 
 // fineSleep blocks the calling thread for d on the kernel's
-// high-resolution timer. It is only ever asked for under coarseMargin, so
+// high-resolution timer. It is only ever asked for up to sleepChunk, so
 // it needs no way to be cut short.
 func fineSleep(d time.Duration) {
 	ts := syscall.NsecToTimespec(int64(d))
@@ -346,18 +374,24 @@ func (s *session) openLoop(pl *pointLoad, spec loadSpec, id, workers int, ticks 
 	defer w.close()
 	o := s.mail.open()
 	defer s.mail.flush(o)
+	var wait waitKind
+	if spec.precise {
+		var done func()
+		wait, done = replayWait() // see realtime.go
+		defer done()
+	}
 	var f failures
 	for t := range ticks {
 		if s.stopped() {
 			continue
 		}
 		if spec.precise {
-			s.sendAt(t.due)
+			s.sendAt(t.due, wait)
 			if s.stopped() {
 				continue // stopped while the send waited for its instant
 			}
 		}
-		smp := sample{sched: t.due, queued: t.queued, paced: true, tick: t.n}
+		smp := sample{sched: t.due, queued: t.queued, paced: true, tick: t.n, wait: wait}
 		w.do(s.drainCtx, &smp, s.clock)
 		s.report(o, &smp)
 		s.judge(&f, &smp) // no backoff: the schedule bounds the attempts

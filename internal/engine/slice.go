@@ -39,6 +39,7 @@ type slicer struct {
 	mu    sync.Mutex
 	users int
 	last  time.Time
+	ok    bool // the kernel took the short slice
 }
 
 var threadSlices slicer
@@ -48,8 +49,15 @@ func (s *slicer) acquire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users++
-	setThreadSlices(shortSlice)
+	s.ok = setThreadSlices(shortSlice)
 	s.last = time.Now()
+}
+
+// held says whether a replay runs and the kernel took its short slice.
+func (s *slicer) held() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.users > 0 && s.ok
 }
 
 // refresh asks for the short slice again on threads started since, at
@@ -73,12 +81,13 @@ func (s *slicer) release() {
 }
 
 // setThreadSlices sets the time slice of every thread of the process (0:
-// the kernel's default), keeping each thread's policy and nice value. A
-// thread that refuses keeps its slice: the schedule error shows it.
-func setThreadSlices(slice time.Duration) {
+// the kernel's default), keeping each thread's policy and nice value, and
+// says whether any thread took it. A thread that refuses keeps its slice:
+// the schedule error shows it.
+func setThreadSlices(slice time.Duration) (ok bool) {
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		return
+		return false
 	}
 	for _, e := range ents {
 		tid, err := strconv.Atoi(e.Name())
@@ -91,6 +100,13 @@ func setThreadSlices(slice time.Duration) {
 		}
 		a.Runtime = uint64(slice)
 		a.Flags = 0
-		_ = unix.SchedSetAttr(tid, a, 0)
+		if unix.SchedSetAttr(tid, a, 0) != nil {
+			continue
+		}
+		// A kernel before 6.12 accepts the call and keeps its own slice.
+		if b, err := unix.SchedGetAttr(tid, 0); err == nil && (slice == 0 || b.Runtime == uint64(slice)) {
+			ok = true
+		}
 	}
+	return ok
 }

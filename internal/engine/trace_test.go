@@ -127,3 +127,15 @@ func BenchmarkTraceScheduleError(b *testing.B) {
 		})
 	}
 }
+
+// A precise send's tick goes to a worker coarseMargin ahead where the
+// pool grows, so that a late dispatcher is absorbed; a fixed pool
+// (max_threads) cannot spare a worker that long per tick.
+func TestHandoffMargin(t *testing.T) {
+	if got := (loadSpec{rate: true, workers: 4, precise: true}).handoff(); got != coarseMargin {
+		t.Errorf("growing pool: hand-off %v ahead, want %v", got, coarseMargin)
+	}
+	if got := (loadSpec{rate: true, workers: 2, maxWorkers: 2, precise: true}).handoff(); got != boundedMargin || got >= coarseMargin {
+		t.Errorf("fixed pool of 2: hand-off %v ahead, want %v", got, boundedMargin)
+	}
+}

@@ -194,6 +194,9 @@ func llmProperties(run *result.Run) []junitProperty {
 		if se := figs.ScheduleError; se != nil && se.Has() {
 			add("schedule_error_p50_us", usec(se.P50Us))
 			add("schedule_error_p99_us", usec(se.P99Us))
+			if figs.ScheduleWait != "" {
+				add("schedule_wait", figs.ScheduleWait)
+			}
 		}
 	}
 	return out

@@ -95,9 +95,9 @@ func hitRate(e *result.EngineMetrics) string {
 func workloadBlock(w io.Writer, p *result.Point) {
 	figs := p.FigureMetrics()
 	if se := figs.ScheduleError; se != nil && se.Has() {
-		fmt.Fprintf(w, "  Schedule error (send − due): avg %s, p50 %s, p90 %s, p95 %s, p99 %s, max %s (n=%d)\n",
+		fmt.Fprintf(w, "  Schedule error (send − due): avg %s, p50 %s, p90 %s, p95 %s, p99 %s, max %s (n=%d%s)\n",
 			quantity(se.AvgUs, "us"), quantity(se.P50Us, "us"), quantity(se.P90Us, "us"), quantity(se.P95Us, "us"),
-			quantity(se.P99Us, "us"), quantity(se.MaxUs, "us"), se.Count)
+			quantity(se.P99Us, "us"), quantity(se.MaxUs, "us"), se.Count, waitPhrase(figs.ScheduleWait))
 	}
 	l := figs.LLM
 	if l == nil {
@@ -202,4 +202,18 @@ func kvFigure(run *result.Run) (figure, bool) {
 	return figure{ID: "kv-cache", Heading: "KV-cache usage over the run",
 		Caption: "The server engine's own KV-cache usage (vllm:kv_cache_usage_perc or its equivalent), as read from its metrics endpoint while each point ran, from the start of the point's first window (stabilization windows included).",
 		SVG:     html(c.Render(chartWidth, 340))}, true
+}
+
+// waitPhrase says how a replay's sends waited for their instants; a
+// "fair" wait names what would have made it precise.
+func waitPhrase(wait string) string {
+	switch wait {
+	case "realtime":
+		return "; sends waited on real-time threads"
+	case "short-slice":
+		return "; sends waited on ordinary threads with a short slice: real-time threads were not permitted (root or CAP_SYS_NICE)"
+	case "fair":
+		return "; sends waited on ordinary threads: neither real-time threads (root or CAP_SYS_NICE) nor a short slice (Linux 6.12) was granted"
+	}
+	return ""
 }

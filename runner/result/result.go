@@ -442,6 +442,11 @@ type Metrics struct {
 	// ScheduleError is how late open-loop requests left against their
 	// schedule (send − due), every request; absent in closed-loop modes.
 	ScheduleError *Distribution `json:"schedule_error,omitempty"`
+	// ScheduleWait is how those sends waited for their instants, the
+	// least precise of a window's: "realtime" (a SCHED_FIFO thread),
+	// "short-slice" (an ordinary thread on a 100 µs slice) or "fair"
+	// (neither was granted). Absent where sends keep no fine schedule.
+	ScheduleWait string `json:"schedule_wait,omitempty"`
 	// MaxConcurrency and MaxRequestRate are the value a search found, on
 	// its result point only.
 	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`

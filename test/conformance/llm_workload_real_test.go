@@ -62,8 +62,8 @@ func TestLLMWorkloadsAgainstARealServer(t *testing.T) {
 		if pt.Status != result.PointStable || f.Requests+f.Errors != int64(p.Models[0].Trace.Requests) || se == nil || se.Count != int64(p.Models[0].Trace.Requests) {
 			t.Fatalf("%s: %s, %d requests, %d errors, schedule error %+v", pt.ID, pt.Status, f.Requests, f.Errors, se)
 		}
-		t.Logf("%s: %d requests (%d failed) at %s req/s, TTFT p50 %s p99 %s; schedule error p50 %s p99 %s max %s; %s", pt.ID, f.Requests+f.Errors, f.Errors,
+		t.Logf("%s: %d requests (%d failed) at %s req/s, TTFT p50 %s p99 %s; schedule error p50 %s p99 %s max %s (waits: %s); %s", pt.ID, f.Requests+f.Errors, f.Errors,
 			numfmt.Decimal(pt.RequestRate, 1), numfmt.Micros(f.LLM.TTFT.P50Us), numfmt.Micros(f.LLM.TTFT.P99Us),
-			numfmt.Micros(se.P50Us), numfmt.Micros(se.P99Us), numfmt.Micros(se.MaxUs), run.Verdict.Summary)
+			numfmt.Micros(se.P50Us), numfmt.Micros(se.P99Us), numfmt.Micros(se.MaxUs), f.ScheduleWait, run.Verdict.Summary)
 	})
 }
