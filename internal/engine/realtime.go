@@ -12,8 +12,8 @@ import (
 // Ollama on the same two cores, 0–3 of a 240-request trace's sleeps ended
 // 0.4–3 ms late per run, and the p99 was over 1 ms in 7 of 17 runs. A
 // thread of the real-time class (SCHED_FIFO) preempts every ordinary
-// thread the moment its timer fires: the same replay's p99 stayed under
-// 0.35 ms in 28 of 28 runs (docs/llm.md).
+// thread the moment its timer fires: the same replay's p99 stayed at or
+// under 0.71 ms in 29 of 29 runs (docs/llm.md).
 //
 // So where the process may (root, CAP_SYS_NICE, or an RLIMIT_RTPRIO of 1
 // or more) each worker of a replay runs on its own thread at SCHED_FIFO
