@@ -3,6 +3,7 @@ package engine
 import (
 	"runtime"
 
+	"github.com/perfscen/perfscen/runner/result"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,11 +46,11 @@ const (
 func (k waitKind) String() string {
 	switch k {
 	case waitRealtime:
-		return "realtime"
+		return result.ScheduleWaitRealtime
 	case waitShortSlice:
-		return "short-slice"
+		return result.ScheduleWaitShortSlice
 	case waitFair:
-		return "fair"
+		return result.ScheduleWaitFair
 	}
 	return ""
 }

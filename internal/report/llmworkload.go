@@ -208,11 +208,11 @@ func kvFigure(run *result.Run) (figure, bool) {
 // "fair" wait names what would have made it precise.
 func waitPhrase(wait string) string {
 	switch wait {
-	case "realtime":
+	case result.ScheduleWaitRealtime:
 		return "; sends waited on real-time threads"
-	case "short-slice":
+	case result.ScheduleWaitShortSlice:
 		return "; sends waited on ordinary threads with a short slice: real-time threads were not permitted (root or CAP_SYS_NICE)"
-	case "fair":
+	case result.ScheduleWaitFair:
 		return "; sends waited on ordinary threads: neither real-time threads (root or CAP_SYS_NICE) nor a short slice (Linux 6.12) was granted"
 	}
 	return ""

@@ -526,3 +526,10 @@ type GPUMetrics struct {
 	MemoryTotalMax float64 `json:"memory_total_max_bytes"`
 	PowerAvgWatts  float64 `json:"power_avg_watts"`
 }
+
+// The values of Metrics.ScheduleWait.
+const (
+	ScheduleWaitRealtime   = "realtime"
+	ScheduleWaitShortSlice = "short-slice"
+	ScheduleWaitFair       = "fair"
+)
