@@ -124,7 +124,7 @@ soundness-busy: build ## a shared runner: a neighbour busy 40 ms/100 ms on each 
 gate-campaign: build ## the gate under staged real background work: loads ~5/10/20 × delay/cpu model × history/same-job A/B, and make gate 10 times at ~10 (hours; resumable; CAMPAIGN_DRY=1 prints the plan and its estimated time)
 	bash scripts/gate-campaign.sh
 
-busy-check: ## scripts/busy.sh (staged real background work) leaves no process or scratch folder behind on exit, ^C, TERM or SIGKILL
+busy-check: ## scripts/busy.sh (staged real background work) leaves no process or scratch folder behind on exit, ^C, TERM or SIGKILL, and calls the load settled only when it is
 	bash scripts/busy-check.sh
 
 conformance-llm: ## the shipped LLM scenarios against a real server (Ollama v0.17.4, tiny generated model, OLLAMA=binary); docs/llm.md

@@ -3,7 +3,8 @@
 # after TERM, and after the script itself is killed with SIGKILL (its
 # controller notices and stops its builds), no process of its group is
 # left and its scratch folder is gone. Each case runs with a target load
-# far above the machine's, so builders are running when it ends.
+# far above the machine's, so builders are running when it ends. Then
+# busy_settle's decision on recorded samples.
 #
 #   scripts/busy-check.sh        (make busy-check)
 set -uo pipefail
@@ -78,4 +79,28 @@ case_ exit none
 case_ interrupt INT
 case_ term TERM
 case_ killed KILL
+
+# settle NAME WANT: busy_settle's answer (0 settled, 1 not) over the
+# samples on stdin (epoch, load average, builders, runnable over 10 s), as
+# the controller writes them, against a target of 5; no minimum wait, one
+# second at most.
+settle() {
+	local name=$1 want=$2 dir rc
+	dir=$(mktemp -d "$TMP/settle.XXXXXX")
+	cat >"$dir/load.tsv"
+	# shellcheck source=lib/busy.sh
+	(source scripts/lib/busy.sh && BUSY_DIR=$dir BUSY_TARGET=5 BUSY_MIN_SETTLE=0 busy_settle 1)
+	rc=$?
+	if [ "$rc" = "$want" ]; then echo "ok   settle $name: $rc"; else echo "FAIL settle $name: busy_settle returned $rc, want $want"; fail=1; fi
+}
+samples() { local i; for i in $(seq 30); do printf '%d\t%s\t%s\t%s\n' "$i" "$1" "$2" "$3"; done; }
+samples 5.10 2 4.60 | settle steady 0
+# The load average at the target while the controller still runs four
+# builders: the runnable count is half again the target.
+samples 5.10 4 7.80 | settle 'runnable above' 1
+samples 6.10 2 5.00 | settle 'average above' 1
+# Between two builder counts for good (2: 3.6 runnable, 4: 6.4): the runs
+# meet their mean.
+for i in $(seq 30); do if [ $((i % 2)) = 1 ]; then printf '%d\t5.10\t2\t3.60\n' "$i"; else printf '%d\t5.10\t4\t6.40\n' "$i"; fi; done | settle alternating 0
+samples 5.10 2 4.60 | head -n 10 | settle 'ten seconds of samples' 1
 exit "$fail"

@@ -11,10 +11,12 @@
 #   --load N        the target 1-minute load average (0: no builds, the load
 #                   average is only sampled)
 #   --max N         builders at most (default 12; BUSY_MAX)
-#   --settle S      wait at most S seconds for the load average to come
-#                   within ±15% of the target before COMMAND starts
-#                   (default 300; the load average needs a minute or two
-#                   to climb); --no-settle starts COMMAND at once
+#   --settle S      wait at most S seconds for the load average and the
+#                   runnable count (averaged over 30 s) to come within
+#                   ±15% of the target, and at least two minutes (the
+#                   builders' climb and first overshoot), before COMMAND
+#                   starts (default 300);
+#                   --no-settle starts COMMAND at once
 #   --log FILE      keep the load samples (epoch, load1, builders, runnable
 #                   tasks; tab-separated) in FILE
 #
@@ -65,10 +67,10 @@ trap 'on_signal 143' TERM
 busy_start "$load" || exit 2
 echo "busy.sh: builds in process group $(cat "$BUSY_DIR/pgid") (scratch $BUSY_DIR)" >&2
 if [ "$settle" -gt 0 ] && [ "$load" != 0 ]; then
-	echo "busy.sh: waiting up to ${settle}s for the load average to reach $load ± ${BUSY_BAND:-15}%" >&2
+	echo "busy.sh: waiting up to ${settle}s for the load average and the runnable count (over ${BUSY_STEADY:-30}s) to reach $load ± ${BUSY_BAND:-15}%" >&2
 	if ! busy_settle "$settle"; then
-		read -r _ l b _ <<<"$(busy_now)"
-		echo "busy.sh: load average $l with $b builder(s) after ${settle}s, not at the target; starting anyway" >&2
+		read -r _ l b r <<<"$(busy_now)"
+		echo "busy.sh: load average $l, runnable $r, with $b builder(s) after ${settle}s, not at the target; starting anyway" >&2
 	fi
 fi
 start=$(date +%s)

@@ -621,12 +621,13 @@ NOT_RECORDED=
 busy_start "${SOUND_LOAD:-0}" || die "cannot start the load sampler"
 if [ -n "$SOUND_LOAD" ]; then
 	note "staging background work at load average $SOUND_LOAD (loops of cold go build -a; scripts/lib/busy.sh); waiting up to ${SOUND_SETTLE}s for it"
+	settle_from=$(date +%s)
 	if busy_settle "$SOUND_SETTLE"; then
-		read -r _ l b _ <<<"$(busy_now)"
-		note "load average $l with $b builder(s)"
+		read -r _ l b r <<<"$(busy_now)"
+		note "load average $l, runnable $r, with $b builder(s) after $(($(date +%s) - settle_from))s"
 	else
-		read -r _ l b _ <<<"$(busy_now)"
-		note "load average $l with $b builder(s) after ${SOUND_SETTLE}s, not within ±${BUSY_BAND:-15}% of $SOUND_LOAD; measuring anyway (each run records what it saw)"
+		read -r _ l b r <<<"$(busy_now)"
+		note "load average $l, runnable $r, with $b builder(s) after $(($(date +%s) - settle_from))s, not within ±${BUSY_BAND:-15}% of $SOUND_LOAD; measuring anyway (each run records what it saw)"
 	fi
 fi
 

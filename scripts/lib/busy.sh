@@ -15,8 +15,10 @@
 #   busy_start TARGET   starts the controller (TARGET 0: it only samples the
 #                       load average, adding no builds) in a session and
 #                       process group of its own; sets BUSY_DIR
-#   busy_settle [MAX_S] waits until the 1-minute load average is within
-#                       BUSY_BAND (±15%) of the target, at most MAX_S
+#   busy_settle [MAX_S] waits until the 1-minute load average and the
+#                       runnable count averaged over BUSY_STEADY (30) s are
+#                       both within BUSY_BAND (±15%) of the target, and at
+#                       least BUSY_MIN_SETTLE (120) s, at most MAX_S
 #                       seconds (default BUSY_SETTLE_MAX, 300); returns 1
 #                       when it did not get there (the builds cannot reach
 #                       it), at once (after 20 s) when other work alone
@@ -71,24 +73,55 @@ busy_now() {
 }
 
 busy_settle() {
-	local max=${1:-${BUSY_SETTLE_MAX:-300}} band=${BUSY_BAND:-15} start now load builders
-	start=$(date +%s)
+	local max=${1:-${BUSY_SETTLE_MAX:-300}} band=${BUSY_BAND:-15} start now load builders runnable least
+	start=$(date +%s) least=${BUSY_MIN_SETTLE:-120}
+	[ "$least" -le "$max" ] || least=$max
 	awk -v t="$BUSY_TARGET" 'BEGIN {exit !(t <= 0)}' && return 0
 	while :; do
-		read -r _ load builders _ <<<"$(busy_now)"
-		if awk -v l="$load" -v t="$BUSY_TARGET" -v b="$band" 'BEGIN {exit !(l >= t * (1 - b / 100) && l <= t * (1 + b / 100))}'; then
+		read -r _ load builders runnable <<<"$(busy_now)"
+		# The 1-minute average lags what runs now by a minute: while the
+		# controller is still adding builders (or taking them away) it reads
+		# the target with many more (or fewer) tasks runnable, and a builder
+		# just started is not yet at its full run queue. So the average and
+		# the runnable count over the last BUSY_STEADY (30) seconds must
+		# agree, and not before BUSY_MIN_SETTLE (120) seconds: the first
+		# minute and a half is the controller's climb and its first
+		# overshoot (builders 0, 4, then 0 again at a target of 5), which
+		# averages to the target over 30 s without being it. Otherwise the
+		# first runs (a history) meet another load than the runs after.
+		if [ $(($(date +%s) - start)) -ge "$least" ] && busy__steady "$band"; then
 			return 0
 		fi
 		now=$(date +%s)
 		[ $((now - start)) -lt "$max" ] || return 1
 		# Other work alone holds the machine above the band: no builder
-		# of ours to remove, waiting cannot help.
+		# of ours to remove, waiting cannot help. Only when it runs now:
+		# an average still falling from earlier work (the last cell's
+		# builders) with little runnable is worth waiting for.
 		if [ $((now - start)) -ge 20 ] && [ "$builders" = 0 ] &&
-			awk -v l="$load" -v t="$BUSY_TARGET" -v b="$band" 'BEGIN {exit !(l > t * (1 + b / 100))}'; then
+			awk -v l="$load" -v r="$runnable" -v t="$BUSY_TARGET" -v b="$band" 'BEGIN {hi = t * (1 + b / 100)
+				exit !(l > hi && (r == "" || r == "NaN" || r > hi))}'; then
 			return 1
 		fi
 		sleep 5
 	done
+}
+
+# busy__steady BAND: the last sample's load average, and the runnable
+# count averaged over the last BUSY_STEADY (30) seconds of samples, are
+# within BAND percent of the target. (Not the builder count: at a target
+# between what two and four builders make runnable the controller moves
+# between them for good, and the runnable count over 30 s is what the runs
+# meet.)
+busy__steady() {
+	[ -n "$BUSY_DIR" ] && [ -s "$BUSY_DIR/load.tsv" ] || return 1
+	tail -n "${BUSY_STEADY:-30}" "$BUSY_DIR/load.tsv" | awk -F'\t' -v t="$BUSY_TARGET" -v b="$1" -v need="${BUSY_STEADY:-30}" '
+		{n++; l = $2; if ($4 == "" || $4 == "NaN") blind = 1; else r += $4}
+		END {
+			lo = t * (1 - b / 100); hi = t * (1 + b / 100)
+			if (n < need || l < lo || l > hi) exit 1
+			exit !(blind || (r / n >= lo && r / n <= hi))
+		}'
 }
 
 busy_stats() {
