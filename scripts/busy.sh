@@ -68,9 +68,10 @@ busy_start "$load" || exit 2
 echo "busy.sh: builds in process group $(cat "$BUSY_DIR/pgid") (scratch $BUSY_DIR)" >&2
 if [ "$settle" -gt 0 ] && [ "$load" != 0 ]; then
 	echo "busy.sh: waiting up to ${settle}s for the load average and the runnable count (over ${BUSY_STEADY:-30}s) to reach $load ± ${BUSY_BAND:-15}%" >&2
+	from=$(date +%s)
 	if ! busy_settle "$settle"; then
 		read -r _ l b r <<<"$(busy_now)"
-		echo "busy.sh: load average $l, runnable $r, with $b builder(s) after ${settle}s, not at the target; starting anyway" >&2
+		echo "busy.sh: load average $l, runnable $r (last 10 s), with $b builder(s) after $(($(date +%s) - from))s, not at the target; starting anyway" >&2
 	fi
 fi
 start=$(date +%s)

@@ -624,10 +624,10 @@ if [ -n "$SOUND_LOAD" ]; then
 	settle_from=$(date +%s)
 	if busy_settle "$SOUND_SETTLE"; then
 		read -r _ l b r <<<"$(busy_now)"
-		note "load average $l, runnable $r, with $b builder(s) after $(($(date +%s) - settle_from))s"
+		note "load average $l, runnable $r (last 10 s), with $b builder(s) after $(($(date +%s) - settle_from))s"
 	else
 		read -r _ l b r <<<"$(busy_now)"
-		note "load average $l, runnable $r, with $b builder(s) after $(($(date +%s) - settle_from))s, not within ±${BUSY_BAND:-15}% of $SOUND_LOAD; measuring anyway (each run records what it saw)"
+		note "load average $l, runnable $r (last 10 s), with $b builder(s) after $(($(date +%s) - settle_from))s, not within ±${BUSY_BAND:-15}% of $SOUND_LOAD; measuring anyway (each run records what it saw)"
 	fi
 fi
 
