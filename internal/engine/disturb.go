@@ -238,9 +238,29 @@ func disturbance(a, b CPUSample) *result.Disturbance {
 		w := b.Wake.Sub(a.Wake)
 		if us, ok := w.KernelUs(); ok && w.KernelRuns >= minKernelRuns {
 			d.GEMVUs = &us
+			d.GEMVUsByCPU = kernelByCPU(&w)
 		}
 	}
 	return d
+}
+
+// minKernelRunsCPU is the fewest runs on one CPU its own kernel time is
+// taken from: a 1 s window on two CPUs has five each.
+const minKernelRunsCPU = 2
+
+// kernelByCPU is each CPU's mean kernel time in a window, 0 where it ran
+// fewer than minKernelRunsCPU times; nil where no CPU has one.
+func kernelByCPU(w *wakeprobe.Snapshot) []float64 {
+	var out []float64
+	for c := range w.KernelCPU {
+		if us, runs := w.KernelUsOn(c); runs >= minKernelRunsCPU && us > 0 {
+			for len(out) <= c {
+				out = append(out, 0)
+			}
+			out[c] = us
+		}
+	}
+	return out
 }
 
 // minKernelRuns is the fewest runs of the probe's kernel a window's CPU
@@ -249,12 +269,44 @@ const minKernelRuns = 5
 
 // withWork sets a window's work per inference: its CPU time per
 // inference in units of the fixed kernel's CPU time in the same seconds.
+// Where the server's CPU time was shared out by CPU and the kernel timed
+// on each, each CPU's share is divided by that CPU's own kernel time: a
+// vCPU's speed moves on its own, and the kernel's time on the CPU the
+// server left idle says nothing of the one it ran on (internal/wakeprobe,
+// cpus.go). The shares are the sampled split's proportions, applied to
+// the window's whole CPU time (the samples' edges are not the window's);
+// a CPU without its own kernel time takes the machine-wide one.
 func withWork(p *result.ProcessStats, d *result.Disturbance) {
 	if p == nil || d == nil || d.GEMVUs == nil || *d.GEMVUs <= 0 {
 		return
 	}
-	w := p.CPUUs / *d.GEMVUs
-	p.Work = &w
+	w, byCPU := workUnits(p.CPUUs, p.CPUUsByCPU, *d.GEMVUs, d.GEMVUsByCPU)
+	p.Work, p.WorkByCPU = &w, byCPU
+}
+
+// workUnits is CPU time cpuUs in kernel units: split by the shares of
+// split over each CPU's kernel time byCPU (overall where a CPU has none).
+// byCPUUsed says whether any CPU's own kernel time was used.
+func workUnits(cpuUs float64, split []float64, overall float64, byCPU []float64) (units float64, byCPUUsed bool) {
+	var total float64
+	for _, v := range split {
+		total += max(v, 0)
+	}
+	if total <= 0 {
+		return cpuUs / overall, false
+	}
+	var perUs float64 // units per µs of CPU time, weighted by the shares
+	for c, v := range split {
+		if v <= 0 {
+			continue
+		}
+		k := overall
+		if c < len(byCPU) && byCPU[c] > 0 {
+			k, byCPUUsed = byCPU[c], true
+		}
+		perUs += v / total / k
+	}
+	return cpuUs * perUs, byCPUUsed
 }
 
 // wakeupDelay summarizes the probe's wake-ups between two readings; nil

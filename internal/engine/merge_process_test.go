@@ -36,6 +36,18 @@ func TestMergeProcess(t *testing.T) {
 				{CPUUs: 200, RunQueueUs: fp(40), Work: fp(6), Inferences: 30, Threads: 2},
 			},
 			&result.ProcessStats{CPUUs: 175, RunQueueUs: fp(35), Work: fp(5), Inferences: 40, Threads: 4}},
+		{"the split by CPU merges like the rest; work by CPU only where every window had it",
+			[]*result.ProcessStats{
+				{CPUUs: 100, Work: fp(2), WorkByCPU: true, CPUUsByCPU: []float64{100}, Inferences: 10},
+				{CPUUs: 200, Work: fp(6), CPUUsByCPU: []float64{0, 200}, Inferences: 30},
+			},
+			&result.ProcessStats{CPUUs: 175, Work: fp(5), CPUUsByCPU: []float64{25, 150}, Inferences: 40}},
+		{"a window without the split leaves it out",
+			[]*result.ProcessStats{
+				{CPUUs: 100, Work: fp(2), WorkByCPU: true, CPUUsByCPU: []float64{100}, Inferences: 10},
+				{CPUUs: 200, Work: fp(6), WorkByCPU: true, Inferences: 30},
+			},
+			&result.ProcessStats{CPUUs: 175, Work: fp(5), WorkByCPU: true, Inferences: 40}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, mergeProcess(tt.in)); diff != "" {

@@ -95,6 +95,15 @@ func procWindow(a, b procState, server *result.ServerStats, clientInferences int
 		v := float64(d.Instructions) / float64(n)
 		ps.Instructions = &v
 	}
+	for i, ns := range d.CPUNsByCPU {
+		if ns == 0 {
+			continue
+		}
+		for len(ps.CPUUsByCPU) <= i {
+			ps.CPUUsByCPU = append(ps.CPUUsByCPU, 0)
+		}
+		ps.CPUUsByCPU[i] = float64(ns) / 1e3 / float64(n)
+	}
 	return ps
 }
 
@@ -106,11 +115,23 @@ func procWindow(a, b procState, server *result.ServerStats, clientInferences int
 func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 	var out result.ProcessStats
 	var runq, preempt, instr, work optionalTotal
+	byCPU, split := true, true
+	var splitSum []float64
 	for _, p := range list {
 		if p == nil {
 			continue
 		}
 		n := float64(p.Inferences)
+		byCPU = byCPU && p.WorkByCPU
+		if len(p.CPUUsByCPU) == 0 {
+			split = false
+		}
+		for i, v := range p.CPUUsByCPU {
+			for len(splitSum) <= i {
+				splitSum = append(splitSum, 0)
+			}
+			splitSum[i] += v * n
+		}
 		out.Inferences += p.Inferences
 		out.CPUUs += p.CPUUs * n
 		runq.add(p.RunQueueUs, n)
@@ -128,6 +149,13 @@ func mergeProcess(list []*result.ProcessStats) *result.ProcessStats {
 	out.PreemptUs = preempt.per(n)
 	out.Instructions = instr.per(n)
 	out.Work = work.per(n)
+	out.WorkByCPU = byCPU && out.Work != nil
+	if split {
+		for i := range splitSum {
+			splitSum[i] /= n
+		}
+		out.CPUUsByCPU = splitSum
+	}
 	return &out
 }
 

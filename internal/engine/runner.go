@@ -307,6 +307,13 @@ func Run(ctx context.Context, p *plan.Plan, deps Deps, opts Options) (*result.Ru
 		if probe, release, ok := wakeprobe.Acquire(); ok {
 			rs.wake = probe
 			defer release()
+			// The servers' CPU time by CPU, sampled at the pace of the
+			// probe's per-CPU kernel (withWork).
+			for _, src := range deps.Processes {
+				if s, ok := src.(procacct.CPUSampler); ok {
+					defer probe.OnKernel(s.SampleCPUs)()
+				}
+			}
 		}
 	}
 	defer func() {

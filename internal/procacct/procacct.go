@@ -36,6 +36,10 @@ type Reading struct {
 	HaveInferences bool
 	// Threads is how many threads the reading summed (0 where unknown).
 	Threads int
+	// CPUNsByCPU is the part of CPUNs charged to each CPU by sampling
+	// (cpusplit.go), indexed by CPU id; nil where nothing sampled it.
+	// What ran between the last sample and the reading is in CPUNs only.
+	CPUNsByCPU []uint64
 }
 
 // Delta is what happened between two readings a (earlier) and b. ok is
@@ -65,6 +69,18 @@ func Delta(a, b Reading) (d Reading, ok bool) {
 		d.Inferences, d.HaveInferences = b.Inferences-a.Inferences, true
 	}
 	d.Threads = b.Threads
+	if len(b.CPUNsByCPU) > 0 {
+		d.CPUNsByCPU = make([]uint64, len(b.CPUNsByCPU))
+		for i, v := range b.CPUNsByCPU {
+			var was uint64
+			if i < len(a.CPUNsByCPU) {
+				was = a.CPUNsByCPU[i]
+			}
+			if v >= was {
+				d.CPUNsByCPU[i] = v - was
+			}
+		}
+	}
 	return d, true
 }
 

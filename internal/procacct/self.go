@@ -39,6 +39,7 @@ type modelThreads struct {
 	done       threadTimes
 	inferences uint64
 	instr      *instructions // nil without counters
+	split      cpuSplit      // the model's CPU time by CPU (SampleCPUs)
 }
 
 // NewThreads starts an empty registry; withInstructions counts each
@@ -122,7 +123,8 @@ func (t *Threads) Read(_ context.Context, model string) (Reading, error) {
 		t.mu.Unlock()
 		return Reading{HaveRunQueue: true, HaveInferences: true}, nil
 	}
-	r := Reading{CPUNs: m.done.run, RunQueueNs: m.done.wait, HaveRunQueue: true, Inferences: m.inferences, HaveInferences: true}
+	r := Reading{CPUNs: m.done.run, RunQueueNs: m.done.wait, HaveRunQueue: true, Inferences: m.inferences, HaveInferences: true,
+		CPUNsByCPU: m.split.copyOut()}
 	tids := make([]int, 0, len(m.live))
 	for tid, start := range m.live {
 		if now, ok := t.times(tid); ok && now.run >= start.run && now.wait >= start.wait {
@@ -139,6 +141,50 @@ func (t *Threads) Read(_ context.Context, model string) (Reading, error) {
 		r.Instructions, r.HaveInstructions = instr.read(tids)
 	}
 	return r, nil
+}
+
+// SampleCPUs charges each model thread's run time since its last sample
+// to the CPU it is on (cpusplit.go).
+func (t *Threads) SampleCPUs() {
+	// The files are read outside the lock: Count takes it on every
+	// inference.
+	type seen struct {
+		m        *modelThreads
+		tid, cpu int
+		run      uint64
+	}
+	t.mu.Lock()
+	var list []seen
+	for _, m := range t.model {
+		for tid := range m.live {
+			list = append(list, seen{m: m, tid: tid})
+		}
+	}
+	t.mu.Unlock()
+	kept := list[:0]
+	for _, s := range list {
+		var ok bool
+		if s.run, s.cpu, ok = threadRunCPU(t.root + "/" + strconv.Itoa(s.tid)); ok {
+			kept = append(kept, s)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	present := map[*modelThreads]map[string]bool{}
+	for _, m := range t.model {
+		present[m] = map[string]bool{}
+	}
+	for _, s := range kept {
+		key := strconv.Itoa(s.tid)
+		if present[s.m] == nil {
+			continue // the model's registry is gone
+		}
+		present[s.m][key] = true
+		s.m.split.observe(key, s.run, s.cpu)
+	}
+	for m, p := range present {
+		m.split.keep(p)
+	}
 }
 
 // PerModel is true: each model's threads are its own.

@@ -47,6 +47,8 @@ type Procs struct {
 	threads     int
 	instr       *instructions
 	notes       []string
+	// split is the threads' CPU time by CPU (SampleCPUs).
+	split cpuSplit
 }
 
 // threadTimes are one thread's cumulative counters: time on a CPU and
@@ -197,11 +199,38 @@ func (p *Procs) read(first bool) (Reading, error) {
 		}
 	}
 	p.known, p.lastTicks, p.threads = known, now, threads
-	r := Reading{CPUNs: p.cpu, RunQueueNs: p.runq, HaveRunQueue: true, PreemptNs: p.preempt, HavePreempt: p.sawSwitches, Threads: threads}
+	r := Reading{CPUNs: p.cpu, RunQueueNs: p.runq, HaveRunQueue: true, PreemptNs: p.preempt, HavePreempt: p.sawSwitches, Threads: threads,
+		CPUNsByCPU: p.split.copyOut()}
 	if p.instr != nil {
 		r.Instructions, r.HaveInstructions = p.instr.read(tids)
 	}
 	return r, nil
+}
+
+// SampleCPUs charges each thread's run time since its last sample to the
+// CPU it is on (cpusplit.go): the processes listed at the last Read, so a
+// sample costs two reads a thread and no scan of /proc.
+func (p *Procs) SampleCPUs() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	present := map[string]bool{}
+	for pid := range p.known {
+		dir := filepath.Join(p.root, strconv.Itoa(pid), "task")
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			run, cpu, ok := threadRunCPU(filepath.Join(dir, e.Name()))
+			if !ok {
+				continue
+			}
+			key := strconv.Itoa(pid) + "/" + e.Name()
+			present[key] = true
+			p.split.observe(key, run, cpu)
+		}
+	}
+	p.split.keep(present)
 }
 
 // PerModel is false: a process's threads serve every model.

@@ -54,6 +54,9 @@ type Snapshot struct {
 	// KernelRuns and KernelNs are the runs of the fixed kernel (speed.go)
 	// and the CPU time they took.
 	KernelRuns, KernelNs uint64
+	// KernelCPU are the same runs by the CPU they ran on, indexed by CPU
+	// id (cpus.go); runs whose CPU is not known count above only.
+	KernelCPU []KernelCount
 }
 
 // N is how many wake-ups the snapshot holds.
@@ -79,6 +82,18 @@ func (s *Snapshot) Sub(a *Snapshot) Snapshot {
 	if s.KernelRuns >= a.KernelRuns && s.KernelNs >= a.KernelNs {
 		d.KernelRuns, d.KernelNs = s.KernelRuns-a.KernelRuns, s.KernelNs-a.KernelNs
 	}
+	if len(s.KernelCPU) > 0 {
+		d.KernelCPU = make([]KernelCount, len(s.KernelCPU))
+		for i, c := range s.KernelCPU {
+			var p KernelCount
+			if i < len(a.KernelCPU) {
+				p = a.KernelCPU[i]
+			}
+			if c.Runs >= p.Runs && c.Ns >= p.Ns {
+				d.KernelCPU[i] = KernelCount{Runs: c.Runs - p.Runs, Ns: c.Ns - p.Ns}
+			}
+		}
+	}
 	return d
 }
 
@@ -98,6 +113,15 @@ func (s *Snapshot) KernelUs() (float64, bool) {
 		return 0, false
 	}
 	return float64(s.KernelNs) / 1e3 / float64(s.KernelRuns), true
+}
+
+// KernelUsOn is KernelUs for the runs on one CPU, with their count.
+func (s *Snapshot) KernelUsOn(cpu int) (us float64, runs uint64) {
+	if cpu < 0 || cpu >= len(s.KernelCPU) || s.KernelCPU[cpu].Runs == 0 {
+		return 0, 0
+	}
+	c := s.KernelCPU[cpu]
+	return float64(c.Ns) / 1e3 / float64(c.Runs), c.Runs
 }
 
 // Quantile is the delay at quantile q (0 < q < 1), in µs, read at the
@@ -163,8 +187,15 @@ type Probe struct {
 	sumNs      atomic.Uint64
 	kernelRuns atomic.Uint64
 	kernelNs   atomic.Uint64
-	stop       chan struct{}
-	done       chan struct{}
+	// cpuRuns and cpuNs are the kernel's runs by CPU (cpus.go), sized
+	// before the loop starts.
+	cpuRuns, cpuNs []atomic.Uint64
+	// samplers run after each kernel run (OnKernel).
+	smu      sync.Mutex
+	samplers map[int]func()
+	nextID   int
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 var (
@@ -214,6 +245,39 @@ func Acquire() (p *Probe, release func(), ok bool) {
 	}, true
 }
 
+// OnKernel runs f on the probe's thread after each run of the kernel,
+// every speedPeriod, until remove is called: a server's accounting
+// samples there which CPU its threads ran on (internal/procacct), at the
+// pace of the per-CPU kernel it will be divided by, on a thread whose
+// time is not the client's.
+func (p *Probe) OnKernel(f func()) (remove func()) {
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if p.samplers == nil {
+		p.samplers = map[int]func(){}
+	}
+	id := p.nextID
+	p.nextID++
+	p.samplers[id] = f
+	return func() {
+		p.smu.Lock()
+		delete(p.samplers, id)
+		p.smu.Unlock()
+	}
+}
+
+func (p *Probe) runSamplers() {
+	p.smu.Lock()
+	fs := make([]func(), 0, len(p.samplers))
+	for _, f := range p.samplers {
+		fs = append(fs, f)
+	}
+	p.smu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
 func start() *Probe {
 	p := &Probe{stop: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan struct{})
@@ -233,6 +297,12 @@ func (p *Probe) Snapshot() Snapshot {
 	// slower kernel by at most one run's time over a window's ~10.
 	s.KernelRuns = p.kernelRuns.Load()
 	s.KernelNs = p.kernelNs.Load()
+	if n := len(p.cpuRuns); n > 0 {
+		s.KernelCPU = make([]KernelCount, n)
+		for i := range s.KernelCPU {
+			s.KernelCPU[i] = KernelCount{Runs: p.cpuRuns[i].Load(), Ns: p.cpuNs[i].Load()}
+		}
+	}
 	return s
 }
 
@@ -242,6 +312,10 @@ func (p *Probe) loop(ready chan<- struct{}) {
 	// the probe's own; its time is not perfscen's client work.
 	done := threadacct.Exclude()
 	defer done()
+	rotor := newCPURotor()
+	if w := rotor.width(); w > 0 {
+		p.cpuRuns, p.cpuNs = make([]atomic.Uint64, w), make([]atomic.Uint64, w)
+	}
 	f, err := os.Open("/proc/thread-self/schedstat")
 	close(ready)
 	if err != nil {
@@ -278,10 +352,15 @@ func (p *Probe) loop(ready chan<- struct{}) {
 		p.counts[bucketOf(d)].Add(1)
 		p.sumNs.Add(d)
 		if now, ok := monoNs(); ok && speed.due(now) {
-			if ns, ok := timeKernel(kbuf); ok {
+			if ns, cpu, ok := rotor.timeKernelOnNext(kbuf); ok {
+				if cpu >= 0 && cpu < len(p.cpuRuns) {
+					p.cpuNs[cpu].Add(ns)
+					p.cpuRuns[cpu].Add(1)
+				}
 				p.kernelNs.Add(ns)
 				p.kernelRuns.Add(1)
 			}
+			p.runSamplers()
 			// The kernel's own run time must not count as the next
 			// wake-up's delay: start the next delay from here.
 			if w, ok := readWait(f, buf); ok {

@@ -267,6 +267,11 @@ type Disturbance struct {
 	// to other guests, lowers its clock or crowds its caches makes every
 	// CPU time longer). Absent without the probe.
 	GEMVUs *float64 `json:"gemv_us,omitempty"`
+	// GEMVUsByCPU is GEMVUs on each CPU apart, indexed by CPU id, 0 where
+	// the kernel ran fewer than twice on that CPU in the window: the
+	// probe takes the CPUs in turn, since a vCPU's speed moves on its own
+	// (internal/wakeprobe). Absent with a single CPU, or without pinning.
+	GEMVUsByCPU []float64 `json:"gemv_us_by_cpu,omitempty"`
 	// LegacyKernelUs is what results recorded before the matrix-vector
 	// kernel hold: the mean CPU time of a smaller kernel that ran in the
 	// first-level cache. Read, never compared with GEMVUs.
@@ -508,6 +513,15 @@ type ProcessStats struct {
 	// kernel took in the same seconds, which a slower vCPU does not move
 	// (nil without the probe).
 	Work *float64 `json:"work_gemv,omitempty"`
+	// WorkByCPU says Work divided each CPU's share of the CPU time by that
+	// CPU's own kernel time (CPUUsByCPU, Disturbance.GEMVUsByCPU), not
+	// all of it by the machine-wide mean.
+	WorkByCPU bool `json:"work_by_cpu,omitempty"`
+	// CPUUsByCPU is CPUUs shared out by the CPU the threads ran on,
+	// sampled about every 100 ms, indexed by CPU id (µs per inference of
+	// the sampled time: it need not add up to CPUUs). Absent where the
+	// threads were not sampled (no probe).
+	CPUUsByCPU []float64 `json:"cpu_us_by_cpu,omitempty"`
 	// LegacyWork is the work per inference of results recorded before
 	// the matrix-vector kernel, in units of the earlier kernel: read,
 	// never compared with Work.
