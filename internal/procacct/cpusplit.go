@@ -66,6 +66,60 @@ func (s *cpuSplit) copyOut() []uint64 {
 	return append([]uint64(nil), s.byCPU...)
 }
 
+// taskFiles are a thread's schedstat and stat, kept open between samples:
+// a sample is then one pread a thread, and a second for a thread that
+// ran since the last one. BenchmarkProcsSampleCPUs (64 idle threads,
+// beside a load of ~5) measured 35 µs a thread opening and reading both
+// files every time, 2.4% of a core at one sample every 100 ms; 10 µs
+// with them kept open.
+type taskFiles struct {
+	sched, stat *os.File
+}
+
+func (f *taskFiles) close() {
+	if f.sched != nil {
+		f.sched.Close()
+	}
+	if f.stat != nil {
+		f.stat.Close()
+	}
+}
+
+// sampleTask charges one thread's run time since its last sample to the
+// CPU it is on, through its open files (opened on first use); ok is false
+// where they cannot be read (the thread exited).
+func (s *cpuSplit) sampleTask(files map[string]*taskFiles, key, dir string, buf []byte) bool {
+	f := files[key]
+	if f == nil {
+		sched, err := os.Open(dir + "/schedstat")
+		if err != nil {
+			return false
+		}
+		stat, err := os.Open(dir + "/stat")
+		if err != nil {
+			sched.Close()
+			return false
+		}
+		f = &taskFiles{sched: sched, stat: stat}
+		files[key] = f
+	}
+	n, _ := f.sched.ReadAt(buf, 0)
+	run, _, ok := ParseSchedstat(buf[:n])
+	if !ok {
+		return false
+	}
+	if prev, had := s.last[key]; had && run == prev {
+		return true // did not run: nothing to charge, no need of its CPU
+	}
+	n, _ = f.stat.ReadAt(buf, 0)
+	cpu, ok := ParseProcessor(buf[:n])
+	if !ok {
+		return false
+	}
+	s.observe(key, run, cpu)
+	return true
+}
+
 // threadRunCPU reads a thread's run time (schedstat, ns) and the CPU it
 // last ran on (field 39 of its stat) from its task folder.
 func threadRunCPU(dir string) (run uint64, cpu int, ok bool) {

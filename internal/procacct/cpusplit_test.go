@@ -3,6 +3,8 @@ package procacct
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -129,4 +131,30 @@ func TestThreadsSampleCPUs(t *testing.T) {
 	if len(r.CPUNsByCPU) != 2 || r.CPUNsByCPU[1] == 0 {
 		t.Fatalf("model split %v, want time on CPU 1", r.CPUNsByCPU)
 	}
+}
+
+// BenchmarkProcsSampleCPUs is the cost of one sample (the probe takes
+// one every 100 ms) of a process with 64 threads, about what Triton
+// runs with a few models loaded.
+func BenchmarkProcsSampleCPUs(b *testing.B) {
+	done := make(chan struct{})
+	defer close(done)
+	for range 64 {
+		ready := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(ready)
+			<-done
+		}()
+		<-ready
+	}
+	self := os.Getpid()
+	p, err := NewProcs("/proc", "self", func() ([]int, error) { return []int{self}, nil }, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		p.SampleCPUs()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(p.threads), "ns/thread")
 }

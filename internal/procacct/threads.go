@@ -47,8 +47,10 @@ type Procs struct {
 	threads     int
 	instr       *instructions
 	notes       []string
-	// split is the threads' CPU time by CPU (SampleCPUs).
-	split cpuSplit
+	// split is the threads' CPU time by CPU (SampleCPUs), read through
+	// files kept open between samples.
+	split      cpuSplit
+	splitFiles map[string]*taskFiles
 }
 
 // threadTimes are one thread's cumulative counters: time on a CPU and
@@ -213,6 +215,10 @@ func (p *Procs) read(first bool) (Reading, error) {
 func (p *Procs) SampleCPUs() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.splitFiles == nil {
+		p.splitFiles = map[string]*taskFiles{}
+	}
+	buf := make([]byte, 1024) // a stat line is under 400 bytes
 	present := map[string]bool{}
 	for pid := range p.known {
 		dir := filepath.Join(p.root, strconv.Itoa(pid), "task")
@@ -221,16 +227,19 @@ func (p *Procs) SampleCPUs() {
 			continue
 		}
 		for _, e := range ents {
-			run, cpu, ok := threadRunCPU(filepath.Join(dir, e.Name()))
-			if !ok {
-				continue
-			}
 			key := strconv.Itoa(pid) + "/" + e.Name()
-			present[key] = true
-			p.split.observe(key, run, cpu)
+			if p.split.sampleTask(p.splitFiles, key, filepath.Join(dir, e.Name()), buf) {
+				present[key] = true
+			}
 		}
 	}
 	p.split.keep(present)
+	for k, f := range p.splitFiles {
+		if !present[k] {
+			f.close()
+			delete(p.splitFiles, k)
+		}
+	}
 }
 
 // PerModel is false: a process's threads serve every model.
@@ -250,11 +259,17 @@ func (p *Procs) Notes() []string {
 	return p.notes
 }
 
-// Close releases the instruction counters.
+// Close releases the instruction counters and the sampled threads' files.
 func (p *Procs) Close() error {
 	if p.instr != nil {
 		p.instr.close()
 	}
+	p.mu.Lock()
+	for k, f := range p.splitFiles {
+		f.close()
+		delete(p.splitFiles, k)
+	}
+	p.mu.Unlock()
 	return nil
 }
 
