@@ -14,7 +14,7 @@ import (
 // the model's CPU time per batch moved 1.47× from lowest to highest; over
 // the kernel's time on the same vCPU, 1.34×; over the kernel's time on
 // the other vCPU, 2.04×, worse than no kernel at all. A probe thread that
-// runs wherever the scheduler puts it lands mostly on the vCPU the server
+// runs wherever the scheduler puts it tends to land on a CPU the server
 // leaves idle, which is the other one. So the kernel takes each allowed
 // CPU in turn, pinned to it, and each CPU's time is kept apart
 // (Snapshot.KernelCPU); a server's CPU time is shared out by the CPU it
