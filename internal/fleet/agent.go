@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
 
 	"github.com/perfscen/perfscen/internal/engine"
 	"github.com/perfscen/perfscen/internal/failure"
@@ -249,17 +251,56 @@ func (a *agent) lost(why error) error {
 }
 
 // join reaches the coordinator (retrying until the join timeout), says
-// Hello and reads the answer.
+// Hello and reads the answer. A connection lost before the answer (the
+// coordinator's door closes unproved connections to make room when
+// strangers crowd it, and a stranger's flood on the agent's own host can
+// close the agent's before its stream is read) is dialled again, until
+// the join timeout.
 func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.Welcome, error) {
 	jctx, jcancel := context.WithCancelCause(ctx)
+	defer jcancel(nil)
 	timeout := errors.New("join timeout")
 	timer := time.AfterFunc(a.opts.JoinTimeout, func() { jcancel(timeout) })
+	defer timer.Stop()
+	pause := joinRetryFirst
+	for {
+		welcome, lost, err := a.joinOnce(ctx, jctx, timeout, client)
+		if !lost {
+			return welcome, err
+		}
+		select {
+		case <-time.After(pause):
+		case <-jctx.Done():
+		}
+		if context.Cause(jctx) == timeout {
+			return nil, failure.Env(fmt.Errorf("could not join the coordinator at %s within %s: %w", a.opts.Coordinator, a.opts.JoinTimeout, err))
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		pause = min(2*pause, joinRetryMax)
+	}
+}
+
+// The pause before dialling again after a connection lost while joining:
+// short, since the loss is a crowd at the door, not a coordinator down
+// (grpc's own backoff paces the dials of one that is).
+const (
+	joinRetryFirst = 20 * time.Millisecond
+	joinRetryMax   = time.Second
+)
+
+// joinOnce is one attempt at joining; lost says the connection ended
+// under the stream before the coordinator answered, worth another.
+func (a *agent) joinOnce(ctx, jctx context.Context, timeout error, client fleetpb.FleetClient) (welcome *fleetpb.Welcome, lost bool, err error) {
 	// The stream lives for the run: it takes ctx, not the join deadline,
 	// once joined.
 	streamCtx, streamCancel := context.WithCancel(withToken(ctx, a.opts.Token))
+	attempt, attemptDone := context.WithCancel(jctx)
+	defer attemptDone()
 	go func() {
 		select {
-		case <-jctx.Done():
+		case <-attempt.Done():
 			if context.Cause(jctx) == timeout {
 				streamCancel()
 			}
@@ -269,7 +310,6 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 		}
 	}()
 	stream, err := client.Join(streamCtx, grpc.WaitForReady(true))
-	var welcome *fleetpb.Welcome
 	if err == nil {
 		idx := int32(a.opts.Index)
 		err = stream.Send(&fleetpb.AgentMessage{Body: &fleetpb.AgentMessage_Hello{Hello: &fleetpb.Hello{
@@ -282,35 +322,38 @@ func (a *agent) join(ctx context.Context, client fleetpb.FleetClient) (*fleetpb.
 	if err == nil || errors.Is(err, io.EOF) {
 		first, err = stream.Recv()
 	}
-	stopped := timer.Stop()
-	jcancel(nil)
 	if err != nil {
 		streamCancel()
 		select {
 		case <-a.tlsRefused:
-			return nil, failure.Invalid(fmt.Errorf("TLS with the coordinator at %s: %w", a.opts.Coordinator, a.tlsErr))
+			return nil, false, failure.Invalid(fmt.Errorf("TLS with the coordinator at %s: %w", a.opts.Coordinator, a.tlsErr))
 		default:
 		}
-		if !stopped || context.Cause(jctx) == timeout {
-			return nil, failure.Env(fmt.Errorf("could not reach the coordinator at %s within %s%s", a.opts.Coordinator, a.opts.JoinTimeout, a.probe(ctx)))
+		if context.Cause(jctx) == timeout {
+			return nil, false, failure.Env(fmt.Errorf("could not reach the coordinator at %s within %s%s", a.opts.Coordinator, a.opts.JoinTimeout, a.probe(ctx)))
 		}
-		return nil, failure.Env(fmt.Errorf("joining the coordinator at %s: %w", a.opts.Coordinator, err))
+		lost := status.Code(err) == codes.Unavailable && ctx.Err() == nil
+		err = fmt.Errorf("joining the coordinator at %s: %w", a.opts.Coordinator, err)
+		if lost {
+			return nil, true, err
+		}
+		return nil, false, failure.Env(err)
 	}
 	if r := first.GetRefusal(); r != nil {
 		streamCancel()
 		err := fmt.Errorf("the coordinator at %s refused this agent: %s", a.opts.Coordinator, r.Reason)
 		if r.Invalid {
-			return nil, failure.Invalid(err)
+			return nil, false, failure.Invalid(err)
 		}
-		return nil, failure.Env(err)
+		return nil, false, failure.Env(err)
 	}
 	if welcome = first.GetWelcome(); welcome == nil {
 		streamCancel()
-		return nil, failure.Env(fmt.Errorf("the coordinator at %s answered Hello with %T", a.opts.Coordinator, first.Body))
+		return nil, false, failure.Env(fmt.Errorf("the coordinator at %s answered Hello with %T", a.opts.Coordinator, first.Body))
 	}
 	a.stream = stream
 	context.AfterFunc(ctx, streamCancel)
-	return welcome, nil
+	return welcome, false, nil
 }
 
 // probe dials the coordinator once to say why it cannot be reached.

@@ -563,6 +563,11 @@ func (h *handler) Join(stream fleetpb.Fleet_JoinServer) error {
 	if conn != nil {
 		if why := c.door.prove(conn); why != "" {
 			c.refuse(unnamed(addr), why, true, false)
+			if why == evictedWhy {
+				// Not a refusal the agent should stop at: its
+				// connection is closing, and it dials again.
+				return status.Error(codes.Unavailable, why)
+			}
 			return refusal(false, why)
 		}
 	}

@@ -166,9 +166,14 @@ func connOf(addr net.Addr) *doorConn {
 	return nil
 }
 
+// evictedWhy is prove's answer for a connection closed to make room
+// before its stream was read: the peer is told its connection is gone
+// (Unavailable), which an agent answers by dialling again.
+const evictedWhy = "its connection was closed to make room before its stream was read"
+
 // prove marks c as an agent's. It reports why not, leaving c a
 // stranger's: limits.agentConns agents' connections are open, or c was
-// closed to make room before its stream was read (the peer redials).
+// closed to make room before its stream was read (evictedWhy).
 func (d *door) prove(c *doorConn) (why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -176,7 +181,7 @@ func (d *door) prove(c *doorConn) (why string) {
 	case c.proved:
 		return ""
 	case c.gone:
-		return "its connection was closed to make room before its stream was read"
+		return evictedWhy
 	case d.inside >= d.agents:
 		return fmt.Sprintf("%d agents' connections are open already (the coordinator's limit)", d.agents)
 	}

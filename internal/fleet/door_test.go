@@ -120,3 +120,24 @@ func TestDoor(t *testing.T) {
 		}
 	})
 }
+
+// A flood on the agent's own host that closes the agent's connection
+// before its stream is read: proving it then says so (evictedWhy, which
+// the coordinator sends as Unavailable so the agent dials again).
+func TestDoorEvictedBeforeProof(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &door{strangers: 2, agents: 1, deadline: 20 * time.Second, evicted: func(string) {}}
+		agentRaw, agentClosed := newPipe(t, "10.0.0.1")
+		agent := d.admit(agentRaw)
+		for range 2 {
+			raw, _ := newPipe(t, "10.0.0.1")
+			d.admit(raw)
+		}
+		if !agentClosed() {
+			t.Fatal("the agent's connection, the host's oldest, stayed open")
+		}
+		if why := d.prove(agent); why != evictedWhy {
+			t.Errorf("prove after eviction: %q, want %q", why, evictedWhy)
+		}
+	})
+}
