@@ -111,23 +111,7 @@ func TestProcsSampleCPUs(t *testing.T) {
 // and Read reports the model's split.
 func TestThreadsSampleCPUs(t *testing.T) {
 	acct := NewThreads(false)
-	stop := make(chan struct{})
-	ready := make(chan struct{})
-	go func() {
-		leave := acct.Join("mlp")
-		defer leave()
-		close(ready)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				spin(100_000)
-			}
-		}
-	}()
-	<-ready
-	defer close(stop)
+	spinModel(t, acct, "mlp")
 	// The spinning thread's run time only moves forward: sample until
 	// some of it is charged (no sleeps).
 	var r Reading

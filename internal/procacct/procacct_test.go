@@ -336,6 +336,31 @@ func spin(n int) {
 	spinSink.Add(int64(x))
 }
 
+// spinModel joins a thread to model on acct and keeps it spinning until
+// the test ends; it returns the thread's id.
+func spinModel(t *testing.T, acct *Threads, model string) int {
+	t.Helper()
+	tidc := make(chan int)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		leave := acct.Join(model)
+		defer leave()
+		tidc <- tidOf()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				spin(100_000)
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return <-tidc
+}
+
 func TestThreadsCountTheirOwnThreads(t *testing.T) {
 	acct := NewThreads(false)
 	done := make(chan struct{})
@@ -367,22 +392,7 @@ func TestInstructionsPlumbing(t *testing.T) {
 	c := &instructions{ev: event{typ: 1 /* PERF_TYPE_SOFTWARE */, config: 1 /* TASK_CLOCK */, name: "task-clock"}, fds: map[int]int{}, last: map[int]uint64{}}
 	defer c.close()
 	acct := NewThreads(false)
-	tidc := make(chan int)
-	stop := make(chan struct{})
-	go func() {
-		leave := acct.Join("m")
-		defer leave()
-		tidc <- tidOf()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				spin(100_000)
-			}
-		}
-	}()
-	tid := <-tidc
+	tid := spinModel(t, acct, "m")
 	a, ok := c.read([]int{tid})
 	if !ok {
 		if errors.Is(c.refuse, os.ErrPermission) {
@@ -394,7 +404,6 @@ func TestInstructionsPlumbing(t *testing.T) {
 	for b <= a {
 		b, _ = c.read([]int{tid})
 	}
-	close(stop)
 	if got := InstructionsRefused(fmt.Errorf("wrapped: %w", os.ErrNotExist)); !strings.Contains(got, "not counted") {
 		t.Errorf("note: %s", got)
 	}
