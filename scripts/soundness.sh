@@ -568,8 +568,8 @@ record() {
 		gated=$(jq -r --arg primary "$PRIMARY" '[.verdict.checks[]? | select(.kind == "baseline" or .kind == "comparison")] | sort_by(.metric != $primary, .status == "not_gated") | [.[]
 			| "\(.metric // .name) \(if .no_value then "-" else (.value * 1000 | round / 1000) end) \(.op // "") \(if .no_value then "-" else (.bound * 1000 | round / 1000) end) \(.status)"]
 			| if length == 0 then "-" else join("; ") end' "$json")
-		figs=$(jq -r '[.points[] | select((.model // "") | startswith("base/") | not)][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.p95_us // "NaN") \(.server.compute_infer_us // "NaN") \(.process.cpu_us // "NaN") \(.process.work // "NaN") \(.process.run_queue_us // "NaN")"' "$json")
-		base=$(jq -r '[.points[] | select((.model // "") | startswith("base/"))][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.server.compute_infer_us // "NaN") \(.process.cpu_us // "NaN") \(.process.work // "NaN")"' "$json")
+		figs=$(jq -r '[.points[] | select((.model // "") | startswith("base/") | not)][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.p95_us // "NaN") \(.server.compute_infer_us // "NaN") \(.process.cpu_us // "NaN") \(.process.work_gemv // .process.work // "NaN") \(.process.run_queue_us // "NaN")"' "$json")
+		base=$(jq -r '[.points[] | select((.model // "") | startswith("base/"))][0].figures // {} | "\(.throughput // "NaN") \(.p50_us // "NaN") \(.server.compute_infer_us // "NaN") \(.process.cpu_us // "NaN") \(.process.work_gemv // .process.work // "NaN")"' "$json")
 		busy=$(jq -r "$(median_of other_cpu)" "$json")
 		wait=$(jq -r "$(median_of run_queue_wait)" "$json")
 		press=$(jq -r "$(median_of cpu_pressure)" "$json")
