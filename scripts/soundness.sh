@@ -34,10 +34,14 @@
 # Gated metrics: in history mode the default gate, what a user's baseline
 # gets (throughput, p50, p95, p99, and the server's work per inference,
 # server_work_infer, where the run and the history measured it); in ab
-# mode p50 and throughput for the delay model and the server's CPU time per
-# inference for the cpu one (SOUND_CPU_METRIC: server_cpu_infer where
-# $PERFSCEN knows it, else server_compute_infer, the server's inference
-# time, which contention stretches). SOUND_METRICS=a,b overrides both; in
+# mode p50 for the delay model and the server's work per inference for the
+# cpu one (SOUND_CPU_METRIC: server_work_infer where $PERFSCEN knows it,
+# else server_cpu_infer, else server_compute_infer, the server's inference
+# time, which contention stretches). Work rather than CPU time: the two
+# servers may sit on different vCPUs, and the host slows one vCPU and not
+# the other for tens of seconds; work divides each CPU's share of a
+# server's CPU time by that CPU's own kernel time, which cancels it
+# (docs/statistics.md, the fourteenth pass). SOUND_METRICS=a,b overrides both; in
 # ab mode each becomes a comparison candidate ≤ (1 + SOUND_AB_TOL) × base
 # (throughput: ≥ 1 − SOUND_AB_TOL), with unchanged_ratio 1: a slowdown
 # fails once a change is shown and its ratio is beyond the tolerance.
@@ -200,13 +204,17 @@ if [ "$SOUND_SERVER" = triton ]; then
 fi
 [ -x "$PERFSCEN" ] || go build -o "$PERFSCEN" ./cmd/perfscen || die "cannot build $PERFSCEN"
 
-# The CPU-time figure where this perfscen has it: a server's CPU time per
-# inference does not stretch when the machine is busy, its inference time
-# does. perfscen validate refuses a metric it does not know.
+# The work or CPU-time figure where this perfscen has it: a server's CPU
+# time per inference does not stretch when the machine is busy, its
+# inference time does, and its work does not move with a slower vCPU
+# either. perfscen validate refuses a metric it does not know.
 if [ -z "${SOUND_CPU_METRIC:-}" ]; then
 	probe=$(mktemp)
-	printf 'version: 1\nname: probe\nserver: {embedded: true}\nmodels: [{name: mlp_reference}]\nbaseline: {path: h.json, metrics: [server_cpu_infer]}\n' >"$probe"
-	if "$PERFSCEN" validate "$probe" >/dev/null 2>&1; then SOUND_CPU_METRIC=server_cpu_infer; else SOUND_CPU_METRIC=server_compute_infer; fi
+	SOUND_CPU_METRIC=server_compute_infer
+	for m in server_cpu_infer server_work_infer; do
+		printf 'version: 1\nname: probe\nserver: {embedded: true}\nmodels: [{name: mlp_reference}]\nbaseline: {path: h.json, metrics: [%s]}\n' "$m" >"$probe"
+		! "$PERFSCEN" validate "$probe" >/dev/null 2>&1 || SOUND_CPU_METRIC=$m
+	done
 	rm -f "$probe"
 fi
 
